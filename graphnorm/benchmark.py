@@ -1,0 +1,125 @@
+"""``graphnorm benchmark``: norm variants x seeds, summarized in OGB leaderboard form.
+
+Every (norm, seed) run is an ordinary training run in ``OUT/runs/<norm>/seed<k>``; a run
+with a ``metrics.json`` is finished and skipped, one with only ``last.ckpt`` is resumed, so an
+interrupted benchmark continues where it stopped. The summary is rebuilt from the
+``metrics.json`` files alone.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def slug(norm: str) -> str:
+    return norm.replace(":", "-").replace("+", "-")
+
+
+def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path) -> pd.DataFrame:
+    from graphnorm.norms import build_norm
+    from graphnorm.train.run import train
+
+    for norm in norms:  # fail fast on a typo before hours of training
+        build_norm(norm, 8)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = [(n, s) for n in norms for s in range(seeds)]
+    for k, (norm, seed) in enumerate(jobs, 1):
+        run_dir = out / "runs" / slug(norm) / f"seed{seed}"
+        if (run_dir / "metrics.json").is_file():
+            print(f"[benchmark] run {k}/{len(jobs)}: {norm} seed {seed} done, skipped")
+            continue
+        resume = (run_dir / "last.ckpt").is_file()
+        print(f"[benchmark] run {k}/{len(jobs)}: {norm} seed {seed}"
+              + (" (resuming)" if resume else ""), flush=True)
+        train(dataclasses.replace(cfg, norm=norm, seed=seed, out=str(run_dir), resume=resume))
+    return summarize(out, norms)
+
+
+def load_runs(out: Path) -> pd.DataFrame:
+    rows = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/seed*/metrics.json"))]
+    if not rows:
+        raise FileNotFoundError(f"no finished runs (runs/*/seed*/metrics.json) under {out}")
+    return pd.DataFrame(rows)
+
+
+def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
+    runs = load_runs(out)
+    metric = runs["metric"].iloc[0]
+    norms = list(norms) if norms else list(dict.fromkeys(runs["norm"]))
+    table = []
+    for norm in norms:
+        r = runs[runs["norm"] == norm]
+        if r.empty:
+            continue
+        table.append({
+            "norm": norm, "seeds": len(r),
+            f"test_{metric}_mean": r[f"test_{metric}"].mean(), f"test_{metric}_std": r[f"test_{metric}"].std(ddof=0),
+            f"val_{metric}_mean": r[f"val_{metric}"].mean(), f"val_{metric}_std": r[f"val_{metric}"].std(ddof=0),
+            "params": int(r["params"].iloc[0]), "epochs": int(r["epochs"].max()),
+            "wall_time_s_mean": r["wall_time_s"].mean(), "hardware": r["hardware"].iloc[0],
+            **paired_vs_baseline(runs, norm, metric),
+        })
+    df = pd.DataFrame(table)
+    df.to_csv(out / "summary.csv", index=False)
+    meta = {"dataset": runs["dataset"].iloc[0], "metric": metric,
+            "git_sha": sorted(set(runs["git_sha"])), "data_checksum": sorted(set(map(str, runs["data_checksum"]))),
+            "variants": df.to_dict(orient="records")}
+    (out / "summary.json").write_text(json.dumps(meta, indent=2, default=float))
+    (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"]))
+    plot_summary(df, metric, out / "summary.png")
+    return df
+
+
+def paired_vs_baseline(runs: pd.DataFrame, norm: str, metric: str, baseline: str = "ln") -> dict:
+    """Mean and std of (variant - baseline) test metric over the seeds both have run."""
+    a = runs[runs["norm"] == norm].set_index("seed")[f"test_{metric}"]
+    b = runs[runs["norm"] == baseline].set_index("seed")[f"test_{metric}"]
+    common = a.index.intersection(b.index)
+    if norm == baseline or len(common) == 0:
+        return {"paired_diff_mean": np.nan, "paired_diff_std": np.nan, "paired_seeds": 0}
+    d = a[common] - b[common]
+    return {"paired_diff_mean": float(d.mean()), "paired_diff_std": float(d.std(ddof=0)),
+            "paired_seeds": int(len(common))}
+
+
+def to_markdown(df: pd.DataFrame, metric: str, dataset: str) -> str:
+    better = "lower" if metric == "mae" else "higher"
+    lines = [f"# {dataset}: norm variants ({metric}, {better} is better)", "",
+             f"| norm | test {metric} | val {metric} | Δ test vs ln (paired) | seeds | #params | epochs | wall time/run | hardware |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in df.to_dict(orient="records"):
+        diff = ("—" if not r["paired_seeds"] else
+                f"{r['paired_diff_mean']:+.4f} ± {r['paired_diff_std']:.4f} (n={r['paired_seeds']})")
+        lines.append(
+            f"| {r['norm']} | {r[f'test_{metric}_mean']:.4f} ± {r[f'test_{metric}_std']:.4f} "
+            f"| {r[f'val_{metric}_mean']:.4f} ± {r[f'val_{metric}_std']:.4f} | {diff} | {r['seeds']} "
+            f"| {r['params']:,} | {r['epochs']} | {r['wall_time_s_mean']:.0f} s | {r['hardware']} |")
+    lines += ["", "Mean ± std over seeds, test and validation at the best validation epoch."]
+    return "\n".join(lines) + "\n"
+
+
+def plot_summary(df: pd.DataFrame, metric: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.arange(len(df))
+    fig, ax = plt.subplots(figsize=(1.2 * len(df) + 2.5, 3.8))
+    ax.bar(x - 0.2, df[f"val_{metric}_mean"], 0.4, yerr=df[f"val_{metric}_std"], capsize=3, label="validation")
+    ax.bar(x + 0.2, df[f"test_{metric}_mean"], 0.4, yerr=df[f"test_{metric}_std"], capsize=3, label="test")
+    ax.set_xticks(x, df["norm"], rotation=20)
+    ax.set_ylabel(metric)
+    lo = np.nanmin(df[[f"val_{metric}_mean", f"test_{metric}_mean"]].values)
+    hi = np.nanmax(df[[f"val_{metric}_mean", f"test_{metric}_mean"]].values)
+    ax.set_ylim(max(0, lo - 0.5 * (hi - lo + 1e-3)), hi + 0.5 * (hi - lo + 1e-3))
+    ax.legend()
+    ax.set_title("mean ± std over seeds")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,143 @@
+"""Command line: ``graphnorm train | predict | benchmark | analyze``.
+
+Heavy imports happen inside each command so ``graphnorm --help`` stays instant.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+
+def _add_train_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="YAML config (see experiments/configs/)")
+    p.add_argument("--dataset", choices=["zinc-subset", "zinc-full", "ogbg-molhiv"])
+    p.add_argument("--norm", help="norm spec, e.g. ln, sep:bn+ln, isobn (see graphnorm.norms)")
+    p.add_argument("--sep-slots", dest="sep_slots", choices=["all", "blocks", "final"])
+    p.add_argument("--max-epochs", dest="max_epochs", type=int)
+    p.add_argument("--batch-size", dest="batch_size", type=int)
+    p.add_argument("--lr", type=float)
+    p.add_argument("--attention-dropout", dest="attention_dropout", type=float)
+    p.add_argument("--uniformity-weight", dest="uniformity_weight", type=float,
+                   help="lambda of the uniformity term on [VNode] embeddings (seed paper Eq. 8)")
+    p.add_argument("--raw-dir", dest="raw_dir", help="offline raw data (default: $GRAPHNORM_RAW_DIR)")
+    p.add_argument("--cache-root", dest="cache_root")
+    p.add_argument("--limit-train", dest="limit_train", type=int)
+    p.add_argument("--limit-eval", dest="limit_eval", type=int)
+    p.add_argument("--devices", type=int)
+    p.add_argument("--strategy")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--checkpoint-every", dest="checkpoint_every_n_steps", type=int)
+    p.add_argument("--no-progress", dest="progress", action="store_const", const=False)
+
+
+def _train_config(args: argparse.Namespace, keys: Sequence[str]):
+    from graphnorm.train.config import TrainConfig
+
+    overrides = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    if args.config:
+        return TrainConfig.from_yaml(args.config, **overrides)
+    return TrainConfig.from_dict(overrides)
+
+
+TRAIN_KEYS = ("dataset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
+              "attention_dropout", "uniformity_weight", "raw_dir", "cache_root", "limit_train",
+              "limit_eval", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress")
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from graphnorm.train.run import train
+
+    cfg = _train_config(args, TRAIN_KEYS + ("seed", "out", "resume"))
+    result = train(cfg)
+    if result:
+        m = result["metric"]
+        print(f"[graphnorm] {cfg.dataset} norm={cfg.norm} seed={cfg.seed}: "
+              f"val {m} {result[f'val_{m}']:.4f}, test {m} {result[f'test_{m}']:.4f} "
+              f"(best epoch {result['best_epoch']}, {result['wall_time_s']} s) -> {cfg.out}/metrics.json")
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from graphnorm.predict import load_predictor, read_smiles_file
+
+    if not args.smiles and not args.input:
+        print("graphnorm predict: give --smiles S [S ...] or --input FILE", file=sys.stderr)
+        return 2
+    smiles = list(args.smiles or []) + (read_smiles_file(args.input) if args.input else [])
+    df = load_predictor(args.checkpoint).predict(smiles)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(args.output, index=False)
+        print(f"[graphnorm] wrote {len(df)} rows ({(df.error != '').sum()} failed) to {args.output}")
+    else:
+        df.to_csv(sys.stdout, index=False)
+    return 1 if (df.error != "").all() else 0
+
+
+def cmd_benchmark(args: argparse.Namespace) -> int:
+    from graphnorm.benchmark import run_benchmark
+
+    cfg = _train_config(args, TRAIN_KEYS)
+    run_benchmark(cfg, norms=[n.strip() for n in args.norms.split(",") if n.strip()],
+                  seeds=args.seeds, out=Path(args.out))
+    return 0
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from graphnorm.analysis.analyze import analyze
+
+    analyze(args.checkpoint, args.dataset, Path(args.out), compare=args.compare,
+            raw_dir=args.raw_dir, split=args.split, limit=args.limit)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="graphnorm", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("train", help="train a Graphormer (Lightning)")
+    _add_train_args(t)
+    t.add_argument("--seed", type=int)
+    t.add_argument("--out", help="run directory (checkpoints, logs, metrics.json)")
+    t.add_argument("--resume", action="store_const", const=True, help="continue from OUT/last.ckpt")
+    t.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("predict", help="predict properties from SMILES")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--smiles", nargs="+")
+    p.add_argument("--input", help=".smi or .csv (column 'smiles')")
+    p.add_argument("--output", help="CSV with columns smiles,prediction,error (default: stdout)")
+    p.set_defaults(func=cmd_predict)
+
+    b = sub.add_parser("benchmark", help="norm variants x seeds, OGB leaderboard format")
+    _add_train_args(b)
+    b.add_argument("--norms", default="ln,sep:bn+ln")
+    b.add_argument("--seeds", type=int, default=3, help="number of seeds (0..N-1)")
+    b.add_argument("--out", required=True)
+    b.set_defaults(func=cmd_benchmark)
+
+    a = sub.add_parser("analyze", help="[VNode]/token embedding analysis of a checkpoint")
+    a.add_argument("--checkpoint", required=True)
+    a.add_argument("--dataset", required=True, choices=["zinc-subset", "zinc-full", "ogbg-molhiv"])
+    a.add_argument("--out", required=True)
+    a.add_argument("--compare", help="second checkpoint drawn in the same figures")
+    a.add_argument("--raw-dir", dest="raw_dir")
+    a.add_argument("--split", default="test", choices=["train", "val", "test"])
+    a.add_argument("--limit", type=int, help="use the first N graphs of the split")
+    a.set_defaults(func=cmd_analyze)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (FileNotFoundError, ValueError, RuntimeError) as err:
+        print(f"graphnorm {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""LightningDataModule: cached splits → padded GraphBatches.
+
+Batches are grouped by graph size (``LengthBucketSampler``) for training on one device, which
+cuts padding waste; with several devices Lightning's DistributedSampler takes over.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import lightning as L
+import torch
+from torch.utils.data import DataLoader, Subset
+
+from graphnorm.data import DATASET_INFO, load_dataset
+from graphnorm.graph import LengthBucketSampler, collate_graphs
+
+
+class GraphDataModule(L.LightningDataModule):
+    def __init__(self, dataset: str, batch_size: int = 256, raw_dir: Optional[str] = None,
+                 cache_root: Optional[str] = None, max_hops: int = 5, num_workers: int = 0,
+                 limit_train: Optional[int] = None, limit_eval: Optional[int] = None,
+                 bucket_by_size: bool = True, seed: int = 0, progress: bool = True):
+        super().__init__()
+        if dataset not in DATASET_INFO:
+            raise ValueError(f"unknown dataset {dataset!r}; choose from {sorted(DATASET_INFO)}")
+        self.name, self.info = dataset, DATASET_INFO[dataset]
+        self.batch_size, self.num_workers = batch_size, num_workers
+        self.raw_dir, self.cache_root, self.max_hops = raw_dir, cache_root, max_hops
+        self.limit_train, self.limit_eval = limit_train, limit_eval
+        self.bucket_by_size, self.seed, self.progress = bucket_by_size, seed, progress
+        self.splits: Optional[dict] = None
+
+    def setup(self, stage: Optional[str] = None) -> None:
+        if self.splits is not None:
+            return
+        splits = load_dataset(self.name, raw_dir=self.raw_dir, root=self.cache_root,
+                              max_hops=self.max_hops, progress=self.progress)
+        self.checksum = getattr(splits, "checksum", None) or splits.get("checksum")
+        limits = {"train": self.limit_train, "val": self.limit_eval, "test": self.limit_eval}
+        self.splits = {k: _head(splits[k], limits[k]) for k in ("train", "val", "test")}
+
+    def target_stats(self) -> tuple[float, float]:
+        """Mean and std of the training targets (regression scaling)."""
+        self.setup()
+        ys = _targets(self.splits["train"])
+        if self.info["task_type"] != "regression":
+            return 0.0, 1.0
+        return float(ys.nanmean()), float(ys[~torch.isnan(ys)].std().clamp_min(1e-6))
+
+    def loader(self, split: str, train: bool) -> DataLoader:
+        ds = self.splits[split]
+        kw = dict(collate_fn=collate_graphs, num_workers=self.num_workers,
+                  persistent_workers=self.num_workers > 0)
+        multi = self.trainer is not None and self.trainer.world_size > 1
+        if train and self.bucket_by_size and not multi:
+            sizes = [int(d.num_nodes) for d in _iter(ds)]
+            sampler = LengthBucketSampler(sizes, self.batch_size, shuffle=True, seed=self.seed)
+            return DataLoader(ds, batch_sampler=sampler, **kw)
+        return DataLoader(ds, batch_size=self.batch_size, shuffle=train, **kw)
+
+    def steps_per_epoch(self) -> int:
+        self.setup()
+        n = len(self.splits["train"])
+        return max(1, -(-n // self.batch_size))
+
+    def train_dataloader(self) -> DataLoader:
+        return self.loader("train", True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self.loader("val", False)
+
+    def test_dataloader(self) -> DataLoader:
+        return self.loader("test", False)
+
+
+def _head(ds, n: Optional[int]):
+    return ds if n is None or n >= len(ds) else Subset(ds, range(n))
+
+
+def _iter(ds):
+    return (ds[i] for i in range(len(ds)))
+
+
+def _targets(ds) -> torch.Tensor:
+    return torch.cat([d.y.reshape(1, -1).float() for d in _iter(ds)])

@@ -1,0 +1,31 @@
+"""Score a saved checkpoint on the validation and test splits (rank 0, exact, no sampler padding)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from graphnorm.checkpoint import load_checkpoint
+from .metrics import compute_metric
+
+
+def predictloader(loaded, loader) -> tuple[torch.Tensor, torch.Tensor]:
+    preds, ys = [], []
+    for batch in loader:
+        with torch.no_grad():
+            out = loaded.model(batch)
+        if loaded.task["task_type"] == "regression":
+            out = out * loaded.target_std + loaded.target_mean
+        preds.append(out)
+        ys.append(batch.y)
+    return torch.cat(preds), torch.cat(ys)
+
+
+def evaluate_checkpoint(path: Path, dm) -> dict:
+    loaded = load_checkpoint(path)
+    metric = loaded.task["metric"]
+    scores = {"epoch": loaded.epoch}
+    for split in ("val", "test"):
+        pred, y = predictloader(loaded, dm.loader(split, train=False))
+        scores[split] = compute_metric(metric, pred, y)
+    return scores

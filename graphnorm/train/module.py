@@ -1,0 +1,125 @@
+"""LightningModule around the Graphormer: loss, target scaling, metrics, optimiser.
+
+Regression targets are standardized with the training mean/std (stored in the checkpoint) so
+the L1 loss is on unit scale; predictions are mapped back before metrics and prediction.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+
+from graphnorm.graph import Graphormer, GraphormerConfig
+from .metrics import compute_metric
+from .schedule import warmup_linear_decay
+
+CHECKPOINT_FORMAT = 1  # bump when the "graphnorm" block of a checkpoint changes
+
+
+class GraphormerModule(L.LightningModule):
+    def __init__(self, model_config: dict, task: dict, train_config: dict,
+                 target_mean: float = 0.0, target_std: float = 1.0,
+                 steps_per_epoch: int = 1):
+        super().__init__()
+        self.save_hyperparameters()
+        self.model = Graphormer(GraphormerConfig.from_dict(model_config))
+        self.task = task  # {"name", "task_type", "metric", "vocab", "num_tasks"}
+        self.tc = train_config
+        self.register_buffer("target_mean", torch.tensor(float(target_mean)))
+        self.register_buffer("target_std", torch.tensor(float(target_std)))
+        self.steps_per_epoch = steps_per_epoch
+        self._val_outputs: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    # ---- forward and loss -------------------------------------------------------------
+    @property
+    def is_regression(self) -> bool:
+        return self.task["task_type"] == "regression"
+
+    def forward(self, batch) -> torch.Tensor:
+        """Predictions in original units (regression) or logits (binary): [B, T]."""
+        out = self.model(batch)
+        return out * self.target_std + self.target_mean if self.is_regression else out
+
+    def _loss(self, raw: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        valid = ~torch.isnan(y)  # OGB marks missing labels with NaN
+        if self.is_regression:
+            target = (y - self.target_mean) / self.target_std
+            return F.l1_loss(raw[valid], target[valid])
+        return F.binary_cross_entropy_with_logits(raw[valid], y[valid])
+
+    def training_step(self, batch, batch_idx: int) -> torch.Tensor:
+        weight = self.tc.get("uniformity_weight", 0.0)
+        if weight > 0:
+            raw, vnode, tokens, node_mask = self.model(batch, return_embeddings=True)
+        else:
+            raw = self.model(batch)
+        loss = self._loss(raw, batch.y)
+        self.log("train/loss", loss, batch_size=batch.num_graphs, prog_bar=True, sync_dist=True)
+        if weight > 0:
+            from graphnorm.analysis import uniformity_loss
+
+            unif = uniformity_loss(vnode)
+            if self.tc.get("uniformity_on_tokens"):
+                unif = unif + uniformity_loss(tokens[node_mask])
+            self.log("train/uniformity", unif, batch_size=batch.num_graphs)
+            loss = loss + weight * unif
+        return loss
+
+    # ---- evaluation -------------------------------------------------------------------
+    def validation_step(self, batch, batch_idx: int) -> None:
+        self._val_outputs.append((self(batch).detach(), batch.y.detach()))
+
+    def on_validation_epoch_end(self) -> None:
+        if not self._val_outputs:
+            return
+        pred = torch.cat([p for p, _ in self._val_outputs])
+        y = torch.cat([t for _, t in self._val_outputs])
+        self._val_outputs.clear()
+        if self.trainer.world_size > 1:  # every rank scores the full validation set
+            pred = self.all_gather(pred).flatten(0, 1)
+            y = self.all_gather(y).flatten(0, 1)
+        value = compute_metric(self.task["metric"], pred, y)
+        if math.isnan(value):  # keep checkpointing well-defined on degenerate slices
+            value = 0.0 if self.task["metric"] == "rocauc" else float("inf")
+        self.log(f"val/{self.task['metric']}", value, prog_bar=True, sync_dist=False)
+
+    # ---- optimisation -----------------------------------------------------------------
+    def configure_optimizers(self) -> dict[str, Any]:
+        tc = self.tc
+        decay, no_decay = [], []
+        for name, p in self.model.named_parameters():
+            # norms, biases and embeddings are not weight-decayed (standard AdamW practice)
+            (no_decay if p.ndim < 2 or "norm" in name or "embed" in name else decay).append(p)
+        opt = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": tc["weight_decay"]},
+             {"params": no_decay, "weight_decay": 0.0}], lr=tc["lr"])
+        total = tc.get("total_steps") or tc["max_epochs"] * self.steps_per_epoch
+        warmup = tc.get("warmup_steps") or max(1, int(tc["warmup_fraction"] * total))
+        sched = warmup_linear_decay(opt, warmup, total, tc["lr"], tc["end_lr"])
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    # ---- self-describing checkpoints --------------------------------------------------
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        from graphnorm import __version__
+
+        checkpoint["graphnorm"] = {
+            "format": CHECKPOINT_FORMAT,
+            "version": __version__,
+            "model_config": dict(self.hparams.model_config),
+            "task": dict(self.task),
+            "train_config": dict(self.tc),
+            "target_mean": float(self.target_mean),
+            "target_std": float(self.target_std),
+            "featurizer": _featurizer_info(self.task["vocab"], self.hparams.model_config),
+        }
+
+
+def _featurizer_info(vocab: str, model_config: dict) -> dict:
+    from graphnorm.graph.featurize import FEATURIZER_VERSION
+
+    return {"name": "smiles_to_data", "version": FEATURIZER_VERSION, "vocab": vocab,
+            "max_hops": model_config.get("max_hops", 5),
+            "max_dist": model_config.get("max_dist", 20)}

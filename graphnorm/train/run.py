@@ -1,0 +1,91 @@
+"""``train(config)``: one training run from config to metrics.json.
+
+Writes into ``config.out``: ``best.ckpt`` (best validation metric), ``last.ckpt`` (resumable,
+also refreshed every ``checkpoint_every_n_steps``), ``logs/`` (CSV), ``learning_curve.png``
+and ``metrics.json`` (val/test metric at the best validation epoch, epochs, wall time,
+parameter count, graphs/s, git sha, data checksum, full config).
+"""
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+import lightning as L
+import torch
+from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.loggers import CSVLogger
+
+from .callbacks import Throughput, plot_learning_curve
+from .config import TrainConfig
+from .datamodule import GraphDataModule
+from .evaluate import evaluate_checkpoint
+from .metrics import HIGHER_IS_BETTER
+from .model_config import model_config_for
+from .module import GraphormerModule
+
+
+def git_sha() -> str:
+    try:
+        return subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
+                                       stderr=subprocess.DEVNULL, text=True).strip()
+    except Exception:  # not a checkout (installed wheel)
+        return "unknown"
+
+
+def train(cfg: TrainConfig) -> dict:
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    L.seed_everything(cfg.seed, workers=True, verbose=False)
+    dm = GraphDataModule(cfg.dataset, cfg.batch_size, cfg.raw_dir, cfg.cache_root, cfg.max_hops,
+                         cfg.num_workers, cfg.limit_train, cfg.limit_eval, cfg.bucket_by_size,
+                         cfg.seed, cfg.progress)
+    dm.setup()
+    mean, std = dm.target_stats()
+    module = GraphormerModule(model_config_for(cfg, dm.info), dict(dm.info, name=cfg.dataset),
+                              cfg.to_dict(), mean, std, dm.steps_per_epoch())
+    metric = dm.info["metric"]
+    mode = "max" if HIGHER_IS_BETTER[metric] else "min"
+    best_cb = ModelCheckpoint(dirpath=out, filename="best", monitor=f"val/{metric}", mode=mode,
+                              save_top_k=1, enable_version_counter=False)
+    # monitor=None + fixed name: one file, overwritten with the newest state
+    last_cb = ModelCheckpoint(dirpath=out, filename="last", every_n_train_steps=cfg.checkpoint_every_n_steps,
+                              save_on_train_epoch_end=True, enable_version_counter=False)
+    speed = Throughput()
+    trainer = L.Trainer(
+        max_epochs=cfg.max_epochs, accelerator=cfg.accelerator, devices=cfg.devices,
+        strategy=cfg.strategy, callbacks=[best_cb, last_cb, speed],
+        logger=CSVLogger(out, name="logs", version=""), gradient_clip_val=cfg.grad_clip,
+        enable_progress_bar=cfg.progress, log_every_n_steps=10, deterministic=False,
+        enable_model_summary=cfg.progress)
+    ckpt = out / "last.ckpt"
+    if cfg.resume and not ckpt.is_file():
+        print(f"--resume: no {ckpt} yet, starting from scratch")
+    start = time.time()
+    trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt) if cfg.resume and ckpt.is_file() else None)
+    wall = time.time() - start
+    if trainer.global_rank != 0:
+        return {}
+    best_path = out / "best.ckpt"
+    scores = evaluate_checkpoint(best_path, dm)
+    result = {
+        "dataset": cfg.dataset, "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
+        f"val_{metric}": scores["val"], f"test_{metric}": scores["test"],
+        "best_epoch": scores["epoch"], "epochs": trainer.current_epoch,
+        "steps": trainer.global_step, "wall_time_s": round(wall, 1),
+        "params": sum(p.numel() for p in module.model.parameters()),
+        "train_graphs_per_s": round(speed.graphs_per_second, 1),
+        "hardware": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
+                    f"{cfg.accelerator} x{cfg.devices}",
+        "git_sha": git_sha(), "data_checksum": dm.checksum, "torch": torch.__version__,
+        "config": cfg.to_dict(),
+    }
+    (out / "metrics.json").write_text(json.dumps(result, indent=2))
+    log_csv = out / "logs" / "metrics.csv"
+    if log_csv.is_file():
+        plot_learning_curve(log_csv, out / "learning_curve.png", metric)
+    return result
