@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 train: setup
-	$(BIN)/graphnorm train --config experiments/configs/zinc_subset_slim.yaml \
+	$(BIN)/graphnorm train --config experiments/configs/zinc_subset_cpu.yaml \
 		--norm $(NORM) --max-epochs $(EPOCHS) --seed 0 --out $(OUT)
 
 test: setup

@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="YAML config (see experiments/configs/)")
     p.add_argument("--dataset", choices=["zinc-subset", "zinc-full", "ogbg-molhiv"])
+    p.add_argument("--preset", choices=["slim", "tiny"], help="model size (default slim)")
     p.add_argument("--norm", help="norm spec, e.g. ln, sep:bn+ln, isobn (see graphnorm.norms)")
     p.add_argument("--sep-slots", dest="sep_slots", choices=["all", "blocks", "final"])
     p.add_argument("--max-epochs", dest="max_epochs", type=int)
@@ -41,7 +42,7 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     return TrainConfig.from_dict(overrides)
 
 
-TRAIN_KEYS = ("dataset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
+TRAIN_KEYS = ("dataset", "preset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
               "attention_dropout", "uniformity_weight", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress")
 

@@ -26,9 +26,9 @@ def collect_embeddings(loaded, dataset, batch_size: int = 256) -> dict[str, torc
     """[VNode] embeddings [G, D] and real-token embeddings [sum N, D] after the final norm."""
     vnodes, tokens = [], []
     for batch in DataLoader(dataset, batch_size=batch_size, collate_fn=collate_graphs):
-        _, vnode, tok, node_mask = loaded.model(batch, return_embeddings=True)
-        vnodes.append(vnode)
-        tokens.append(tok[node_mask])
+        emb = loaded.model.encode(batch)
+        vnodes.append(emb.vnode)
+        tokens.append(emb.tokens[emb.node_mask])
     return {"vnode": torch.cat(vnodes), "tokens": torch.cat(tokens)}
 
 

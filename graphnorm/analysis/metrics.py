@@ -10,8 +10,9 @@ excluded; averaging over ordered pairs i != j gives the same number). Range [-4t
 0 when all vectors point the same way, -> -2t = -4 for uniform vectors as D -> inf, since
 ||h_hat_n - h_hat_m||^2 -> 2. Lower = more uniform.
 
-Squared distances are computed as 2 - 2 <h_hat_n, h_hat_m> (clamped at 0) instead of with
-pdist, so the gradient stays finite when two rows coincide.
+Squared distances are computed as |a|^2 + |b|^2 - 2 <a, b> (= 2 - 2 cos for unit rows,
+clamped at 0) instead of with pdist, so the gradient stays finite when two rows coincide.
+An all-zero row stays zero after normalization (distance 1 to every unit vector).
 
 U-MAE term (seed paper Eq. 8): L = L_MAE + lambda * L_unif. We use the Wang & Isola form
 above for L_unif (`uniformity_loss`, negatives = the other rows of the batch). Note that Eq. 8
@@ -105,13 +106,13 @@ def uniformity(
     parts = []
     for start in range(0, n - 1, chunk_size):
         stop = min(start + chunk_size, n)
-        block = h[start:stop]
-        # only columns m > n of each row: every unordered pair once, no diagonal
-        cols = h[start + 1:]
-        sq = (sq_norm[start:stop, None] + sq_norm[None, start + 1:] - 2.0 * block @ cols.T).clamp_min(0.0)
-        rows = torch.arange(start, stop)[:, None]
-        upper = torch.arange(start + 1, n)[None, :] > rows
-        parts.append(torch.logsumexp((-t * sq)[upper], dim=0))
+        # rows [start, stop) against columns [start, n); only pairs n < m count
+        logits = (sq_norm[start:stop, None] + sq_norm[None, start:] - 2.0 * h[start:stop] @ h[start:].T)
+        logits = logits.clamp_min_(0.0).mul_(-t)
+        c = stop - start
+        lower = torch.ones(c, c, dtype=torch.bool).tril_()  # diagonal and m < n in the block
+        logits[:, :c].masked_fill_(lower, -math.inf)
+        parts.append(torch.logsumexp(logits.flatten(), dim=0))
     num_pairs = n * (n - 1) / 2
     return float(torch.logsumexp(torch.stack(parts), dim=0) - math.log(num_pairs))
 
@@ -128,9 +129,11 @@ def uniformity_loss(z: torch.Tensor, t: float = 2.0) -> torch.Tensor:
     sq_norm = (h * h).sum(1)  # 1, or 0 for an all-zero row (as in `uniformity`)
     # ||a - b||^2 = |a|^2 + |b|^2 - 2 a.b avoids pdist's NaN gradient at distance 0
     sq = (sq_norm[:, None] + sq_norm[None, :] - 2.0 * h @ h.T).clamp_min(0.0)
-    i, j = torch.triu_indices(z.shape[0], z.shape[0], offset=1, device=z.device)
-    pair = sq[i, j]
-    return torch.logsumexp(-t * pair, dim=0) - math.log(pair.numel())
+    # ordered pairs i != j: same mean as n < m (symmetric), without a B^2/2 index tensor
+    b = z.shape[0]
+    eye = torch.eye(b, dtype=torch.bool, device=z.device)
+    logits = (-t * sq).masked_fill(eye, -math.inf)
+    return torch.logsumexp(logits.flatten(), dim=0) - math.log(b * (b - 1))
 
 
 def spectral_uniformity_loss(z: torch.Tensor, tau: float = 1.0) -> torch.Tensor:

@@ -116,7 +116,7 @@ def collate_graphs(graphs: Sequence) -> GraphBatch:
     node_mask[node_flat] = True
 
     edge_graph = torch.repeat_interleave(torch.arange(B), m)  # [E_total]
-    src = torch.cat(eis)[0].long() + _offsets(n)[edge_graph]  # global source node
+    src = torch.cat(eis, dim=1)[0].long() + _offsets(n)[edge_graph]  # global source node
     deg = torch.bincount(src, minlength=int(n.sum()))  # undirected: out-degree = degree
     degree = torch.zeros(B * N, dtype=torch.long)
     degree[node_flat] = deg

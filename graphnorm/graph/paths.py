@@ -33,6 +33,7 @@ import numpy as np
 
 UNREACHABLE = 255
 _MAX_PAIRS = 1 << 20  # node pairs per stacked chunk: bounds peak memory to ~100 MB
+_MAX_EDGES = 32767  # edge ids are stored as int16
 
 
 def shortest_paths(edge_index: np.ndarray, num_nodes: int, max_hops: int = 5,
@@ -65,40 +66,35 @@ def shortest_paths_many(graphs: Sequence[tuple[np.ndarray, int]], max_hops: int 
 
 def _check(edge_index, num_nodes: int) -> tuple[np.ndarray, int]:
     ei = np.asarray(edge_index)
-    n = int(num_nodes)
     if ei.size == 0:
         ei = ei.reshape(2, 0)
     if ei.ndim != 2 or ei.shape[0] != 2:
         raise ValueError(f"edge_index must have shape [2, E], got {ei.shape}")
-    if ei.shape[1] > np.iinfo(np.int16).max:
+    if ei.shape[1] > _MAX_EDGES:
         raise ValueError(f"{ei.shape[1]} edges do not fit int16 edge ids")
-    if ei.size and (ei.min() < 0 or ei.max() >= n):
-        raise ValueError(f"edge_index has node ids outside [0, {n})")
-    return ei.astype(np.int64, copy=False), n
+    return ei, int(num_nodes)  # node-id bounds are checked per chunk
 
 
 def _unpack(bits: np.ndarray, n: int) -> np.ndarray:
-    """uint64 bitsets [..., W] -> bool [..., n] (bit j of word j // 64 is node j)."""
+    """uint64 bitsets [..., W] -> uint8 0/1 [..., n] (bit j of word j // 64 is node j)."""
     u8 = np.ascontiguousarray(bits, dtype="<u8").view(np.uint8)
-    return np.unpackbits(u8, axis=-1, bitorder="little")[..., :n].view(bool)
+    return np.unpackbits(u8, axis=-1, count=n, bitorder="little")
 
 
 def _add_bits(planes: list, value: int, mask: np.ndarray) -> None:
-    """OR `mask` into the bit-planes of the binary number `value` (planes grow on demand)."""
-    b = 0
-    while value >> b:
-        if b == len(planes):
-            planes.append(np.zeros_like(mask))
+    """OR `mask` into the bit-planes of the binary number `value`."""
+    for b in range(value.bit_length()):
         if (value >> b) & 1:
             planes[b] |= mask
-        b += 1
 
 
 def _planes_to_int(planes: list, n: int, dtype) -> np.ndarray:
     out = None
     for b, plane in enumerate(planes):
-        v = _unpack(plane, n).astype(dtype) << dtype(b)
-        out = v if out is None else out | v
+        v = _unpack(plane, n).astype(dtype, copy=False)
+        if b:
+            v <<= dtype(b)
+        out = v if out is None else np.bitwise_or(out, v, out=out)
     return out
 
 
@@ -106,7 +102,9 @@ def _neighbour_slots(edge_indices: list[np.ndarray], n: int):
     """Out-neighbours and their edge ids as padded slots [B, n, K]; pad = node n, edge -1."""
     B = len(edge_indices)
     sizes = np.array([ei.shape[1] for ei in edge_indices])
-    cat = np.concatenate(edge_indices, axis=1) if B else np.zeros((2, 0), np.int64)
+    cat = np.concatenate(edge_indices, axis=1).astype(np.int64, copy=False)
+    if cat.size and (cat.min() < 0 or cat.max() >= n):
+        raise ValueError(f"edge_index has node ids outside [0, {n})")
     src = cat[0] + np.repeat(np.arange(B) * n, sizes)
     eid = np.arange(cat.shape[1]) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     order = np.argsort(src, kind="stable")  # stable: slot order = edge order
@@ -131,55 +129,65 @@ def _same_size(edge_indices: list[np.ndarray], n: int, max_hops: int, max_dist: 
     W = (n + 63) // 64
     nbr, esl, K = _neighbour_slots(edge_indices, n)
     # Frontier rows live in [B, n + 1, W]; row n is the all-zero row the padding slots point at.
-    gidx = (np.arange(B)[:, None, None] * (n + 1) + nbr).reshape(-1)
+    # gather[k, b, i, w] = frontier[b, nbr[b, i, k], w]: slot-major so each slot is contiguous.
+    rows = np.arange(B)[:, None, None] * (n + 1) + nbr  # [B, n, K]
+    gidx = (rows.transpose(2, 0, 1)[..., None] * W + np.arange(W)).reshape(-1)
     ii = np.arange(n)
-    reached = np.zeros((B, n, W), dtype=np.uint64)
-    reached[:, ii, ii // 64] = np.uint64(1) << (ii % 64).astype(np.uint64)
+    unreached = np.full((B, n, W), ~np.uint64(0), dtype=np.uint64)
+    unreached[:, ii, ii // 64] ^= np.uint64(1) << (ii % 64).astype(np.uint64)
     frontier = np.zeros((B, n + 1, W), dtype=np.uint64)
-    frontier[:, :n] = reached
-    dist_planes: list = []
-    slot_planes: list = []
+    frontier[:, :n] = ~unreached
+    front_flat = frontier.reshape(-1)
+    beyond_cap = unreached.copy() if max_dist == 0 else None  # unreached at level max_dist
+    # Binary bit-planes: distance (levels 1..max_dist) and first-hop slot (0..K-1) per pair.
+    dist_planes = [np.zeros_like(unreached) for _ in range(min(max_dist, n - 1).bit_length())]
+    slot_planes = [np.zeros_like(unreached) for _ in range(max(K - 1, 0).bit_length())]
     level = 0
     while K:
-        gathered = frontier.reshape(-1, W)[gidx].reshape(B, n, K, W)
-        new = np.bitwise_or.reduce(gathered, axis=2) & ~reached
-        if not new.any():
-            break
-        level += 1
-        reached |= new
-        _add_bits(dist_planes, level, new)
+        gathered = front_flat[gidx].reshape(K, B, n, W)
         # The first slot whose frontier holds bit j is the first hop towards j.
-        rest = new
+        rest = unreached.copy()
         for k in range(K):
-            took = gathered[:, :, k] & rest
+            took = np.bitwise_and(gathered[k], rest, out=gathered[k])
             if k:
                 _add_bits(slot_planes, k, took)
-            if k + 1 < K:
-                rest = rest & ~took
+            rest ^= took
+        new = np.bitwise_xor(unreached, rest, out=unreached)
+        if not np.count_nonzero(new):
+            unreached = rest
+            break
+        level += 1
+        if level <= max_dist:  # exact distances are only stored up to the cap
+            _add_bits(dist_planes, level, new)
         frontier[:, :n] = new
+        unreached = rest
+        if level == max_dist:
+            beyond_cap = unreached.copy()
 
-    reach = _unpack(reached, n)  # [B, n, n], includes i == j
-    if level:
-        dist = _planes_to_int(dist_planes, n, np.uint16 if level < 65536 else np.uint32)
-        np.minimum(dist, max_dist, out=dist)
-        spd[reach] = dist[reach]
+    reach = _unpack(unreached, n) == 0  # [B, n, n], includes i == j
+    if dist_planes:
+        np.copyto(spd, _planes_to_int(dist_planes, n, np.uint8), where=reach)
     else:
         spd[reach] = 0
+    if beyond_cap is not None:
+        np.copyto(spd, np.uint8(max_dist), where=_unpack(beyond_cap & ~unreached, n).view(bool))
     if max_hops == 0 or level == 0:
         return spd.reshape(B, n * n), path
 
-    slot = (_planes_to_int(slot_planes, n, np.uint8) if slot_planes
-            else np.zeros((B, n, n), np.uint8)).astype(np.intp)
+    # First hop of every pair (b, i, j): its edge id and the pair (b, next, j) the path goes on
+    # from; pairs without a hop (i == j, unreachable) point at themselves with edge -1.
+    slot = _planes_to_int(slot_planes, n, np.uint8) if slot_planes else np.uint8(0)
+    itype = np.int32 if B * n * max(n, K) < 2**31 else np.int64
+    rowk = np.arange(0, B * n * K, K, dtype=itype).reshape(B, n, 1) + slot
     hop = reach & ~np.eye(n, dtype=bool)
-    first_edge = np.where(hop, np.take_along_axis(esl, slot, axis=2), -1).astype(np.int16)
-    next_node = np.where(hop, np.take_along_axis(nbr, slot, axis=2), ii[:, None])
-    first_edge, next_node = first_edge.reshape(-1), next_node.reshape(-1)
-    # Flat index of pair (b, cur, j) is b*n*n + cur*n + j; walk every pair max_hops steps.
-    base = (np.arange(B)[:, None, None] * (n * n) + ii[None, None, :]).astype(np.intp)
-    idx = (base + ii[None, :, None] * n).reshape(B, n * n)
-    base = base.repeat(n, axis=1).reshape(B, n * n)  # [B, n*n]: b*n*n + j per pair
-    for h in range(min(max_hops, level)):
-        path[:, :, h] = first_edge[idx]
-        if h + 1 < min(max_hops, level):
-            idx = base + next_node[idx] * n
+    pair = np.arange(B * n * n, dtype=itype).reshape(B, n, n)
+    bj = pair - (ii * n).astype(itype)[:, None]  # b*n*n + j
+    first_edge = np.where(hop, esl.reshape(-1)[rowk], np.int16(-1))
+    next_pair = np.where(hop, bj + nbr.reshape(-1)[rowk].astype(itype) * itype(n), pair)
+    first_edge, next_pair = first_edge.reshape(-1), next_pair.reshape(-1)
+    path[:, :, 0] = first_edge.reshape(B, n * n)
+    flat = path.reshape(B * n * n, max_hops)
+    for h in range(1, min(max_hops, level)):
+        # path(i -> j) = first edge, then path(next -> j): hop h of p is hop h-1 of next_pair[p]
+        flat[:, h] = flat[:, h - 1][next_pair]
     return spd.reshape(B, n * n), path

@@ -53,7 +53,7 @@ class GraphormerModule(L.LightningModule):
     def training_step(self, batch, batch_idx: int) -> torch.Tensor:
         weight = self.tc.get("uniformity_weight", 0.0)
         if weight > 0:
-            raw, vnode, tokens, node_mask = self.model(batch, return_embeddings=True)
+            raw, emb = self.model(batch, return_embeddings=True)
         else:
             raw = self.model(batch)
         loss = self._loss(raw, batch.y)
@@ -61,9 +61,9 @@ class GraphormerModule(L.LightningModule):
         if weight > 0:
             from graphnorm.analysis import uniformity_loss
 
-            unif = uniformity_loss(vnode)
+            unif = uniformity_loss(emb.vnode)
             if self.tc.get("uniformity_on_tokens"):
-                unif = unif + uniformity_loss(tokens[node_mask])
+                unif = unif + uniformity_loss(emb.tokens[emb.node_mask])
             self.log("train/uniformity", unif, batch_size=batch.num_graphs)
             loss = loss + weight * unif
         return loss

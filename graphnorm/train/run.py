@@ -50,11 +50,12 @@ def train(cfg: TrainConfig) -> dict:
                               cfg.to_dict(), mean, std, dm.steps_per_epoch())
     metric = dm.info["metric"]
     mode = "max" if HIGHER_IS_BETTER[metric] else "min"
+    # best.ckpt at the best validation epoch; last.ckpt after every validation ...
     best_cb = ModelCheckpoint(dirpath=out, filename="best", monitor=f"val/{metric}", mode=mode,
-                              save_top_k=1, enable_version_counter=False)
-    # monitor=None + fixed name: one file, overwritten with the newest state
+                              save_top_k=1, save_last=True, enable_version_counter=False)
+    # ... and every few steps, so a run killed mid-epoch loses little (monitor=None, fixed name)
     last_cb = ModelCheckpoint(dirpath=out, filename="last", every_n_train_steps=cfg.checkpoint_every_n_steps,
-                              save_on_train_epoch_end=True, enable_version_counter=False)
+                              enable_version_counter=False)
     speed = Throughput()
     trainer = L.Trainer(
         max_epochs=cfg.max_epochs, accelerator=cfg.accelerator, devices=cfg.devices,

@@ -206,7 +206,11 @@ class VisionTransformer(nn.Module):
 
     @torch.no_grad()
     def cls_embedding(self, images: Tensor, batch_size: int = 512) -> Tensor:
-        """Frozen [CLS] features ``[B, dim]`` (after the final norm), in batches."""
+        """[CLS] features ``[B, dim]`` after the final norm, no grad, in the current mode.
+
+        For probing call ``eval()`` first (or use ``probe.extract_cls``): in train mode a
+        BN on [CLS] would use the statistics of each chunk.
+        """
         return torch.cat(
             [self(images[i:i + batch_size])[:, 0] for i in range(0, images.shape[0], batch_size)]
         )

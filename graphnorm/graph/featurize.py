@@ -1,0 +1,237 @@
+"""SMILES -> model-ready PyG `Data` (Contract 2 in docs/design.md).
+
+Two vocabularies, both categorical and 0-based, heavy atoms only (hydrogens implicit):
+
+* ``"ogb"`` — exactly `ogb.utils.smiles2graph` (Hu et al. 2020, https://ogb.stanford.edu):
+  9 atom features (`ogb.utils.features.atom_to_feature_vector`) and 3 bond features
+  (`bond_to_feature_vector`), edges in its order (bond k gives edges 2k: i->j, 2k+1: j->i).
+* ``"zinc"`` — the benchmarking-gnns ZINC dictionary (Dwivedi et al. 2020,
+  https://arxiv.org/abs/2003.00982; PyG `ZINC`): one atom feature, the atom as written in a
+  Kekulé SMILES (element, plus " H<n>" and " +"/" -" for bracket atoms, e.g. 'C H1' is a
+  chiral [C@@H]), and one bond feature single/double/triple (0/1/2) after kekulization.
+
+Shortest-path distances and edge paths come from `graphnorm.graph.paths` (batched BFS).
+Molecules that fail RDKit's valence check (7 in MoleculeNet HIV: hypervalent Al, B, Ge...)
+are kept, as OGB keeps them: parsed unsanitized, then sanitized without the valence step.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+from typing import Iterable, Sequence
+
+import numpy as np
+import torch
+from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
+from rdkit import Chem, rdBase
+from torch_geometric.data import Data
+
+from graphnorm.graph.paths import shortest_paths_many
+
+FEATURIZER_VERSION = 1  # bump whenever any produced tensor changes: it keys the dataset cache
+VOCABS = ("ogb", "zinc")
+
+ZINC_ATOM_DICT = {
+    "C": 0, "O": 1, "N": 2, "F": 3, "C H1": 4, "S": 5, "Cl": 6, "O -": 7, "N H1 +": 8,
+    "Br": 9, "N H3 +": 10, "N H2 +": 11, "N +": 12, "N -": 13, "S -": 14, "I": 15, "P": 16,
+    "O H1 +": 17, "N H1 -": 18, "O +": 19, "S +": 20, "P H1": 21, "P H2": 22, "C H2 -": 23,
+    "P +": 24, "S H1 +": 25, "C H1 -": 26, "P H1 +": 27,
+}
+ZINC_BOND_DICT = {Chem.BondType.SINGLE: 0, Chem.BondType.DOUBLE: 1, Chem.BondType.TRIPLE: 2}
+NUM_FEATURES = {"ogb": (9, 3), "zinc": (1, 1)}  # (atom, bond) feature columns
+
+# SMILES organic subset and the lowest default valence: an atom outside it, charged, chiral,
+# isotopic, radical, or with hydrogens at another valence is written in brackets with its Hs.
+_ORGANIC_VALENCE = {"B": 3, "C": 4, "N": 3, "O": 2, "P": 3, "S": 2,
+                    "F": 1, "Cl": 1, "Br": 1, "I": 1}
+# Elements with one allowed valence: a neutral non-radical atom has it, so no (slow) check.
+_ONE_VALENCE = {s for s in _ORGANIC_VALENCE
+                if len(Chem.GetPeriodicTable().GetValenceList(s)) == 1}
+_CHI_NONE = Chem.ChiralType.CHI_UNSPECIFIED
+_SANITIZE_NO_VALENCE = Chem.SanitizeFlags.SANITIZE_ALL ^ Chem.SanitizeFlags.SANITIZE_PROPERTIES
+
+
+class FeaturizationError(ValueError):
+    """A SMILES that cannot be featurized; the message names the SMILES."""
+
+
+def _check_vocab(vocab: str) -> None:
+    if vocab not in VOCABS:
+        raise ValueError(f"vocab must be one of {VOCABS}, got {vocab!r}")
+
+
+def mol_from_smiles(smiles: str) -> Chem.Mol:
+    """RDKit molecule (heavy atoms), falling back to skipping only the valence check."""
+    if not isinstance(smiles, str) or not smiles.strip():
+        raise FeaturizationError(f"not a SMILES string: {smiles!r}")
+    with rdBase.BlockLogs():  # failures become exceptions, not stderr noise
+        mol = Chem.MolFromSmiles(smiles)
+        if mol is None:
+            mol = _mol_without_valence_check(smiles)
+    if mol.GetNumAtoms() == 0:
+        raise FeaturizationError(f"SMILES {smiles!r} has no heavy atoms")
+    return mol
+
+
+def _mol_without_valence_check(smiles: str) -> Chem.Mol:
+    mol = Chem.MolFromSmiles(smiles, sanitize=False)
+    if mol is None:
+        raise FeaturizationError(f"RDKit cannot parse SMILES {smiles!r}")
+    mol.UpdatePropertyCache(strict=False)  # implicit Hs without rejecting odd valences
+    failed = Chem.SanitizeMol(mol, _SANITIZE_NO_VALENCE, catchErrors=True)
+    if failed != Chem.SanitizeFlags.SANITIZE_NONE:  # e.g. aromaticity that cannot kekulize
+        raise FeaturizationError(f"RDKit cannot sanitize SMILES {smiles!r} ({failed})")
+    try:
+        return Chem.RemoveHs(mol, sanitize=False)
+    except Exception as e:  # pragma: no cover - RemoveHs rarely fails once sanitized
+        raise FeaturizationError(f"RDKit cannot remove hydrogens of {smiles!r}: {e}") from e
+
+
+def zinc_atom_label(atom: Chem.Atom) -> str:
+    """The ZINC dictionary key of an atom of a kekulized molecule, e.g. 'C', 'N H1 +'."""
+    sym = atom.GetSymbol()
+    charge = atom.GetFormalCharge()
+    num_h = atom.GetTotalNumHs()
+    if (charge == 0 and sym in _ORGANIC_VALENCE and atom.GetChiralTag() == _CHI_NONE
+            and atom.GetIsotope() == 0 and atom.GetNumRadicalElectrons() == 0
+            and (num_h == 0 or sym in _ONE_VALENCE
+                 or atom.GetTotalValence() == _ORGANIC_VALENCE[sym])):
+        return sym
+    label = sym + (f" H{num_h}" if num_h else "")
+    if charge:
+        label += " " + ("+" if charge > 0 else "-") * abs(charge)
+    return label
+
+
+def _atoms(mol: Chem.Mol) -> list:
+    return [mol.GetAtomWithIdx(i) for i in range(mol.GetNumAtoms())]  # 2x faster than GetAtoms
+
+
+def _bonds(mol: Chem.Mol) -> list:
+    return [mol.GetBondWithIdx(i) for i in range(mol.GetNumBonds())]
+
+
+def _zinc_bond(bond: Chem.Bond, name: str) -> list[int]:
+    code = ZINC_BOND_DICT.get(bond.GetBondType())
+    if code is None:
+        raise FeaturizationError(f"bond {bond.GetIdx()} {bond.GetBondType()} of SMILES {name!r} "
+                                 "is not single/double/triple")
+    return [code]
+
+
+def _zinc_atom(atom: Chem.Atom, name: str) -> list[int]:
+    label = zinc_atom_label(atom)
+    code = ZINC_ATOM_DICT.get(label)
+    if code is None:
+        raise FeaturizationError(f"atom {atom.GetIdx()} {label!r} of SMILES {name!r} is not in "
+                                 "the 28-entry ZINC atom dictionary")
+    return [code]
+
+
+def mol_to_graph(mol: Chem.Mol, vocab: str = "ogb", smiles: str | None = None,
+                 copy: bool = True):
+    """(x long [N, F], edge_index long [2, E], edge_attr long [E, Fe]) as numpy arrays.
+
+    Bond k gives edges 2k (i -> j) and 2k + 1 (j -> i), as in `ogb.utils.smiles2graph`.
+    vocab "zinc" kekulizes the molecule (a copy unless copy=False).
+    """
+    _check_vocab(vocab)
+    name = smiles if smiles is not None else Chem.MolToSmiles(mol)
+    if vocab == "ogb":
+        x = [atom_to_feature_vector(a) for a in _atoms(mol)]
+        bonds = _bonds(mol)
+        bond_feats = [bond_to_feature_vector(b) for b in bonds]
+    else:
+        mol = Chem.Mol(mol) if copy else mol
+        try:
+            Chem.Kekulize(mol, clearAromaticFlags=True)  # the ZINC bond dictionary has no aromatic
+        except Exception as e:
+            raise FeaturizationError(f"cannot kekulize SMILES {name!r}: {e}") from e
+        x = [_zinc_atom(a, name) for a in _atoms(mol)]
+        bonds = _bonds(mol)
+        bond_feats = [_zinc_bond(b, name) for b in bonds]
+    nf, ne = NUM_FEATURES[vocab]
+    ends = np.array([(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in bonds],
+                    dtype=np.int64).reshape(-1, 2)
+    edge_index = np.ascontiguousarray(np.stack([ends, ends[:, ::-1]], axis=1).reshape(-1, 2).T)
+    edge_attr = np.array(bond_feats, dtype=np.int64).reshape(-1, ne).repeat(2, axis=0)
+    return np.array(x, dtype=np.int64).reshape(-1, nf), edge_index, edge_attr
+
+
+def smiles_to_graph(smiles: str, vocab: str = "ogb"):
+    """RDKit part only: (x, edge_index, edge_attr) numpy arrays of one SMILES."""
+    _check_vocab(vocab)
+    return mol_to_graph(mol_from_smiles(smiles), vocab, smiles, copy=False)
+
+
+def _to_data(smiles, x, edge_index, edge_attr, spd, path) -> Data:
+    return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(edge_index),
+                edge_attr=torch.from_numpy(edge_attr), spd=torch.from_numpy(spd),
+                path=torch.from_numpy(path), num_nodes=int(x.shape[0]), smiles=smiles)
+
+
+def smiles_to_data(smiles: str, vocab: str = "ogb", max_hops: int = 5,
+                   max_dist: int = 20) -> Data:
+    """One SMILES -> Data(x, edge_index, edge_attr, spd, path, num_nodes, smiles)."""
+    return smiles_to_data_many([smiles], vocab, max_hops, max_dist)[0]
+
+
+def _featurize_chunk(args) -> list:
+    """Worker: SMILES -> tuples of numpy arrays (cheap to pickle), or the error message."""
+    smiles_list, vocab, max_hops, max_dist = args
+    graphs, out = [], []
+    for s in smiles_list:
+        try:
+            graphs.append(smiles_to_graph(s, vocab))
+            out.append(None)
+        except FeaturizationError as e:
+            out.append(str(e))
+    paths = iter(shortest_paths_many([(g[1], g[0].shape[0]) for g in graphs], max_hops, max_dist))
+    graphs = iter(graphs)
+    return [err if err is not None else (*next(graphs), *next(paths)) for err in out]
+
+
+def _chunks(items: Sequence, size: int) -> Iterable:
+    return (items[i:i + size] for i in range(0, len(items), size))
+
+
+def smiles_to_data_many(smiles_list: Sequence[str], vocab: str = "ogb", max_hops: int = 5,
+                        max_dist: int = 20, workers: int = 1, chunk_size: int = 512,
+                        errors: str = "raise") -> list[Data | None]:
+    """Featurize many SMILES, in input order; shortest paths are batched per chunk.
+
+    workers > 1 uses a process pool ("fork" where available: workers need no re-import).
+    errors="raise" raises the first FeaturizationError; errors="none" leaves None in its place
+    so that positions stay aligned with labels.
+    """
+    _check_vocab(vocab)
+    if errors not in ("raise", "none"):
+        raise ValueError(f"errors must be 'raise' or 'none', got {errors!r}")
+    smiles_list = list(smiles_list)
+    tasks = [(c, vocab, max_hops, max_dist) for c in _chunks(smiles_list, max(1, chunk_size))]
+    if workers > 1 and len(tasks) > 1:
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        with mp.get_context(method).Pool(min(workers, len(tasks))) as pool:
+            results = pool.imap(_featurize_chunk, tasks)
+            return _collect(smiles_list, results, errors)
+    return _collect(smiles_list, map(_featurize_chunk, tasks), errors)
+
+
+def _collect(smiles_list, results, errors) -> list[Data | None]:
+    out: list[Data | None] = []
+    for chunk in results:
+        for item in chunk:
+            if isinstance(item, str):
+                if errors == "raise":
+                    raise FeaturizationError(item)
+                out.append(None)
+            else:
+                out.append(_to_data(smiles_list[len(out)], *item))
+    return out
+
+
+def add_paths(data: Data, max_hops: int = 5, max_dist: int = 20) -> Data:
+    """Add `spd` and `path` to a graph from another loader (PyG `ZINC`, OGB `PygGraphPropPred`)."""
+    (spd, path), = shortest_paths_many([(data.edge_index.cpu().numpy(), data.num_nodes)],
+                                       max_hops, max_dist)
+    data.spd, data.path = torch.from_numpy(spd), torch.from_numpy(path)
+    return data
