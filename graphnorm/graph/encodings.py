@@ -126,8 +126,10 @@ class EdgeEncoding(nn.Module):
     matrix per hop, ``n = min(spd_ij, K)`` with K = hops used. Unreachable, self and padding
     pairs have no path and get 0.
 
-    Cost: ``e_k W_k`` is computed per *edge* ([K, E, H]), then gathered per pair and summed
-    over hops by one ``embedding_bag``; no [B, N, N, K, H] tensor is formed.
+    Cost: ``e_k W_k`` is computed per *edge* ([K, E, H]); the (pair, hop) entries that
+    have an edge are gathered from that table and scatter-added per pair. Gather and
+    scatter-add are each other's backward, so no [B, N, N, K, H] tensor and no sort
+    (``embedding_bag``'s dense backward sorts all indices) is needed.
     """
 
     def __init__(self, feature_dims: Sequence[int], heads: int, max_hops: int):
@@ -147,12 +149,12 @@ class EdgeEncoding(nn.Module):
         K = min(path.shape[-1], self.max_hops)
         E, H = edge_attr.shape[0], self.heads
         e = self.edge_embedding(edge_attr)  # [E, H]
-        per_hop = torch.matmul(e.unsqueeze(0), self.hop_weight[:K])  # [K, E, H]
-        # row 0 of each hop block is a zero row that the -1 ("no edge") ids point to
-        table = F.pad(per_hop, (0, 0, 1, 0)).reshape(K * (E + 1), H)  # [K*(E+1), H]
-        hop_offset = torch.arange(K, device=path.device) * (E + 1)  # [K]
-        idx = path[..., :K] + 1 + hop_offset  # [B, N, N, K]
-        summed = F.embedding_bag(idx.reshape(-1, K), table, mode="sum")  # [B*N*N, H]
+        table = torch.matmul(e.unsqueeze(0), self.hop_weight[:K]).reshape(K * E, H)  # [K*E, H]
+        hops = path[..., :K].reshape(-1)  # [P*K], P = B*N*N pairs
+        entry = (hops >= 0).nonzero().squeeze(1)  # [M] (pair, hop) entries with an edge
+        rows = hops[entry] + (entry % K) * E  # [M] row of hop k's edge in `table`
+        summed = torch.zeros(spd.numel(), H, dtype=table.dtype, device=table.device)
+        summed = summed.index_add(0, entry // K, table.index_select(0, rows))  # [P, H]
         n_hops = spd.clamp(min=1, max=K).unsqueeze(-1)  # [B, N, N, 1]
         return summed.view(*spd.shape, H) / n_hops
 

@@ -101,6 +101,25 @@ class GraphEmbeddings(NamedTuple):
     node_mask: Tensor  # bool [B, N]   True = real atom
 
 
+def dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """Inverted dropout ``x * m / (1 - p)``, m ~ Bernoulli(1 - p), with cheap random bits.
+
+    CPU ``bernoulli_`` draws one random number per element (~20 ns each here, the largest
+    cost of a training step with attention dropout). Here each 64-bit draw gives four
+    16-bit lanes compared with ``round(p * 2^16)``: p is exact to 2^-16, 4x fewer draws.
+    On GPUs ``F.dropout`` is already cheap and is used instead.
+    """
+    if not training or p == 0.0:
+        return x
+    if x.device.type != "cpu" or p >= 1.0:
+        return F.dropout(x, p, training=True)
+    n = x.numel()
+    bits = torch.randint(-(2**63), 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64)
+    lanes = bits.view(torch.int16)[:n].view(x.shape)  # uniform on [-2^15, 2^15)
+    keep = lanes >= round(p * 65536) - 32768  # P(keep) = 1 - p
+    return x * keep.to(x.dtype).mul_(1.0 / (1.0 - p))
+
+
 class GraphormerBlock(nn.Module):
     """Pre-norm Transformer block with an additive attention bias."""
 
@@ -115,7 +134,7 @@ class GraphormerBlock(nn.Module):
         self.ffn_norm = build_norm(cfg.slot_norm("ffn"), D)
         self.ffn1 = nn.Linear(D, cfg.ffn_hidden)
         self.ffn2 = nn.Linear(cfg.ffn_hidden, D)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout_p = cfg.dropout
         self.reset_parameters(0.02 / math.sqrt(cfg.num_layers))
 
     def reset_parameters(self, std: float = 0.02) -> None:
@@ -144,7 +163,7 @@ class GraphormerBlock(nn.Module):
             bias.flatten(0, 1), q.flatten(0, 1), k.flatten(0, 1).transpose(1, 2),
             alpha=1.0 / math.sqrt(self.head_dim),
         )  # [B*H, L, L]
-        probs = F.dropout(scores.softmax(-1), p) if p > 0 else scores.softmax(-1)
+        probs = dropout(scores.softmax(-1), p, True)
         return torch.bmm(probs, v.flatten(0, 1)).view(q.shape)  # [B, H, L, d]
 
     def forward(self, h: Tensor, bias: Tensor, pad: Tensor) -> Tensor:
@@ -152,9 +171,10 @@ class GraphormerBlock(nn.Module):
         x = self.attn_norm(h, pad)
         qkv = self.qkv(x).view(B, L, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
         a = self.attend(qkv[0], qkv[1], qkv[2], bias)  # [B, H, L, d]
-        h = h + self.dropout(self.out(a.transpose(1, 2).reshape(B, L, D)))
+        p, train = self.dropout_p, self.training
+        h = h + dropout(self.out(a.transpose(1, 2).reshape(B, L, D)), p, train)
         x = self.ffn_norm(h, pad)
-        return h + self.dropout(self.ffn2(F.gelu(self.ffn1(x))))
+        return h + dropout(self.ffn2(F.gelu(self.ffn1(x))), p, train)
 
 
 class Graphormer(nn.Module):
@@ -168,7 +188,6 @@ class Graphormer(nn.Module):
         self.degree_encoder = CentralityEncoding(cfg.max_degree, D)
         self.vnode = nn.Parameter(torch.empty(1, 1, D))  # [VNode] ("graph token")
         self.attn_bias = AttentionBias(cfg.heads, cfg.max_dist, cfg.edge_feature_dims, cfg.max_hops)
-        self.input_dropout = nn.Dropout(cfg.input_dropout)
         self.blocks = nn.ModuleList(GraphormerBlock(cfg) for _ in range(cfg.num_layers))
         self.final_norm = build_norm(cfg.slot_norm("final"), D)
         self.head = nn.Linear(D, cfg.num_tasks)
@@ -194,7 +213,7 @@ class Graphormer(nn.Module):
         bias = self.attn_bias(batch)  # [B, H, L, L], shared by all blocks
         nodes = self.atom_encoder(batch.x) + self.degree_encoder(batch.degree, batch.node_mask)
         h = torch.cat([self.vnode.expand(nodes.shape[0], 1, -1), nodes], dim=1)  # [B, L, D]
-        h = self.input_dropout(h)
+        h = dropout(h, self.config.input_dropout, self.training)
         for block in self.blocks:
             h = block(h, bias, pad)
         return self.final_norm(h, pad), pad
