@@ -69,9 +69,10 @@ def penalized_logp_terms(mol) -> tuple[float, float, int]:
 
 def zinc_label(smiles: str) -> float:
     """The normalised penalized logP of one SMILES; NaN when RDKit cannot parse it."""
-    from rdkit import Chem
+    from rdkit import Chem, rdBase
 
-    mol = Chem.MolFromSmiles(smiles)
+    with rdBase.BlockLogs():  # a bad SMILES becomes NaN, not stderr noise
+        mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         return math.nan
     logp, sa, cycle = penalized_logp_terms(mol)

@@ -79,12 +79,23 @@ def convert(graphs: list[Data], smiles: list[str], max_hops: int, max_dist: int,
     return out
 
 
+def _pyg_safe_globals():
+    """Let ``torch.load(weights_only=True)`` (torch >= 2.6 default) read OGB 1.3.6's processed
+    file, a pickled ``(Data, slices)``: PyG allowlists ``Data`` but not the storage classes
+    inside it. Only these PyG container classes are allowed, nothing else."""
+    from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
+    from torch_geometric.data.storage import GlobalStorage
+
+    return torch.serialization.safe_globals([DataEdgeAttr, DataTensorAttr, GlobalStorage])
+
+
 def open_official(name: str, root: Path) -> tuple[dict, str]:
     """Download (once) and open the official dataset: (handle, sha256 of its processed files)."""
     if name == "ogbg-molhiv":
         from ogb.graphproppred import PygGraphPropPredDataset
 
-        ds = PygGraphPropPredDataset(name="ogbg-molhiv", root=str(root / "ogb"))
+        with _pyg_safe_globals():
+            ds = PygGraphPropPredDataset(name="ogbg-molhiv", root=str(root / "ogb"))
         droot = Path(ds.root)
         files = [Path(p) for p in ds.processed_paths] + [droot / "mapping" / "mol.csv.gz"]
         split_dir = droot / "split" / "scaffold"

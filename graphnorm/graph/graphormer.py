@@ -101,23 +101,28 @@ class GraphEmbeddings(NamedTuple):
     node_mask: Tensor  # bool [B, N]   True = real atom
 
 
-def dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    """Inverted dropout ``x * m / (1 - p)``, m ~ Bernoulli(1 - p), with cheap random bits.
+def _keep_mask(shape, p: float, dtype: torch.dtype) -> Tensor:
+    """0/1 mask with P(1) = 1 - p from four 16-bit lanes per 64-bit random draw.
 
     CPU ``bernoulli_`` draws one random number per element (~20 ns each here, the largest
-    cost of a training step with attention dropout). Here each 64-bit draw gives four
-    16-bit lanes compared with ``round(p * 2^16)``: p is exact to 2^-16, 4x fewer draws.
-    On GPUs ``F.dropout`` is already cheap and is used instead.
+    cost of a training step before this); p is exact to 2^-16.
+    """
+    n = math.prod(shape)
+    bits = torch.randint(-(2**63), 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64)
+    lanes = bits.view(torch.int16)[:n].view(shape)  # uniform on [-2^15, 2^15)
+    return (lanes >= round(p * 65536) - 32768).to(dtype)
+
+
+def dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """Inverted dropout ``x * m / (1 - p)``, m ~ Bernoulli(1 - p); cheap masks on CPU.
+
+    On other devices ``F.dropout`` is already cheap and is used instead.
     """
     if not training or p == 0.0:
         return x
     if x.device.type != "cpu" or p >= 1.0:
         return F.dropout(x, p, training=True)
-    n = x.numel()
-    bits = torch.randint(-(2**63), 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64)
-    lanes = bits.view(torch.int16)[:n].view(x.shape)  # uniform on [-2^15, 2^15)
-    keep = lanes >= round(p * 65536) - 32768  # P(keep) = 1 - p
-    return x * keep.to(x.dtype).mul_(1.0 / (1.0 - p))
+    return x * _keep_mask(x.shape, p, x.dtype).mul_(1.0 / (1.0 - p))
 
 
 class GraphormerBlock(nn.Module):
@@ -153,24 +158,33 @@ class GraphormerBlock(nn.Module):
         its own math path, which is several times slower than these three ops for small
         heads (d = 10); "auto" therefore uses "math" on CPU and "sdpa" elsewhere.
         """
+        B, H, L, _ = q.shape
         p = self.attention_dropout if self.training else 0.0
         impl = self.attention
         if impl == "auto":
             impl = "math" if q.device.type == "cpu" else "sdpa"
         if impl == "sdpa":
             return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p)
-        scores = torch.baddbmm(  # bias + (q k^T) / sqrt(d), fused
-            bias.flatten(0, 1), q.flatten(0, 1), k.flatten(0, 1).transpose(1, 2),
-            alpha=1.0 / math.sqrt(self.head_dim),
+        q, k, v = q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1)  # [B*H, L, d] views
+        scores = torch.baddbmm(  # bias + (q k^T) / sqrt(d) in one BLAS call
+            bias.flatten(0, 1), q, k.transpose(1, 2), alpha=1.0 / math.sqrt(self.head_dim)
         )  # [B*H, L, L]
-        probs = dropout(scores.softmax(-1), p, True)
-        return torch.bmm(probs, v.flatten(0, 1)).view(q.shape)  # [B, H, L, d]
+        probs = scores.softmax(-1)
+        if p == 0.0:
+            return torch.bmm(probs, v).view(B, H, L, -1)
+        if q.device.type != "cpu":
+            return torch.bmm(F.dropout(probs, p), v).view(B, H, L, -1)
+        # dropout's 1 / (1 - p) is applied to the [.., L, d] output, not the [.., L, L] probs
+        out = torch.bmm(probs * _keep_mask(probs.shape, p, probs.dtype), v)
+        return out.mul_(1.0 / (1.0 - p)).view(B, H, L, -1)  # [B, H, L, d]
 
     def forward(self, h: Tensor, bias: Tensor, pad: Tensor) -> Tensor:
         B, L, D = h.shape
         x = self.attn_norm(h, pad)
+        # one copy into [3, B, H, L, d]; unbind gives contiguous q, k, v (and a cheap backward)
         qkv = self.qkv(x).view(B, L, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        a = self.attend(qkv[0], qkv[1], qkv[2], bias)  # [B, H, L, d]
+        q, k, v = qkv.contiguous().unbind(0)  # each [B, H, L, d]
+        a = self.attend(q, k, v, bias)  # [B, H, L, d]
         p, train = self.dropout_p, self.training
         h = h + dropout(self.out(a.transpose(1, 2).reshape(B, L, D)), p, train)
         x = self.ffn_norm(h, pad)

@@ -22,6 +22,15 @@ Attention is ``softmax(Q K^T / sqrt(d_head) + M) V`` with ``M = -inf`` on padded
 (``torch.nn.functional.scaled_dot_product_attention``). Outputs at padded positions are
 defined but meaningless; real-token outputs never depend on them.
 
+Constant [CLS]. Before the first attention the [CLS] vector ``E_tok[CLS] + E_pos[0]`` is
+the same for every sequence, so a batch-statistics norm (``bn``/``isobn``) on position 0 sees
+zero batch variance: in training it outputs its bias (a learned constant, as LN would), but
+its running variance decays to 0 and in evaluation ``(x - mu_run) / sqrt(var_run + eps)``
+amplifies the lag of ``mu_run`` behind the drifting embedding by up to ``eps^-1/2`` ~ 300x.
+By default (``constant_cls_ln=True``) the norm that sees this constant vector -- the
+embedding norm (post-LN) or the first block's first norm (pre-LN) -- therefore uses ``ln``
+for the [CLS] channel of a ``sep:bn+B`` / ``sep:isobn+B`` spec; every other norm is as given.
+
 The optional head classifies the final [CLS] vector, optionally through IsoBN right before
 the linear classifier, as in Zhou et al. 2021, https://arxiv.org/abs/2005.02178, Sec. 4.3.
 """
@@ -34,6 +43,16 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from graphnorm.norms import IsoBN, build_norm
+
+
+def constant_cls_spec(spec: str) -> str:
+    """``spec`` with a batch-statistics [CLS] channel replaced by ``ln`` (see module doc)."""
+    s = spec.strip().lower()
+    if s.startswith("sep:") and "+" in s:
+        special, tokens = s[4:].split("+", 1)
+        if special in ("bn", "isobn"):
+            return f"sep:ln+{tokens}"
+    return spec
 
 
 def _bert_init(module: nn.Module, std: float = 0.02) -> None:
@@ -71,14 +90,15 @@ class Block(nn.Module):
     """One transformer block, post-LN (BERT) or pre-LN, with norms from ``build_norm``."""
 
     def __init__(self, dim: int, heads: int, norm: str, pre_norm: bool = False,
-                 mlp_ratio: int = 4, dropout: float = 0.1, isobn_beta: float = 0.5):
+                 mlp_ratio: int = 4, dropout: float = 0.1, isobn_beta: float = 0.5,
+                 norm1: Optional[str] = None):
         super().__init__()
         self.pre_norm = pre_norm
         self.attn = SelfAttention(dim, heads, dropout)
         self.mlp = nn.Sequential(
             nn.Linear(dim, mlp_ratio * dim), nn.GELU(), nn.Linear(mlp_ratio * dim, dim)
         )
-        self.norm1 = build_norm(norm, dim, isobn_beta)
+        self.norm1 = build_norm(norm1 or norm, dim, isobn_beta)
         self.norm2 = build_norm(norm, dim, isobn_beta)
         self.drop = nn.Dropout(dropout)
 
@@ -103,22 +123,28 @@ class TextEncoder(nn.Module):
             embedding norm and every block norm.
         pre_norm: pre-LN blocks plus a final norm instead of BERT's post-LN.
         pad_id: if given, ``padding_mask`` defaults to ``input_ids == pad_id``.
+        constant_cls_ln: use ``ln`` for [CLS] in the one norm that sees the constant [CLS]
+            embedding (see module doc); False applies ``norm`` everywhere.
     """
 
     def __init__(self, vocab_size: int, dim: int = 64, depth: int = 2, heads: int = 4,
                  mlp_ratio: int = 4, max_len: int = 512, type_vocab_size: int = 0,
                  norm: str = "ln", pre_norm: bool = False, dropout: float = 0.1,
-                 pad_id: Optional[int] = 0, isobn_beta: float = 0.5):
+                 pad_id: Optional[int] = 0, isobn_beta: float = 0.5,
+                 constant_cls_ln: bool = True):
         super().__init__()
         self.dim, self.pad_id, self.norm_spec, self.pre_norm = dim, pad_id, norm, pre_norm
         self.tok = nn.Embedding(vocab_size, dim)
         self.pos = nn.Embedding(max_len, dim)
         self.seg = nn.Embedding(type_vocab_size, dim) if type_vocab_size else None
         # Pre-LN transformers normalize inside each block; BERT normalizes the embeddings.
-        self.emb_norm = None if pre_norm else build_norm(norm, dim, isobn_beta)
+        first = constant_cls_spec(norm) if constant_cls_ln else norm
+        self.emb_norm = None if pre_norm else build_norm(first, dim, isobn_beta)
         self.drop = nn.Dropout(dropout)
         self.blocks = nn.ModuleList(
-            Block(dim, heads, norm, pre_norm, mlp_ratio, dropout, isobn_beta) for _ in range(depth)
+            Block(dim, heads, norm, pre_norm, mlp_ratio, dropout, isobn_beta,
+                  norm1=first if pre_norm and i == 0 else None)
+            for i in range(depth)
         )
         self.final_norm = build_norm(norm, dim, isobn_beta) if pre_norm else None
         self.reset_parameters()

@@ -13,6 +13,12 @@ per token, so outputs change from the first call: in training mode it uses batch
 in evaluation mode running statistics, which start at mean 0 / variance 1 -- i.e. no
 normalization at all -- until :func:`calibrate_batchnorm` or some training has filled them.
 
+Constant [CLS]. The embeddings LayerNorm sees the same [CLS] vector (word + position 0 +
+type 0 embedding) for every sequence; a ``bn``/``isobn`` [CLS] channel there would divide by
+a vanishing running variance in evaluation (see :mod:`graphnorm.text.encoder`). By default
+(``constant_cls_ln=True``) that one module keeps ``ln`` for [CLS] (``sep:bn+ln`` becomes
+``sep:ln+ln`` there); pass False to use ``spec`` everywhere.
+
 Padding mask. HF calls ``LayerNorm(x)`` without a mask. :func:`sepnorm_convert` therefore
 registers a forward pre-hook on the base model (``model.base_model``, which every task head
 calls) that reads ``attention_mask`` (``[B, L]``, 1 = real) and stores ``padding_mask =
@@ -33,7 +39,7 @@ from torch import Tensor, nn
 
 from graphnorm.norms import BatchNorm, LayerNorm, SepNorm, build_norm
 
-from .encoder import VectorIsoBN
+from .encoder import VectorIsoBN, constant_cls_spec
 
 
 class PaddingContext:
@@ -105,23 +111,25 @@ def _encoder_parts(model: nn.Module) -> tuple[nn.Module, list[nn.Module]]:
     return base, parts
 
 
-def sepnorm_convert(model: nn.Module, spec: str = "sep:ln+ln") -> nn.Module:
+def sepnorm_convert(model: nn.Module, spec: str = "sep:ln+ln",
+                    constant_cls_ln: bool = True) -> nn.Module:
     """Replace the encoder's LayerNorms of a HF BERT/RoBERTa ``model`` in place; return it.
 
-    The names of the replaced modules are stored in ``model.sepnorm_converted``.
+    ``model.sepnorm_converted`` maps the names of the replaced modules to their specs.
     """
     base, parts = _encoder_parts(model)
     if getattr(base, "_sepnorm_context", None) is not None:
         raise RuntimeError("model is already converted")
     context = PaddingContext()
-    replaced = []
+    replaced = {}
     for part in parts:
+        part_spec = constant_cls_spec(spec) if constant_cls_ln and part is parts[0] else spec
         targets = [(n, m) for n, m in part.named_modules() if isinstance(m, nn.LayerNorm)]
         for name, ln in targets:
             parent_name, _, child = name.rpartition(".")
             parent = part.get_submodule(parent_name) if parent_name else part
-            setattr(parent, child, HFSepNorm(_sepnorm_from_layernorm(ln, spec), context))
-            replaced.append(f"{type(part).__name__}.{name}")
+            setattr(parent, child, HFSepNorm(_sepnorm_from_layernorm(ln, part_spec), context))
+            replaced[f"{type(part).__name__}.{name}"] = part_spec
     base._sepnorm_context = context
     base.register_forward_pre_hook(context.pre_hook, with_kwargs=True)
     base.register_forward_hook(context.post_hook, with_kwargs=True, always_call=True)

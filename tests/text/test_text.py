@@ -16,6 +16,15 @@ from graphnorm.text import (
 V, D = 50, 32
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny tensors: one thread is faster and avoids oversubscription on shared CPUs."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
 def _batch(B=4, L=10, seed=0, pad_id=0):
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(2, V, (B, L), generator=g)
@@ -103,11 +112,38 @@ def test_reset_parameters_restores_init():
         for p in model.parameters():
             p.add_(1.0)
     model.reset_parameters()
-    bn = model.encoder.emb_norm.special
+    bn = model.encoder.blocks[0].norm1.special
     assert isinstance(bn, BatchNorm) and torch.equal(bn.weight, torch.ones(D))
     assert torch.equal(bn.running_mean, torch.zeros(D)) and int(bn.num_batches_tracked) == 0
     assert model.encoder.tok.weight.std() < 0.05  # back to N(0, 0.02)
     assert int(model.head.isobn.iso.num_batches_tracked) == 0
+
+
+@pytest.mark.parametrize("pre_norm", [False, True])
+def test_constant_cls_gets_ln(pre_norm):
+    """The norm that sees the constant [CLS] embedding uses LN for [CLS]; the others do not."""
+    enc = _model("sep:bn+ln", pre_norm).encoder
+    first = enc.blocks[0].norm1 if pre_norm else enc.emb_norm
+    assert first.spec == "sep:ln+ln"
+    assert enc.blocks[0].norm2.spec == "sep:bn+ln" and enc.blocks[1].norm1.spec == "sep:bn+ln"
+    assert _model("bn", pre_norm).encoder.blocks[0].norm1.spec == "bn"
+
+
+@pytest.mark.parametrize("constant_cls_ln", [True, False])
+def test_constant_cls_train_eval_gap(constant_cls_ln):
+    """BN on the constant [CLS] embedding: eval output jumps after a small drift; LN does not."""
+    torch.manual_seed(0)
+    enc = TextEncoder(V, dim=D, depth=1, max_len=32, norm="sep:bn+ln",
+                      constant_cls_ln=constant_cls_ln).train()
+    ids = torch.randint(2, V, (16, 6))
+    ids[:, 0] = 1
+    with torch.no_grad():
+        emb = enc.tok(ids) + enc.pos(torch.arange(6))  # what the embedding norm sees
+        for _ in range(200):  # running variance of the constant [CLS] decays to ~0
+            enc.emb_norm(emb)
+        emb[:, 0] += 0.01  # the [CLS] embedding moves a little, as during training
+        gap = (enc.emb_norm(emb)[:, 0] - enc.emb_norm.eval()(emb)[:, 0]).abs().max().item()
+    assert (gap < 1e-4) if constant_cls_ln else (gap > 1.0)
 
 
 def test_isobn_head_applies_isobn():
@@ -158,17 +194,25 @@ def test_hf_sepnorm_ln_ln_is_exact(kind, task):
 def test_hf_conversion_count(kind):
     model = _hf(kind, task=True)
     n_before = sum(isinstance(m, nn.LayerNorm) for m in model.modules())
-    conv = sepnorm_convert(model, "sep:bn+bn")  # no nn.LayerNorm left inside the wrappers
+    ln_weight = model.base_model.encoder.layer[0].output.LayerNorm.weight.detach().clone()
+    conv = sepnorm_convert(model, "sep:bn+bn")
     expected = 1 + 2 * model.config.num_hidden_layers
     assert len(conv.sepnorm_converted) == expected
-    assert sum(isinstance(m, HFSepNorm) for m in conv.modules()) == expected
-    assert sum(isinstance(m, nn.LayerNorm) for m in conv.modules()) == n_before - expected
+    wrappers = [n for n, m in conv.named_modules() if isinstance(m, HFSepNorm)]
+    assert len(wrappers) == expected
+    left = [n for n, m in conv.named_modules() if isinstance(m, nn.LayerNorm)
+            and not any(n.startswith(w + ".") for w in wrappers)]
+    assert len(left) == n_before - expected
     base = conv.base_model
-    assert not any(isinstance(m, nn.LayerNorm) for m in base.encoder.modules())
-    # bn channel: affine copied from the LN
-    hf_norm = base.embeddings.LayerNorm
-    assert hf_norm.norm.special.eps == 1e-3
-    assert hf_norm.norm.special.weight.std() > 0.1
+    # constant [CLS] in the embeddings keeps an LN channel; all layer norms are sep:bn+bn
+    assert base.embeddings.LayerNorm.norm.spec == "sep:ln+bn"
+    assert sorted(set(conv.sepnorm_converted.values())) == ["sep:bn+bn", "sep:ln+bn"]
+    # bn channel: affine and eps copied from the LN
+    bn = base.encoder.layer[0].output.LayerNorm.norm.special
+    assert isinstance(bn, BatchNorm) and bn.eps == 1e-3
+    torch.testing.assert_close(bn.weight, ln_weight, rtol=0, atol=0)
+    all_bn = sepnorm_convert(_hf(kind), "sep:bn+bn", constant_cls_ln=False)
+    assert all_bn.embeddings.LayerNorm.norm.spec == "sep:bn+bn"
     with pytest.raises(RuntimeError):
         sepnorm_convert(conv)
 
@@ -199,7 +243,7 @@ def test_hf_calibrate_and_isobn_head():
     ids, pad = _batch(L=12)
     batches = [{"input_ids": ids, "attention_mask": (~pad).long()}] * 2
     calibrate_batchnorm(conv, batches)
-    bn = conv.base_model.embeddings.LayerNorm.norm.special
+    bn = conv.base_model.encoder.layer[0].output.LayerNorm.norm.special
     assert int(bn.num_batches_tracked) == 2 and not bn.training and not conv.training
     assert bn.running_mean.abs().sum() > 0
     assert isinstance(conv.classifier[0], VectorIsoBN)
