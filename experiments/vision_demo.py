@@ -122,13 +122,18 @@ def run_one(cfg: dict) -> dict:
 
 
 def git_sha() -> str:
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*a: str) -> str:
+        return subprocess.run(["git", *a], capture_output=True, text=True, check=True, cwd=root).stdout.strip()
+
     try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-            cwd=Path(__file__).resolve().parents[1],
-        ).stdout.strip()
+        sha = git("rev-parse", "HEAD")
     except (subprocess.CalledProcessError, FileNotFoundError):
         return "unavailable (no commit yet)"
+    # the demo's own sources differ from HEAD: say so, the sha alone would not reproduce it
+    dirty = git("status", "--porcelain", "--", "graphnorm/vision", "graphnorm/norms", "experiments/vision_demo.py")
+    return sha + (" (+ uncommitted changes in the vision/norm sources)" if dirty else "")
 
 
 def pixel_baseline() -> float:

@@ -1,8 +1,9 @@
 """Build featurized splits from the raw directory (multiprocessing + tqdm).
 
 Each worker featurizes a chunk of SMILES with ``graphnorm.graph.featurize.smiles_to_data_many``
-(Contract 2; one process each, shortest paths batched per chunk) and computes the per-molecule extra the dataset needs: the ZINC label
-(`labels.zinc_label`) or the Murcko scaffold for the MolHIV split (`scaffold.murcko_scaffold`).
+(Contract 2; shortest paths batched per chunk) and computes the per-molecule extra the dataset
+needs: the ZINC label (`labels.zinc_label`) or the Murcko scaffold for the MolHIV split
+(`scaffold.murcko_scaffold`).
 Workers send back numpy arrays, not tensors: torch's multiprocessing pickler would move every
 small tensor through shared memory (one file descriptor each), which is slow and can run out
 of descriptors.
@@ -73,15 +74,11 @@ _EXTRAS: dict[str, Callable] = {"zinc_label": _zinc_extra, "scaffold": _scaffold
                                 "none": lambda s: None}
 
 
-def _quiet_rdkit() -> None:
+def _init_worker() -> None:
     from rdkit import RDLogger
 
-    RDLogger.DisableLog("rdApp.*")  # HIV's odd valences would print thousands of lines
-
-
-def _init_worker() -> None:
     torch.set_num_threads(1)  # the parallelism is across processes
-    _quiet_rdkit()
+    RDLogger.DisableLog("rdApp.*")  # HIV's odd valences would print thousands of lines
 
 
 def _context():
@@ -143,14 +140,18 @@ def _raise_failures(name: str, smiles: Sequence[str], errors: list) -> None:
 def build_zinc(name: str, rows: dict[str, list[str]], index: Optional[dict[str, list[int]]],
                max_hops: int, max_dist: int, workers: int, progress: bool
                ) -> dict[str, list[Data]]:
-    """ZINC splits: rows (JT-VAE SMILES per split), picked by `index` for the subset."""
-    out = {}
+    """ZINC splits: rows (JT-VAE SMILES per split), picked by `index` for the subset.
+    One pass over all splits, so one pool and one progress bar."""
+    picked = {s: [rows[s][i] for i in index[s]] if index else rows[s] for s in SPLITS}
+    smiles = [m for s in SPLITS for m in picked[s]]
+    arrays, labels, errors = featurize_all(smiles, "zinc", max_hops, max_dist, "zinc_label",
+                                           workers, progress, name)
+    _raise_failures(name, smiles, errors)
+    out, start = {}, 0
     for split in SPLITS:
-        smiles = [rows[split][i] for i in index[split]] if index else rows[split]
-        arrays, labels, errors = featurize_all(smiles, "zinc", max_hops, max_dist, "zinc_label",
-                                               workers, progress, f"{name} {split}")
-        _raise_failures(f"{name}/{split}", smiles, errors)
-        out[split] = [to_data(a, s, [y]) for a, s, y in zip(arrays, smiles, labels)]
+        end = start + len(picked[split])
+        out[split] = [to_data(arrays[i], smiles[i], [labels[i]]) for i in range(start, end)]
+        start = end
     return out
 
 
@@ -175,4 +176,4 @@ def label_stats(data_list: list[Data]) -> dict:
     return {"n": int(y.numel()), "finite": int(finite.sum()),
             "mean": float(yf.mean()) if yf.numel() else float("nan"),
             "std": float(yf.std()) if yf.numel() > 1 else float("nan"),
-            "positives": int((yf == 1).sum()) if yf.numel() else 0}
+            "ones": int((yf == 1).sum())}  # actives of a binary task

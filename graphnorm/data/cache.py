@@ -113,6 +113,13 @@ def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
             tmp.unlink()
 
 
+def _torch_save(obj, path: Path) -> None:
+    # Through a file object: torch.save(obj, path) names the zip records after the (temp)
+    # file name, which would make identical builds differ byte-wise.
+    with open(path, "wb") as f:
+        torch.save(obj, f)
+
+
 def save_cache(directory: Path, key: dict, splits: dict[str, dict], extra: dict) -> dict:
     """Write data.pt then manifest.json (manifest last: a crash leaves no valid-looking
     cache). Returns the manifest."""
@@ -121,7 +128,7 @@ def save_cache(directory: Path, key: dict, splits: dict[str, dict], extra: dict)
     directory.mkdir(parents=True, exist_ok=True)
     data_path = directory / DATA_FILE
     payload = {"format": CACHE_FORMAT, "splits": splits}
-    _atomic_write(data_path, lambda p: torch.save(payload, p))
+    _atomic_write(data_path, lambda p: _torch_save(payload, p))
     manifest = {**key, **extra, "data_file": DATA_FILE, "data_sha256": sha256_file(data_path),
                 "data_bytes": data_path.stat().st_size,
                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}

@@ -27,6 +27,10 @@ statistics skip padding whenever the base model gets a 2-D ``attention_mask``. L
 without ``attention_mask`` (or with a 4-D one) all tokens count as real, and calling a
 submodule (e.g. ``model.bert.encoder``) directly bypasses the hook; use
 ``with converted_padding(model, padding_mask): ...`` then.
+
+Checkpoints. Convert after ``from_pretrained``; the converted state dict has new keys
+(``...LayerNorm.norm.special.norm.weight`` etc.), so reload one by converting a fresh model
+with the same spec and calling ``load_state_dict``.
 """
 from __future__ import annotations
 

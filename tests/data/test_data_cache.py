@@ -91,6 +91,8 @@ def test_corrupt_real_cache_is_rebuilt(zinc_subset, raw_dir, tmp_path):
     with pytest.warns(CacheWarning, match="corrupt"):
         rebuilt = load_dataset("zinc-subset", raw_dir=raw_dir, root=root, progress=False)
     assert rebuilt.checksum == zinc_subset.checksum
+    # builds are byte-for-byte reproducible
+    assert rebuilt.manifest["data_sha256"] == zinc_subset.manifest["data_sha256"]
     for split in ("train", "val", "test"):
         a, b = rebuilt[split]._data, zinc_subset[split]._data
         for key in ("x", "edge_index", "edge_attr", "spd", "path", "y"):
