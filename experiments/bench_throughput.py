@@ -158,7 +158,9 @@ def profile(graphs, args) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--num-graphs", type=int, default=2816, help="molecules (11 batches of 256)")
@@ -170,7 +172,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     graphs, source = zinc_train_graphs(args.num_graphs)
     sizes = torch.tensor([g.num_nodes for g in graphs], dtype=torch.float)
-    print(f"data: {source}, {len(graphs)} graphs, nodes mean {sizes.mean():.1f} max {int(sizes.max())}")
+    print(f"data: {source}, {len(graphs)} graphs, "
+          f"nodes mean {sizes.mean():.1f} max {int(sizes.max())}")
     print(f"torch {torch.__version__}, threads {args.threads}, OMP_WAIT_POLICY="
           f"{os.environ.get('OMP_WAIT_POLICY', 'default')}, load avg {os.getloadavg()[0]:.1f}")
     params = graphormer_slim(num_tasks=1, vocab="zinc").num_parameters()
@@ -185,7 +188,8 @@ def main() -> None:
     ]:
         rows.append(run_config(graphs, args, ad, bucket, mode))
         r = rows[-1]
-        print(f"  {mode} attn_dropout={ad} bucketing={bucket}: {r['graphs_per_s']:.0f} g/s", file=sys.stderr)
+        print(f"  {mode} attn_dropout={ad} bucketing={bucket}: {r['graphs_per_s']:.0f} g/s",
+              file=sys.stderr)
     print(f"\n| mode  | attn dropout | bucketing | graphs/s | cpu g/s x{args.threads} | ms/batch "
           f"| real nodes | collate ms/batch |")
     print("|---|---|---|---|---|---|---|---|")

@@ -1,9 +1,9 @@
 """Benchmark datasets: ZINC-subset, ZINC-full, ogbg-molhiv as cached PyG splits.
 
     from graphnorm.data import load_dataset, DATASET_INFO
-    splits = load_dataset("zinc-subset")          # {"train", "val", "test"} -> GraphDataset
-    splits["train"][0]                             # Data(x, edge_index, edge_attr, spd, path, y, smiles)
-    splits.checksum                                # data checksum for metrics.json
+    splits = load_dataset("zinc-subset")   # {"train", "val", "test"} -> GraphDataset
+    splits["train"][0]      # Data(x, edge_index, edge_attr, spd, path, y, smiles)
+    splits.checksum         # data checksum for metrics.json
 
 Sources and cache layout: data/README.md.
 """

@@ -166,7 +166,7 @@ def load_dataset(name: str, raw_dir: Optional[os.PathLike | str] = None,
             data = convert_official(name, handle, max_hops, max_dist, progress)
         check_split_sizes(name, {s: len(v) for s, v in data.items()}, source=src)
         extra = _manifest_extra(data, files, per_file, time.perf_counter() - start)
-        payload = {s: collate_split(data[s]) for s in SPLITS}
+        payload = {s: collate_split(data.pop(s)) for s in SPLITS}  # pop: frees graphs early
         manifest = save_cache(directory, key, payload, extra)
     else:
         payload, manifest = cached

@@ -7,11 +7,17 @@ from .encodings import (
     EdgeEncoding,
     SpatialEncoding,
 )
+from .featurize import (
+    FEATURIZER_VERSION,
+    FeaturizationError,
+    smiles_to_data,
+    smiles_to_data_many,
+)
 from .graphormer import (
+    GraphEmbeddings,
     Graphormer,
     GraphormerBlock,
     GraphormerConfig,
-    GraphEmbeddings,
     graphormer_slim,
     vocab_dims,
 )
@@ -19,6 +25,7 @@ from .graphormer import (
 __all__ = [
     "SPD_PAD", "SPD_UNREACHABLE", "GraphBatch", "LengthBucketSampler", "collate_graphs",
     "AtomEncoder", "AttentionBias", "CentralityEncoding", "EdgeEncoding", "SpatialEncoding",
-    "Graphormer", "GraphormerBlock", "GraphormerConfig", "GraphEmbeddings", "graphormer_slim",
+    "FEATURIZER_VERSION", "FeaturizationError", "smiles_to_data", "smiles_to_data_many",
+    "GraphEmbeddings", "Graphormer", "GraphormerBlock", "GraphormerConfig", "graphormer_slim",
     "vocab_dims",
 ]

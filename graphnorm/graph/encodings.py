@@ -156,19 +156,19 @@ class EdgeEncoding(nn.Module):
         emb = self.edge_embedding.embedding.weight[1:]  # [V, H], without the padding row
         return torch.matmul(emb.unsqueeze(0), self.hop_weight[:K]).reshape(-1, self.heads)
 
-    def pair_columns(self, edge_attr: Tensor, path: Tensor, spd: Tensor) -> tuple[Tensor, Tensor]:
-        """Rows of ``hop_table`` per pair, cols long [B, N, N, K * F] (-1 = none), and the
-        weight ``1 / (n F)`` of each, vals [B, N, N, 1]."""
-        K, V = self.hops(path), self.num_values
-        Fe = edge_attr.shape[-1]
-        base = edge_attr - 1 + self.edge_embedding.offsets  # [E, F] value column in [0, V)
-        base = F.pad(base, (0, 0, 0, 1), value=-1)  # row E: "no edge at this hop"
-        ids = path[..., :K] % base.shape[0]  # [B, N, N, K]; -1 -> E
-        cols = base[ids]  # [B, N, N, K, F]
-        hop_offset = torch.arange(K, device=path.device).view(K, 1) * V  # [K, 1]
-        cols = torch.where(cols >= 0, cols + hop_offset, -1).flatten(-2)  # [B, N, N, K*F]
+    def pair_columns(
+        self, edge_attr: Tensor, path: Tensor, spd: Tensor, start: int = 0, none: int = -1
+    ) -> tuple[Tensor, Tensor]:
+        """Rows of ``hop_table`` (shifted by ``start``) per pair, hop and feature, long
+        [B, N, N, K * F] (``none`` where a hop has no edge), and the weight ``1 / (n F)`` they
+        all share, [B, N, N, 1]."""
+        K, V, Fe = self.hops(path), self.num_values, edge_attr.shape[-1]
+        base = edge_attr - 1 + self.edge_embedding.offsets  # [E, F] value index in [0, V)
+        hop = torch.arange(K, device=path.device).view(K, 1, 1)  # [K, 1, 1]
+        table = F.pad(base + (hop * V + start), (0, 0, 0, 1), value=none)  # [K, E + 1, F]
+        cols = table[hop.view(K), path[..., :K]]  # [B, N, N, K, F]; id -1 -> row E (none)
         vals = 1.0 / (spd.clamp(min=1, max=K) * Fe).to(torch.float32).unsqueeze(-1)
-        return cols, vals
+        return cols.flatten(-2), vals
 
     def forward(self, edge_attr: Tensor, path: Tensor, spd: Tensor) -> Tensor:
         """edge_attr [E, F], path [B, N, N, K'] (-1 none), spd [B, N, N] -> [B, N, N, H]."""
@@ -227,17 +227,19 @@ class AttentionBias(nn.Module):
             self.spatial.embedding.weight, table, self.virtual_distance.view(1, H),
             table.new_zeros(1, H),
         ])
-        e_cols, e_vals = self.edge.pair_columns(batch.edge_attr, batch.path, batch.spd)
+        e_cols, e_vals = self.edge.pair_columns(
+            batch.edge_attr, batch.path, batch.spd, start=S, none=dummy
+        )  # [B, N, N, K*F], [B, N, N, 1]
         buckets = self.spatial.buckets(batch.spd)  # padding pairs: no column (bias 0)
         buckets = torch.where(buckets == self.spatial.embedding.padding_idx, dummy, buckets)
-        cols = torch.cat([  # [B, N, N, J], J = 1 + K*F columns set per pair
-            buckets.unsqueeze(-1),
-            torch.where(e_cols >= 0, e_cols + S, dummy),
-        ], dim=-1)
-        vals = torch.cat([torch.ones_like(e_vals), e_vals.expand(*e_cols.shape)], dim=-1)
-        # [VNode] row and column: only the virtual-distance column, with value 1
-        cols = F.pad(cols, (0, 0, 1, 0, 1, 0), value=virtual)  # [B, L, L, J]
-        vals = F.pad(vals, (0, 0, 1, 0, 1, 0), value=1.0)
+        # per token pair J = 1 + K*F (column, value) entries; the [VNode] row and column
+        # only have the virtual-distance column, with value 1
+        J, dev = 1 + e_cols.shape[-1], buckets.device
+        cols = torch.full((B, L, L, J), virtual, dtype=torch.long, device=dev)
+        cols[:, 1:, 1:, 0] = buckets
+        cols[:, 1:, 1:, 1:] = e_cols
+        vals = torch.ones(B, L, L, J, dtype=table.dtype, device=dev)
+        vals[:, 1:, 1:, 1:] = e_vals
         C, J = weight.shape[0], cols.shape[-1]
         w_t = weight.t().unsqueeze(0)  # [1, H, C]
         step = max(1, self.chunk_bytes // (L * L * C * 4))

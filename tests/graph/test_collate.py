@@ -10,6 +10,15 @@ from graphnorm.graph.featurize import smiles_to_data
 SMILES = ["CCO", "c1ccoc1C(=O)N", "C[NH3+].[O-]C", "C"]  # a salt, a single atom
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Small tensors: OpenMP threads only add overhead (and spin on a busy machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def graphs():
     return [smiles_to_data(s, vocab="zinc") for s in SMILES]
@@ -74,7 +83,8 @@ def test_hand_built_graph_and_targets():
     g.path[1, 0], g.path[2, 0], g.path[2, 1] = 0, 0, 2  # 0->1, 0->2 = (0->1, 1->2)
     h = Data(x=torch.tensor([[1]]), edge_index=torch.zeros(2, 0, dtype=torch.long),
              edge_attr=torch.zeros(0, 1, dtype=torch.long), spd=torch.zeros(1, dtype=torch.uint8),
-             path=torch.full((1, 2), -1, dtype=torch.int16), num_nodes=1, y=torch.tensor([3.0, 4.0]))
+             path=torch.full((1, 2), -1, dtype=torch.int16), num_nodes=1,
+             y=torch.tensor([3.0, 4.0]))
     b = collate_graphs([h, g])  # the edge-less graph first: offsets for g stay 0
     assert b.y.tolist() == [[3.0, 4.0], [1.0, 2.0]] and b.y.dtype == torch.float32
     assert b.path[1, 0, 2].tolist() == [0, 2] and b.path[1, 0, 1].tolist() == [0, -1]

@@ -29,6 +29,15 @@ def tiny(norm="ln", **kw) -> Graphormer:
     return model
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Small tensors: OpenMP threads only add overhead (and spin on a busy machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def graphs():
     return [smiles_to_data(s, vocab="zinc") for s in MOLS]
@@ -50,8 +59,8 @@ def relabel(d: Data, gen: torch.Generator) -> Data:
     spd = d.spd.view(n, n)[order][:, order].reshape(-1)
     path = d.path.view(n, n, -1)[order][:, order].long()
     path = torch.where(path >= 0, einv[path.clamp(min=0)], -1).to(torch.int16)
-    return Data(x=d.x[order], edge_index=inv[d.edge_index[:, eorder]], edge_attr=d.edge_attr[eorder],
-                spd=spd, path=path.view(n * n, -1), num_nodes=n)
+    return Data(x=d.x[order], edge_index=inv[d.edge_index[:, eorder]],
+                edge_attr=d.edge_attr[eorder], spd=spd, path=path.view(n * n, -1), num_nodes=n)
 
 
 @pytest.mark.parametrize("norm", ["ln", "bn", "sep:bn+ln", "isobn", "sep:isobn+ln"])
@@ -104,7 +113,8 @@ def test_padding_values_do_not_matter(graphs, train):
     gen = torch.Generator().manual_seed(0)
     pad = ~clean.node_mask  # [B, N]
     pair_pad = pad[:, :, None] | pad[:, None, :]  # [B, N, N]
-    noisy.x = torch.where(pad[..., None], torch.randint(1, 29, clean.x.shape, generator=gen), clean.x)
+    rand_x = torch.randint(1, 29, clean.x.shape, generator=gen)
+    noisy.x = torch.where(pad[..., None], rand_x, clean.x)
     noisy.degree = torch.where(pad, torch.randint(0, 5, pad.shape, generator=gen), clean.degree)
     noisy.spd = torch.where(pair_pad, torch.randint(0, 6, pair_pad.shape, generator=gen), clean.spd)
     rand_path = torch.randint(0, clean.edge_attr.shape[0], clean.path.shape, generator=gen)
@@ -122,7 +132,8 @@ def test_every_norm_spec_trains(graphs, norm):
     out = model(collate_graphs(graphs))
     out.sum().backward()
     grads = [p.grad for p in model.parameters() if p.requires_grad]
-    assert torch.isfinite(out).all() and all(g is not None and torch.isfinite(g).all() for g in grads)
+    assert torch.isfinite(out).all()
+    assert all(g is not None and torch.isfinite(g).all() for g in grads)
     assert model.atom_encoder.embedding.weight.grad.abs().sum() > 0
 
 
@@ -169,7 +180,8 @@ def test_config_roundtrip_and_embeddings(graphs):
     b = collate_graphs(graphs)
     pred, emb = model(b, return_embeddings=True)
     assert pred.shape == (len(graphs), 3) and emb.vnode.shape == (len(graphs), 16)
-    assert emb.tokens.shape == (len(graphs), b.max_nodes, 16) and torch.equal(emb.node_mask, b.node_mask)
+    assert emb.tokens.shape == (len(graphs), b.max_nodes, 16)
+    assert torch.equal(emb.node_mask, b.node_mask)
     assert torch.allclose(model.head(emb.vnode), pred)
     assert torch.allclose(model.encode(b).vnode, emb.vnode)
 
@@ -198,7 +210,8 @@ def test_fused_bias_equals_reference(graphs):
 
 def test_edge_encoding_by_hand():
     # chain 0 -1- 1 -2- 2 (bond types 0 and 2): c_02 = (e(type 0) W_0 + e(type 2) W_1) / 2
-    g = Data(x=torch.zeros(3, 1, dtype=torch.long), edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]),
+    g = Data(x=torch.zeros(3, 1, dtype=torch.long),
+             edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]),
              edge_attr=torch.tensor([[0], [0], [2], [2]]),
              spd=torch.tensor([0, 1, 2, 1, 0, 1, 2, 1, 0], dtype=torch.uint8),
              path=torch.full((9, 3), -1, dtype=torch.int16), num_nodes=3)
@@ -218,7 +231,8 @@ def test_dropout_masks():
     assert set(m.unique().tolist()) == {0.0, 1.0} and abs(m.mean().item() - 0.9) < 2e-3
     h, y = torch.zeros(200_000), torch.ones(200_000)
     out = residual_dropout(h, y, 0.25, True)
-    assert set(out.unique().tolist()) == {0.0, torch.tensor(4 / 3).item()} and abs(out.mean().item() - 1) < 0.01
+    assert set(out.unique().tolist()) == {0.0, torch.tensor(4 / 3).item()}
+    assert abs(out.mean().item() - 1) < 0.01
     assert torch.equal(residual_dropout(h, y, 0.25, False), h + y)
 
 
@@ -229,3 +243,32 @@ def test_math_attention_matches_sdpa(graphs):
     for blk in model.blocks:
         blk.attention = "sdpa"
     assert torch.allclose(model(b), ref, atol=1e-5)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3])
+def test_cpu_attention_gradients(p):
+    from graphnorm.graph.graphormer import _BiasedAttention
+
+    B, L, H, d = 3, 5, 2, 4
+    gen = torch.Generator().manual_seed(0)
+    qkv = torch.randn(B, L, 3 * H * d, generator=gen, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(B, H, L, L, generator=gen, dtype=torch.float64)
+    bias[..., -1] = float("-inf")  # a padded key
+    bias.requires_grad_(True)
+
+    def reference(qkv, bias):
+        q, k, v = qkv.view(B, L, 3, H, d).permute(2, 0, 3, 1, 4).unbind(0)
+        probs = (q @ k.transpose(-1, -2) / d**0.5 + bias).softmax(-1)
+        if p > 0:
+            probs = probs * _keep_mask(probs.shape, p, probs.dtype) / (1 - p)
+        return (probs @ v).transpose(1, 2).reshape(B, L, H * d)
+
+    g = torch.randn(B, L, H * d, generator=gen, dtype=torch.float64)
+    results = []
+    for fn in (lambda a, b: _BiasedAttention.apply(a, b, H, p), reference):
+        torch.manual_seed(5)  # the same dropout mask in both
+        out = fn(qkv, bias)
+        results.append((out, *torch.autograd.grad((out * g).sum(), (qkv, bias))))
+    for a, b in zip(*results):
+        assert torch.allclose(a, b, atol=1e-10)
+    assert results[0][2][..., -1].abs().max() == 0  # no gradient into masked keys

@@ -172,6 +172,20 @@ def test_cls_is_position_zero_and_sepnorm_special_sees_it():
     assert shared.mean(0).abs().max() > 0.1
 
 
+@pytest.mark.parametrize("spec", ["ln", "sep:bn+bn"])
+def test_encode_padding_is_invisible(spec):
+    torch.manual_seed(0)
+    vit = tiny_vit(spec)
+    tokens = vit.embed_patches(images())
+    pad = torch.zeros(B, 16, dtype=torch.bool)
+    pad[:, 10:] = True
+    out = vit.encode(tokens, pad)
+    junk = tokens.clone()
+    junk[:, 10:] = 100.0 * torch.randn(B, 6, DIM)
+    out_junk = vit.encode(junk, pad)  # train mode: BN statistics must skip padding too
+    assert torch.allclose(out[:, :11], out_junk[:, :11], atol=1e-5)
+
+
 def test_recalibrate_batch_stats():
     torch.manual_seed(0)
     vit = tiny_vit("sep:bn+ln")
