@@ -22,8 +22,7 @@ import os
 import sys
 
 if __name__ == "__main__":  # must precede the first OpenMP use, i.e. importing torch
-    _wait = "active" if "--omp-wait" in sys.argv and "active" in sys.argv else "PASSIVE"
-    if _wait == "PASSIVE":
+    if not {"active", "--omp-wait=active"} & set(sys.argv[1:]):
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import gzip

@@ -8,15 +8,15 @@ cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
 case "${1:-zinc}" in
   zinc)
-    NAME=zinc-subset; EPOCHS=${EPOCHS:-30}; SEEDS=${SEEDS:-2}
+    NAME=zinc-subset; EPOCHS=${EPOCHS:-15}; SEEDS=${SEEDS:-2}
     NORMS=${NORMS:-ln,sep:bn+ln,sep:bn+bn}
     CMD=("$BIN/graphnorm" benchmark --config experiments/configs/zinc_subset_cpu.yaml
-         --norms "$NORMS" --seeds "$SEEDS" --max-epochs "$EPOCHS" --out "bench/$NAME" --no-progress) ;;
+         --norms "$NORMS" --seeds "$SEEDS" --max-epochs "$EPOCHS" --out "bench/$NAME" --no-progress --threads 1) ;;
   molhiv)
     NAME=ogbg-molhiv; EPOCHS=${EPOCHS:-3}; SEEDS=${SEEDS:-3}
     NORMS=${NORMS:-ln,bn,sep:bn+ln,sep:bn+bn,sep:ln+ln,sep:ln+bn,isobn}
     CMD=("$BIN/graphnorm" benchmark --config experiments/configs/molhiv.yaml
-         --norms "$NORMS" --seeds "$SEEDS" --max-epochs "$EPOCHS" --out "bench/$NAME" --no-progress) ;;
+         --norms "$NORMS" --seeds "$SEEDS" --max-epochs "$EPOCHS" --out "bench/$NAME" --no-progress --threads 1) ;;
   *) echo "usage: $0 zinc|molhiv" >&2; exit 2 ;;
 esac
 echo "${CMD[*]}"

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="YAML config (see experiments/configs/)")
     p.add_argument("--dataset", choices=["zinc-subset", "zinc-full", "ogbg-molhiv"])
-    p.add_argument("--preset", choices=["slim", "tiny"], help="model size (default slim)")
+    p.add_argument("--preset", choices=["slim", "small", "tiny"], help="model size (default slim)")
     p.add_argument("--norm", help="norm spec, e.g. ln, sep:bn+ln, isobn (see graphnorm.norms)")
     p.add_argument("--sep-slots", dest="sep_slots", choices=["all", "blocks", "final"])
     p.add_argument("--max-epochs", dest="max_epochs", type=int)

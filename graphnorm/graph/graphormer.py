@@ -75,10 +75,13 @@ class GraphormerConfig:
         self.atom_feature_dims = tuple(int(d) for d in self.atom_feature_dims)
         self.edge_feature_dims = tuple(int(d) for d in self.edge_feature_dims)
 
-    def slot_norm(self, slot: str) -> str:
-        """Norm spec of a slot: "attn" / "ffn" (per block) or "final"."""
+    def slot_norm(self, slot: str, layer: int = -1) -> str:
+        """Norm spec of a slot: "attn" / "ffn" of block ``layer``, or "final"."""
         chosen = {"all": True, "final": slot == "final", "blocks": slot != "final"}[self.sep_slots]
-        return self.norm if chosen else self.other_norm
+        spec = self.norm if chosen else self.other_norm
+        if slot == "attn" and layer == 0:
+            spec = _no_batch_stats_on_constant_vnode(spec)
+        return spec
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
@@ -190,15 +193,31 @@ class _BiasedAttention(torch.autograd.Function):
         return dqkv, dbias, None, None
 
 
+def _no_batch_stats_on_constant_vnode(spec: str) -> str:
+    """The first norm sees the learned [VNode] embedding, identical for every graph.
+
+    Batch statistics of a constant have zero variance: in training BN outputs its bias, its
+    running variance decays to 0, and in evaluation any drift of the embedding is amplified by
+    up to 1/sqrt(eps) ~ 316 — a train/eval mismatch. That one special channel therefore uses
+    LayerNorm; every later norm sees a [VNode] that has attended to its graph.
+    """
+    spec = spec.strip().lower()
+    if spec.startswith("sep:"):
+        special, tokens = spec[4:].split("+", 1)
+        if special in ("bn", "isobn"):
+            return f"sep:ln+{tokens}"
+    return spec
+
+
 class GraphormerBlock(nn.Module):
     """Pre-norm Transformer block with an additive attention bias."""
 
-    def __init__(self, cfg: GraphormerConfig):
+    def __init__(self, cfg: GraphormerConfig, layer: int = 0):
         super().__init__()
         D = cfg.hidden
         self.heads, self.head_dim = cfg.heads, D // cfg.heads
         self.attention_dropout, self.attention = cfg.attention_dropout, cfg.attention
-        self.attn_norm = build_norm(cfg.slot_norm("attn"), D)
+        self.attn_norm = build_norm(cfg.slot_norm("attn", layer), D)
         self.qkv = nn.Linear(D, 3 * D)  # one matmul for Q, K, V
         self.out = nn.Linear(D, D)
         self.ffn_norm = build_norm(cfg.slot_norm("ffn"), D)
@@ -260,7 +279,7 @@ class Graphormer(nn.Module):
         self.degree_encoder = CentralityEncoding(cfg.max_degree, D)
         self.vnode = nn.Parameter(torch.empty(1, 1, D))  # [VNode] ("graph token")
         self.attn_bias = AttentionBias(cfg.heads, cfg.max_dist, cfg.edge_feature_dims, cfg.max_hops)
-        self.blocks = nn.ModuleList(GraphormerBlock(cfg) for _ in range(cfg.num_layers))
+        self.blocks = nn.ModuleList(GraphormerBlock(cfg, i) for i in range(cfg.num_layers))
         self.final_norm = build_norm(cfg.slot_norm("final"), D)
         self.head = nn.Linear(D, cfg.num_tasks)
         self.reset_parameters()

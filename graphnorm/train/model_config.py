@@ -6,6 +6,8 @@ from graphnorm.graph import GraphormerConfig, vocab_dims
 PRESETS = {
     # Graphormer-slim (Ying et al. 2021, ZINC): 12 layers, hidden 80, FFN 80, 8 heads
     "slim": dict(num_layers=12, hidden=80, ffn_hidden=80, heads=8),
+    # a CPU-budget model for MolHIV benchmarks: a third of slim's depth, ~4x faster
+    "small": dict(num_layers=4, hidden=64, ffn_hidden=64, heads=8),
     # a small model for smoke tests and quick CPU experiments
     "tiny": dict(num_layers=2, hidden=32, ffn_hidden=32, heads=4),
 }

@@ -95,7 +95,7 @@ class GraphormerModule(L.LightningModule):
             (no_decay if p.ndim < 2 or "norm" in name or "embed" in name else decay).append(p)
         opt = torch.optim.AdamW(
             [{"params": decay, "weight_decay": tc["weight_decay"]},
-             {"params": no_decay, "weight_decay": 0.0}], lr=tc["lr"])
+             {"params": no_decay, "weight_decay": 0.0}], lr=tc["lr"], fused=True)
         total = tc.get("total_steps") or tc["max_epochs"] * self.steps_per_epoch
         warmup = tc.get("warmup_steps") or max(1, int(tc["warmup_fraction"] * total))
         sched = warmup_linear_decay(opt, warmup, total, tc["lr"], tc["end_lr"])

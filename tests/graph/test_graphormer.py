@@ -272,3 +272,17 @@ def test_cpu_attention_gradients(p):
     for a, b in zip(*results):
         assert torch.allclose(a, b, atol=1e-10)
     assert results[0][2][..., -1].abs().max() == 0  # no gradient into masked keys
+
+
+def test_first_norm_keeps_batch_statistics_off_the_constant_vnode():
+    from graphnorm.graph import GraphormerConfig, Graphormer
+    from graphnorm.norms import BatchNorm, IsoBN, LayerNorm
+
+    for spec, kind in (("sep:bn+ln", BatchNorm), ("sep:isobn+ln", IsoBN)):
+        model = Graphormer(GraphormerConfig(num_layers=2, hidden=16, ffn_hidden=16, heads=4, norm=spec))
+        assert isinstance(model.blocks[0].attn_norm.special, LayerNorm)  # sees the constant [VNode]
+        assert isinstance(model.blocks[0].ffn_norm.special, kind)
+        assert isinstance(model.blocks[1].attn_norm.special, kind)
+        assert isinstance(model.final_norm.special, kind)
+    plain = Graphormer(GraphormerConfig(num_layers=1, hidden=16, ffn_hidden=16, heads=4, norm="bn"))
+    assert isinstance(plain.blocks[0].attn_norm, BatchNorm)  # not SepNorm: atoms vary, left alone
