@@ -3,6 +3,7 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,3 +35,12 @@ def zinc_subset(raw_dir, cache_root):
     from graphnorm.data import load_dataset
 
     return load_dataset("zinc-subset", raw_dir=raw_dir, root=cache_root, progress=False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_thread():
+    """Small tensors: extra OpenMP threads only add overhead (and spin on a busy machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -17,17 +17,9 @@ from .metrics import (
 
 _PLOTS = ("plot_spectra", "plot_dimension_distributions", "plot_explained_variance")
 
-__all__ = [
-    "uniformity",
-    "uniformity_loss",
-    "spectral_uniformity_loss",
-    "singular_values",
-    "explained_variance",
-    "explained_variance_curve",
-    "effective_rank",
-    "embedding_report",
-    *_PLOTS,
-]
+from .metrics import __all__ as _METRICS
+
+__all__ = [*_METRICS, *_PLOTS]
 
 
 def __getattr__(name: str):

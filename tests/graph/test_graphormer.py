@@ -29,15 +29,6 @@ def tiny(norm="ln", **kw) -> Graphormer:
     return model
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Small tensors: OpenMP threads only add overhead (and spin on a busy machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def graphs():
     return [smiles_to_data(s, vocab="zinc") for s in MOLS]

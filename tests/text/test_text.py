@@ -16,15 +16,6 @@ from graphnorm.text import (
 V, D = 50, 32
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny tensors: one thread is faster and avoids oversubscription on shared CPUs."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def _batch(B=4, L=10, seed=0, pad_id=0):
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(2, V, (B, L), generator=g)

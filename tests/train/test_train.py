@@ -103,3 +103,12 @@ def test_cli_predict_file_and_exit_codes(tiny_run, tmp_path):
     empty = tmp_path / "empty.smi"
     empty.write_text("")
     assert main(["predict", "--checkpoint", str(out / "best.ckpt"), "--input", str(empty)]) == 2
+
+
+def test_uniformity_weight_adds_the_term(raw_dir, cache_root, zinc_subset, tmp_path):
+    result = train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=1, limit_train=128,
+                               uniformity_weight=0.1, uniformity_on_tokens=True))
+    log = pd.read_csv(tmp_path / "logs" / "metrics.csv")
+    values = log["train/uniformity"].dropna()
+    assert len(values) > 0 and (values <= 0).all() and (values >= -8).all()  # two L_U terms in [-4, 0]
+    assert result["config"]["uniformity_weight"] == 0.1
