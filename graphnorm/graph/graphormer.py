@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..norms import build_norm
+from ..norms import build_norm, constant_special_spec
 from .collate import GraphBatch
 from .encodings import AtomEncoder, AttentionBias, CentralityEncoding
 
@@ -80,7 +80,7 @@ class GraphormerConfig:
         chosen = {"all": True, "final": slot == "final", "blocks": slot != "final"}[self.sep_slots]
         spec = self.norm if chosen else self.other_norm
         if slot == "attn" and layer == 0:
-            spec = _no_batch_stats_on_constant_vnode(spec)
+            spec = constant_special_spec(spec)  # the [VNode] is still the same for all graphs
         return spec
 
     def to_dict(self) -> dict:
@@ -191,22 +191,6 @@ class _BiasedAttention(torch.autograd.Function):
         dbias = ds.view(B, H, L, L) if ctx.needs_input_grad[1] else None
         dqkv = dqkv.view(3, B, H, L, d).permute(1, 3, 0, 2, 4).reshape(B, L, 3 * H * d)
         return dqkv, dbias, None, None
-
-
-def _no_batch_stats_on_constant_vnode(spec: str) -> str:
-    """The first norm sees the learned [VNode] embedding, identical for every graph.
-
-    Batch statistics of a constant have zero variance: in training BN outputs its bias, its
-    running variance decays to 0, and in evaluation any drift of the embedding is amplified by
-    up to 1/sqrt(eps) ~ 316 — a train/eval mismatch. That one special channel therefore uses
-    LayerNorm; every later norm sees a [VNode] that has attended to its graph.
-    """
-    spec = spec.strip().lower()
-    if spec.startswith("sep:"):
-        special, tokens = spec[4:].split("+", 1)
-        if special in ("bn", "isobn"):
-            return f"sep:ln+{tokens}"
-    return spec
 
 
 class GraphormerBlock(nn.Module):

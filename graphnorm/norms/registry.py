@@ -54,3 +54,24 @@ def build_norm(spec: str, dim: int, isobn_beta: float = 0.5) -> TokenNorm:
         special, tokens = (_base(p, dim, spec, isobn_beta) for p in parts)
         return SepNorm(special, tokens)
     return _base(spec, dim, spec, isobn_beta)
+
+
+BATCH_STAT_NORMS = ("bn", "isobn")
+
+
+def constant_special_spec(spec: str) -> str:
+    """``spec`` for a norm whose special token is the same vector for every sample.
+
+    The first norm of a pre-norm encoder sees the learned [CLS]/[VNode] embedding before any
+    attention: a constant across the batch. Batch statistics of a constant have zero
+    variance, so in training BN outputs its bias while its running variance decays to 0, and
+    in evaluation any drift of the embedding is amplified by up to 1/sqrt(eps) ~ 316 — a
+    train/eval mismatch. There a batch-statistics special channel is replaced by ``ln``
+    (``sep:bn+ln`` -> ``sep:ln+ln``); every other spec is returned unchanged.
+    """
+    s = spec.strip().lower()
+    if s.startswith("sep:") and "+" in s:
+        special, tokens = s[4:].split("+", 1)
+        if special in BATCH_STAT_NORMS:
+            return f"sep:ln+{tokens}"
+    return spec

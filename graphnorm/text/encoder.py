@@ -42,17 +42,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnorm.norms import IsoBN, build_norm
-
-
-def constant_cls_spec(spec: str) -> str:
-    """``spec`` with a batch-statistics [CLS] channel replaced by ``ln`` (see module doc)."""
-    s = spec.strip().lower()
-    if s.startswith("sep:") and "+" in s:
-        special, tokens = s[4:].split("+", 1)
-        if special in ("bn", "isobn"):
-            return f"sep:ln+{tokens}"
-    return spec
+from graphnorm.norms import IsoBN, build_norm, constant_special_spec as constant_cls_spec
 
 
 def _bert_init(module: nn.Module, std: float = 0.02) -> None:

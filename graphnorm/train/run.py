@@ -61,7 +61,7 @@ def train(cfg: TrainConfig) -> dict:
         max_epochs=cfg.max_epochs, accelerator=cfg.accelerator, devices=cfg.devices,
         strategy=cfg.strategy, callbacks=[best_cb, last_cb, speed],
         logger=CSVLogger(out, name="logs", version=""), gradient_clip_val=cfg.grad_clip,
-        enable_progress_bar=cfg.progress, log_every_n_steps=10, deterministic=False,
+        enable_progress_bar=cfg.progress, log_every_n_steps=max(1, min(10, dm.steps_per_epoch())), deterministic=False,
         enable_model_summary=cfg.progress)
     ckpt = out / "last.ckpt"
     if cfg.resume and not ckpt.is_file():

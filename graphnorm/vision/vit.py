@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnorm.norms import DualPatchNorm, build_norm
+from graphnorm.norms import DualPatchNorm, build_norm, constant_special_spec
 
 
 def patchify(images: Tensor, patch_size: int) -> Tensor:
@@ -93,10 +93,12 @@ class Attention(nn.Module):
 class Block(nn.Module):
     """Pre-norm transformer block: ``x + MHSA(N1(x))`` then ``x + MLP(N2(x))``."""
 
-    def __init__(self, dim: int, heads: int, mlp_ratio: float = 4.0, norm: str = "ln"):
+    def __init__(self, dim: int, heads: int, mlp_ratio: float = 4.0, norm: str = "ln",
+                 first: bool = False):
         super().__init__()
         hidden = int(dim * mlp_ratio)
-        self.norm1 = build_norm(norm, dim)
+        # the first norm sees the learned [CLS], the same for every image: no batch statistics
+        self.norm1 = build_norm(constant_special_spec(norm) if first else norm, dim)
         self.attn = Attention(dim, heads)
         self.norm2 = build_norm(norm, dim)
         self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
@@ -164,7 +166,7 @@ class VisionTransformer(nn.Module):
             self.pos_embed = nn.Parameter(torch.zeros(1, self.num_patches, dim))
         else:
             self.register_buffer("pos_embed", sincos_pos_embed_2d(dim, *self.grid)[None])
-        self.blocks = nn.ModuleList(Block(dim, heads, mlp_ratio, norm) for _ in range(depth))
+        self.blocks = nn.ModuleList(Block(dim, heads, mlp_ratio, norm, first=i == 0) for i in range(depth))
         self.norm = build_norm(norm, dim)
         self.reset_parameters()
 

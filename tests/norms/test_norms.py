@@ -157,3 +157,18 @@ def test_reset_parameters_restores_initial_state():
     norm.reset_parameters()
     assert norm.special.num_batches_tracked == 0
     torch.testing.assert_close(norm.special.running_mean, torch.zeros(D))
+
+
+def test_constant_special_spec_removes_batch_stats_from_the_special_channel():
+    from graphnorm.norms import constant_special_spec
+
+    assert constant_special_spec("sep:bn+ln") == "sep:ln+ln"
+    assert constant_special_spec("sep:isobn+bn") == "sep:ln+bn"
+    for spec in ("ln", "bn", "sep:ln+bn", "sep:rms+ln"):
+        assert constant_special_spec(spec) == spec
+    # why: BN of a constant special token has zero batch variance and a decaying running var
+    norm = build_norm("sep:bn+ln", D).train()
+    const = torch.randn(1, 1, D).expand(16, 1, D)
+    for _ in range(50):
+        norm(torch.cat([const, torch.randn(16, 3, D)], 1))
+    assert norm.special.running_var.max() < 0.01
