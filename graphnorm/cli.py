@@ -5,6 +5,7 @@ Heavy imports happen inside each command so ``graphnorm --help`` stays instant.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -136,6 +137,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return args.func(args)
     except (FileNotFoundError, ValueError, RuntimeError) as err:
+        if os.environ.get("GRAPHNORM_DEBUG"):  # full traceback for bug reports
+            raise
         print(f"graphnorm {args.command}: error: {err}", file=sys.stderr)
         return 2
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import platform
+import warnings
 import subprocess
 import time
 from pathlib import Path
@@ -35,7 +36,16 @@ def git_sha() -> str:
         return "unknown"
 
 
+# Lightning notices that say nothing about this run: our run directory holds logs/ before the
+# first checkpoint, and a deprecation inside Lightning's own pytree helper.
+warnings.filterwarnings("ignore", message=r".*exists and is not empty.*")
+warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*")
+
+
 def train(cfg: TrainConfig) -> dict:
+    from graphnorm.norms import build_norm
+
+    build_norm(cfg.norm, 8)  # a typo in the norm spec fails now, not after loading data
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     if cfg.threads:
