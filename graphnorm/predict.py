@@ -17,7 +17,7 @@ import torch
 
 from graphnorm.checkpoint import LoadedModel, load_checkpoint
 from graphnorm.graph import collate_graphs
-from graphnorm.graph.featurize import FEATURIZER_VERSION, smiles_to_data
+from graphnorm.graph.featurize import FEATURIZER_VERSION, smiles_to_data, smiles_to_data_many
 
 
 class Predictor:
@@ -45,10 +45,20 @@ class Predictor:
         smiles = list(smiles)
         preds: list = [None] * len(smiles)
         errors: list = [""] * len(smiles)
+        # batched featurization (shortest paths of many molecules at once); a row it cannot
+        # featurize is redone alone to get its own error message
+        clean = [None if x is None else str(x).strip() for x in smiles]
+        todo = [i for i, x in enumerate(clean) if x]
+        done = smiles_to_data_many([clean[i] for i in todo], vocab=self.vocab, max_hops=self.max_hops,
+                                   max_dist=self.max_dist, errors="none") if todo else []
+        got = dict(zip(todo, done))
         graphs = []
-        for i, s in enumerate(smiles):
+        for i in range(len(smiles)):
+            if got.get(i) is not None:
+                graphs.append((i, got[i]))
+                continue
             try:
-                graphs.append((i, self._featurize(s)))
+                graphs.append((i, self._featurize(smiles[i])))
             except Exception as err:  # a bad row gets its message; the others go on
                 errors[i] = f"{type(err).__name__}: {err}"
         graphs.sort(key=lambda t: int(t[1].num_nodes))  # similar sizes together: less padding
