@@ -181,6 +181,21 @@ def evaluate(model: TextClassifier, data, batch_size: int = 512) -> tuple[float,
     return correct / len(y), torch.cat(cls), torch.cat(feats)
 
 
+CLS_SEED0: dict = {}  # (task, config) -> test-set [CLS] embeddings of seed 0
+
+
+def plot_cls(out: Path) -> None:
+    """[CLS] spectra, explained variance and per-dimension distributions, configs side by side."""
+    from graphnorm.analysis import (plot_dimension_distributions, plot_explained_variance,
+                                    plot_spectra, singular_values)
+
+    for task in sorted({t for t, _ in CLS_SEED0}):
+        z = {c: v for (t, c), v in CLS_SEED0.items() if t == task}
+        plot_spectra({c: singular_values(v) for c, v in z.items()}, out / f"cls_spectra_{task}.png")
+        plot_explained_variance(z, out / f"cls_explained_variance_{task}.png")
+        plot_dimension_distributions(z, out / f"cls_dimensions_{task}.png")
+
+
 def train_run(task: dict, config: str, seed: int, args) -> dict:
     norm, isobn_head, constant_cls_ln = CONFIGS[config]
     torch.manual_seed(seed)
@@ -208,6 +223,8 @@ def train_run(task: dict, config: str, seed: int, args) -> dict:
             losses.append(loss.item())
     train_s = time.perf_counter() - t0
     acc, cls, feats = evaluate(model, task["test"])
+    if seed == 0:  # kept for the [CLS] plots of the report
+        CLS_SEED0[(task["name"], config)] = cls
     row = {"task": task["name"], "config": config, "seed": seed, "test_acc": acc,
            "final_train_loss": statistics.mean(losses[-20:]), "train_s": train_s}
     if embedding_report is not None:
@@ -336,6 +353,8 @@ def main(argv=None) -> None:
                       f"loss {row['final_train_loss']:.3f} ({row['train_s']:.1f} s)", flush=True)
     wall = time.perf_counter() - t0
     summarize(rows, tasks, args, wall, args.out)
+    if embedding_report is not None:
+        plot_cls(args.out)
     (args.out / "config.json").write_text(json.dumps(
         {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}, indent=1))
     print(f"done in {wall:.0f} s -> {args.out}/summary.md")
