@@ -35,7 +35,7 @@ class GraphDataModule(L.LightningDataModule):
             return
         splits = load_dataset(self.name, raw_dir=self.raw_dir, root=self.cache_root,
                               max_hops=self.max_hops, progress=self.progress)
-        self.checksum = getattr(splits, "checksum", None) or splits.get("checksum")
+        self.checksum = splits.checksum
         limits = {"train": self.limit_train, "val": self.limit_eval, "test": self.limit_eval}
         self.splits = {k: _head(splits[k], limits[k]) for k in ("train", "val", "test")}
 

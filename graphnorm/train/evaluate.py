@@ -12,11 +12,7 @@ from .metrics import compute_metric
 def predictloader(loaded, loader) -> tuple[torch.Tensor, torch.Tensor]:
     preds, ys = [], []
     for batch in loader:
-        with torch.no_grad():
-            out = loaded.model(batch)
-        if loaded.task["task_type"] == "regression":
-            out = out * loaded.target_std + loaded.target_mean
-        preds.append(out)
+        preds.append(loaded.predict_batch(batch))  # sigmoid for binary: ROC-AUC is unchanged
         ys.append(batch.y)
     return torch.cat(preds), torch.cat(ys)
 
