@@ -12,6 +12,14 @@ equivalent when the threads are busy). With other processes on the cores, OpenMP
 wait policy collapses multi-thread throughput (threads spin for cores that are taken), so
 the default here is OMP_WAIT_POLICY=PASSIVE; ``--omp-wait active`` restores libgomp's spin.
 
+Two more rows bound what this machine can give:
+- "ddp 2x1": two processes of one thread each (``DistributedDataParallel``, gloo), each
+  training on half of every batch of 256 (the same global batch and gradient), as
+  ``graphnorm train --devices 2 --strategy ddp --threads 1`` does.
+- "ceiling": the attention core (softmax(QK^T/sqrt(d) + A) V, forward and backward) replaced
+  by a free pass-through of V. Everything else stays (projections, FFN, norms, dropout,
+  the bias encodings, AdamW): no attention kernel, however fused, can beat this row.
+
     GRAPHNORM_RAW_DIR=../shared/datasets python experiments/bench_throughput.py
     python experiments/bench_throughput.py --threads 1 --profile
 """
@@ -32,6 +40,7 @@ from pathlib import Path
 
 import torch
 
+import graphnorm.graph.graphormer as graphormer_mod
 from graphnorm.graph import LengthBucketSampler, collate_graphs, graphormer_slim
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,6 +109,23 @@ def timed(fn, items, warmup: int) -> tuple[float, float, int]:
     return wall, cpu, graphs
 
 
+def train_step(model, opt):
+    def step(b):
+        loss = (model(b).squeeze(-1) - b.y.squeeze(-1)).abs().mean()  # L1 as in the paper
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def free_attention(qkv, bias, heads, p=0.0, impl="auto"):
+    """The "ceiling" stand-in for the attention core: V itself (plus a zero use of the bias
+    so that the bias encodings still get their backward pass)."""
+    D = qkv.shape[-1] // 3
+    return qkv[..., 2 * D :] + bias.sum() * 0.0
+
+
 def run_config(graphs, args, attention_dropout: float, bucket: bool, mode: str) -> dict:
     torch.manual_seed(0)
     lists = make_batches(graphs, args.batch_size, bucket)
@@ -109,19 +135,18 @@ def run_config(graphs, args, attention_dropout: float, bucket: bool, mode: str) 
     real = sum(int(b.node_mask.sum()) for b in batches)
     padded = sum(b.node_mask.numel() for b in batches)
     model = graphormer_slim(num_tasks=1, vocab="zinc", attention_dropout=attention_dropout)
-    if mode == "train":
+    for b in batches:
+        b.y = torch.randn(b.num_graphs, 1)
+    if mode in ("train", "ceiling"):
         model.train()
         opt = torch.optim.AdamW(model.parameters(), lr=2e-4, weight_decay=0.01, fused=True)
-
-        def step(b):
-            loss = (model(b).squeeze(-1) - b.y.squeeze(-1)).abs().mean()  # L1 as in the paper
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-
-        for b in batches:
-            b.y = torch.randn(b.num_graphs, 1)
-        wall, cpu, n = timed(step, batches, args.warmup)
+        saved = graphormer_mod.biased_attention
+        if mode == "ceiling":
+            graphormer_mod.biased_attention = free_attention
+        try:
+            wall, cpu, n = timed(train_step(model, opt), batches, args.warmup)
+        finally:
+            graphormer_mod.biased_attention = saved
     else:
         model.eval()
 
@@ -135,6 +160,61 @@ def run_config(graphs, args, attention_dropout: float, bucket: bool, mode: str) 
         "graphs_per_s": n / wall, "graphs_per_cpu_s": n / cpu,
         "ms_per_batch": wall / (len(batches) - args.warmup) * 1e3,
         "real_node_fraction": real / padded, "collate_ms_per_batch": collate_ms,
+    }
+
+
+def _ddp_worker(rank: int, world: int, batches: list, warmup: int, port: int, out: str) -> None:
+    """One rank of the "ddp" row: one thread, the rank's half of every batch."""
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world)
+    torch.manual_seed(0)
+    model = DistributedDataParallel(graphormer_slim(num_tasks=1, vocab="zinc").train())
+    opt = torch.optim.AdamW(model.parameters(), lr=2e-4, weight_decay=0.01, fused=True)
+    mine = [b[rank] for b in batches]
+    step = train_step(model, opt)
+    for b in mine[:warmup]:
+        step(b)
+    dist.barrier()
+    t0, c0 = time.perf_counter(), time.process_time()
+    for b in mine[warmup:]:
+        step(b)
+    dist.barrier()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    Path(out, f"rank{rank}.json").write_text(json.dumps({"wall": wall, "cpu": cpu}))
+    dist.destroy_process_group()
+
+
+def run_ddp(graphs, args, world: int = 2) -> dict:
+    """Global batch ``args.batch_size`` split over ``world`` one-thread processes."""
+    import socket
+    import tempfile
+
+    import torch.multiprocessing as mp
+
+    lists = make_batches(graphs, args.batch_size, True)
+    batches = []
+    for g in lists:
+        parts = [collate_graphs(g[r::world]) for r in range(world)]
+        for b in parts:
+            b.y = torch.randn(b.num_graphs, 1)
+        batches.append(parts)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with tempfile.TemporaryDirectory() as out:
+        mp.spawn(_ddp_worker, args=(world, batches, args.warmup, port, out), nprocs=world)
+        ranks = [json.loads(Path(out, f"rank{r}.json").read_text()) for r in range(world)]
+    wall = max(r["wall"] for r in ranks)
+    n = sum(len(g) for g in lists[args.warmup:])
+    return {
+        "mode": f"ddp {world}x1", "attn_dropout": 0.1, "bucketing": True,
+        "graphs_per_s": n / wall, "graphs_per_cpu_s": n / sum(r["cpu"] for r in ranks),
+        "ms_per_batch": wall / (len(lists) - args.warmup) * 1e3,
+        "real_node_fraction": float("nan"), "collate_ms_per_batch": float("nan"),
     }
 
 
@@ -156,6 +236,10 @@ def profile(graphs, args) -> None:
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
 
 
+def pct(x: float) -> str:
+    return "-" if x != x else f"{x:.0%}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -167,6 +251,7 @@ def main() -> None:
     ap.add_argument("--omp-wait", choices=["passive", "active"], default="passive")
     ap.add_argument("--profile", action="store_true", help="torch.profiler table of training")
     ap.add_argument("--json", type=Path, help="also write the rows here")
+    ap.add_argument("--no-ddp", action="store_true", help="skip the two-process row")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     graphs, source = zinc_train_graphs(args.num_graphs)
@@ -184,8 +269,14 @@ def main() -> None:
     for mode, ad, bucket in [
         ("train", 0.1, False), ("train", 0.1, True), ("train", 0.0, False),
         ("train", 0.0, True), ("infer", 0.0, False), ("infer", 0.0, True),
+        ("ceiling", 0.1, True), ("ddp", 0.1, True),
     ]:
-        rows.append(run_config(graphs, args, ad, bucket, mode))
+        if mode == "ddp":
+            if args.no_ddp:
+                continue
+            rows.append(run_ddp(graphs, args))
+        else:
+            rows.append(run_config(graphs, args, ad, bucket, mode))
         r = rows[-1]
         print(f"  {mode} attn_dropout={ad} bucketing={bucket}: {r['graphs_per_s']:.0f} g/s",
               file=sys.stderr)
@@ -195,8 +286,8 @@ def main() -> None:
     for r in rows:
         print(f"| {r['mode']} | {r['attn_dropout']} | {'yes' if r['bucketing'] else 'no'} "
               f"| {r['graphs_per_s']:.0f} | {r['graphs_per_cpu_s'] * args.threads:.0f} "
-              f"| {r['ms_per_batch']:.0f} | {r['real_node_fraction']:.0%} "
-              f"| {r['collate_ms_per_batch']:.1f} |")
+              f"| {r['ms_per_batch']:.0f} | {pct(r['real_node_fraction'])} "
+              f"| {r['collate_ms_per_batch']:.1f} |".replace("nan", "-"))
     print(f"load avg after: {os.getloadavg()[0]:.1f}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

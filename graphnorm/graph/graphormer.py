@@ -25,13 +25,14 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..norms import build_norm, constant_special_spec
+from .attention import ATTENTION_IMPLS, biased_attention
 from .collate import GraphBatch
+from .dropout import dropout, residual_dropout
 from .encodings import AtomEncoder, AttentionBias, CentralityEncoding
 
 ZINC_ATOM_DIMS = (28,)  # ZINC (Dwivedi et al.) atom-type dictionary
 ZINC_BOND_DIMS = (3,)  # single, double, triple (kekulized)
 SEP_SLOTS = ("all", "final", "blocks")
-ATTENTION_IMPLS = ("auto", "sdpa", "math")
 
 
 def vocab_dims(vocab: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -63,7 +64,7 @@ class GraphormerConfig:
     max_dist: int = 20
     max_hops: int = 5
     num_tasks: int = 1
-    attention: str = "auto"  # "auto" | "sdpa" | "math", see GraphormerBlock.attend
+    attention: str = "auto"  # "auto" | "sdpa" | "math", see graph.attention
 
     def __post_init__(self):
         if self.sep_slots not in SEP_SLOTS:
@@ -104,93 +105,10 @@ class GraphEmbeddings(NamedTuple):
     node_mask: Tensor  # bool [B, N]   True = real atom
 
 
-def _keep_mask(shape, p: float, dtype: torch.dtype) -> Tensor:
-    """0/1 float mask with P(1) = 1 - p from four 16-bit lanes per 64-bit random draw.
-
-    CPU ``bernoulli_`` draws one random number per element (~20 ns each here: with it,
-    dropout masks were the largest cost of a training step); p is exact to 2^-16.
-    """
-    n = math.prod(shape)
-    bits = torch.randint(-(2**63), 2**63 - 1, ((n + 3) // 4,), dtype=torch.int64)
-    lanes = bits.view(torch.int16)[:n].view(shape)  # uniform on [-2^15, 2^15)
-    return torch.ge(lanes, round(p * 65536) - 32768, out=torch.empty(shape, dtype=dtype))
-
-
 def _linear(x: Tensor, layer: nn.Linear) -> Tensor:
     """``layer(x)`` as a matmul plus an in-place bias add: on CPU, ``addmm`` with a broadcast
     bias (what ``F.linear`` calls) made the training step ~8% slower for these [B*L, 80] inputs."""
     return F.linear(x, layer.weight).add_(layer.bias)
-
-
-def residual_dropout(h: Tensor, y: Tensor, p: float, training: bool) -> Tensor:
-    """``h + y * m / (1 - p)``, m ~ Bernoulli(1 - p) (inverted dropout on the branch y).
-
-    On CPU one ``addcmul`` applies mask, scale and residual; elsewhere ``F.dropout``.
-    """
-    if not training or p == 0.0:
-        return h + y
-    if y.device.type != "cpu" or p >= 1.0:
-        return h + F.dropout(y, p, training=True)
-    return torch.addcmul(h, y, _keep_mask(y.shape, p, y.dtype), value=1.0 / (1.0 - p))
-
-
-def dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    """Inverted dropout ``x * m / (1 - p)`` with the cheap CPU mask of ``_keep_mask``."""
-    if not training or p == 0.0:
-        return x
-    if x.device.type != "cpu" or p >= 1.0:
-        return F.dropout(x, p, training=True)
-    return x * _keep_mask(x.shape, p, x.dtype).mul_(1.0 / (1.0 - p))
-
-
-class _BiasedAttention(torch.autograd.Function):
-    """CPU attention from the fused projection: ``qkv [B, L, 3D], bias [B, H, L, L] -> [B, L, D]``.
-
-    out = (softmax(q k^T / sqrt(d) + bias) * m / (1 - p)) v per head, m the dropout mask.
-    Written out (not left to autograd) to pick operand layouts that MKL's batched GEMM runs
-    fast for d = 10 (a transposed right operand costs ~2x, ``baddbmm`` with it ~3x), to skip
-    autograd's unbind/stack copies of q, k, v, and to reuse one mask pass forward and back.
-    """
-
-    @staticmethod
-    def forward(ctx, qkv: Tensor, bias: Tensor, heads: int, p: float) -> Tensor:
-        B, L, D3 = qkv.shape
-        d = D3 // (3 * heads)
-        BH, alpha = B * heads, d**-0.5
-        x = qkv.view(B, L, 3, heads, d)
-        q = x[:, :, 0].transpose(1, 2).reshape(BH, L, d)  # [BH, L, d]
-        kt = x[:, :, 1].permute(0, 2, 3, 1).reshape(BH, d, L)  # [BH, d, L]
-        v = x[:, :, 2].transpose(1, 2).reshape(BH, L, d)  # [BH, L, d]
-        probs = torch.baddbmm(bias.reshape(BH, L, L), q, kt, alpha=alpha).softmax(-1)
-        mask = _keep_mask(probs.shape, p, probs.dtype) if p > 0 else None  # [BH, L, L]
-        pm = probs * mask if p > 0 else probs
-        out = torch.bmm(pm, v)  # [BH, L, d]
-        if p > 0:
-            out.mul_(1.0 / (1.0 - p))
-        ctx.save_for_backward(q, kt, v, probs, mask, pm)
-        ctx.dims = (B, L, heads, d, p)
-        return out.view(B, heads, L, d).transpose(1, 2).reshape(B, L, heads * d)
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad: Tensor):
-        q, kt, v, probs, mask, pm = ctx.saved_tensors
-        B, L, H, d, p = ctx.dims
-        BH, alpha = B * H, d**-0.5
-        go = grad.reshape(B, L, H, d).transpose(1, 2).reshape(BH, L, d)  # dOut per head
-        if p > 0:
-            go = go * (1.0 / (1.0 - p))
-        dqkv = grad.new_empty(3, BH, L, d)  # dq, dk, dv, moved to [B, L, 3, H, d] at the end
-        torch.bmm(pm.transpose(1, 2), go, out=dqkv[2])  # dv = pm^T dOut
-        dpm = torch.bmm(go, v.transpose(1, 2).contiguous())  # [BH, L, L]
-        if p > 0:
-            dpm.mul_(mask)
-        ds = torch._softmax_backward_data(dpm, probs, -1, probs.dtype)  # d scores
-        torch.bmm(ds, kt.transpose(1, 2).contiguous(), out=dqkv[0]).mul_(alpha)  # dq
-        torch.bmm(ds.transpose(1, 2), q, out=dqkv[1]).mul_(alpha)  # dk
-        dbias = ds.view(B, H, L, L) if ctx.needs_input_grad[1] else None
-        dqkv = dqkv.view(3, B, H, L, d).permute(1, 3, 0, 2, 4).reshape(B, L, 3 * H * d)
-        return dqkv, dbias, None, None
 
 
 class GraphormerBlock(nn.Module):
@@ -219,29 +137,9 @@ class GraphormerBlock(nn.Module):
         self.ffn_norm.reset_parameters()
 
     def attend(self, qkv: Tensor, bias: Tensor) -> Tensor:
-        """Per head softmax(q k^T / sqrt(d) + bias) v; qkv [B, L, 3D], bias [B, H, L, L].
-
-        "sdpa" = ``F.scaled_dot_product_attention``; "math" = the formula in BLAS calls
-        (``_BiasedAttention`` on CPU). On CPU SDPA's fused kernel gives no gradient for the
-        bias, so training falls back to its unfused math path: for B=256, L=26, d=10 (one
-        thread, CPU time) SDPA takes 26 / 40 / 14 ms (train, train with attention dropout,
-        inference) against 20 / 28 / 8 ms here. "auto" = "math" on CPU, "sdpa" elsewhere.
-        Returns [B, L, D].
-        """
-        B, L, _ = qkv.shape
+        """softmax(q k^T / sqrt(d) + bias) v per head: qkv [B, L, 3D], bias [B, H, L, L] -> [B, L, D]."""
         p = self.attention_dropout if self.training else 0.0
-        impl = self.attention
-        if impl == "auto":
-            impl = "math" if qkv.device.type == "cpu" else "sdpa"
-        if impl == "math" and qkv.device.type == "cpu":
-            return _BiasedAttention.apply(qkv, bias, self.heads, p)
-        q, k, v = qkv.view(B, L, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
-        if impl == "sdpa":
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p)
-        else:  # math on other devices: autograd, F.dropout
-            scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim) + bias
-            out = F.dropout(scores.softmax(-1), p) @ v
-        return out.transpose(1, 2).reshape(B, L, -1)  # [B, L, D]
+        return biased_attention(qkv, bias, self.heads, p, self.attention)
 
     def forward(self, h: Tensor, bias: Tensor, pad: Tensor) -> Tensor:
         x = self.attn_norm(h, pad)
