@@ -4,7 +4,8 @@
     >>> load_predictor("runs/x/best.ckpt").predict(["CCO", "c1ccccc1"])
 
 Each input row gets a prediction or an error message, never both; one bad row never costs
-the others their predictions. The model runs in eval mode, so BatchNorm/SepNorm use running
+the others their predictions. A prediction for a molecule larger than every training molecule
+(when the checkpoint records the training domain) carries a warning: it is extrapolation. The model runs in eval mode, so BatchNorm/SepNorm use running
 statistics and a molecule's prediction does not depend on its batch mates.
 """
 from __future__ import annotations
@@ -41,10 +42,12 @@ class Predictor:
                               max_dist=self.max_dist)
 
     def predict(self, smiles: Sequence[str]) -> pd.DataFrame:
-        """One row per input, in order: ``smiles, prediction, error``."""
+        """One row per input, in order: ``smiles, prediction, error, warning``."""
         smiles = list(smiles)
         preds: list = [None] * len(smiles)
         errors: list = [""] * len(smiles)
+        warnings: list = [""] * len(smiles)
+        max_atoms = self.loaded.meta.get("train_domain", {}).get("max_atoms")
         # batched featurization (shortest paths of many molecules at once); a row it cannot
         # featurize is redone alone to get its own error message
         clean = [None if x is None else str(x).strip() for x in smiles]
@@ -65,9 +68,13 @@ class Predictor:
         for start in range(0, len(graphs), self.batch_size):
             chunk = graphs[start:start + self.batch_size]
             out = self.loaded.predict_batch(collate_graphs([g for _, g in chunk]))
-            for (i, _), row in zip(chunk, out):
+            for (i, g), row in zip(chunk, out):
                 preds[i] = float(row[0]) if row.numel() == 1 else row.tolist()
-        return pd.DataFrame({"smiles": smiles, "prediction": preds, "error": errors})
+                if max_atoms is not None and int(g.num_nodes) > max_atoms:
+                    warnings[i] = (f"{int(g.num_nodes)} atoms, more than any training molecule "
+                                   f"({max_atoms}): the prediction is an extrapolation")
+        return pd.DataFrame({"smiles": smiles, "prediction": preds, "error": errors,
+                             "warning": warnings})
 
 
 def load_predictor(checkpoint: str | Path, batch_size: int = 128) -> Predictor:

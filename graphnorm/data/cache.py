@@ -71,6 +71,18 @@ class GraphDataset(InMemoryDataset):
     def __repr__(self) -> str:
         return f"GraphDataset({self.name}/{self.split}, {len(self)} graphs)"
 
+    def _selected(self, per_graph: torch.Tensor) -> torch.Tensor:
+        return per_graph if self._indices is None else per_graph[torch.as_tensor(list(self.indices()))]
+
+    def graph_sizes(self) -> torch.Tensor:
+        """Atoms per graph, read from the storage offsets (no per-item ``Data`` built): [len]."""
+        return self._selected(self.slices["x"].diff())
+
+    def targets(self) -> torch.Tensor:
+        """Labels as [len, num_tasks] float (one ``y`` row per graph)."""
+        y = self._data.y.float()
+        return self._selected(y.reshape(self.slices["y"].numel() - 1, -1))
+
 
 class DatasetSplits(dict):
     """``{"train", "val", "test"} -> GraphDataset`` plus where the data came from.

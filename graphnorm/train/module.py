@@ -22,7 +22,7 @@ CHECKPOINT_FORMAT = 1  # bump when the "graphnorm" block of a checkpoint changes
 class GraphormerModule(L.LightningModule):
     def __init__(self, model_config: dict, task: dict, train_config: dict,
                  target_mean: float = 0.0, target_std: float = 1.0,
-                 steps_per_epoch: int = 1):
+                 steps_per_epoch: int = 1, train_domain: Optional[dict] = None):
         super().__init__()
         self.save_hyperparameters()
         self.model = Graphormer(GraphormerConfig.from_dict(model_config))
@@ -31,6 +31,7 @@ class GraphormerModule(L.LightningModule):
         self.register_buffer("target_mean", torch.tensor(float(target_mean)))
         self.register_buffer("target_std", torch.tensor(float(target_std)))
         self.steps_per_epoch = steps_per_epoch
+        self.train_domain = train_domain or {}  # e.g. {"max_atoms": 38}: prediction warns beyond
         self._val_outputs: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     # ---- forward and loss -------------------------------------------------------------
@@ -114,6 +115,7 @@ class GraphormerModule(L.LightningModule):
             "target_mean": float(self.target_mean),
             "target_std": float(self.target_std),
             "featurizer": _featurizer_info(self.task["vocab"], self.hparams.model_config),
+            "train_domain": dict(self.train_domain),
         }
 
 

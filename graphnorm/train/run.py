@@ -57,7 +57,7 @@ def train(cfg: TrainConfig) -> dict:
     dm.setup()
     mean, std = dm.target_stats()
     module = GraphormerModule(model_config_for(cfg, dm.info), dict(dm.info, name=cfg.dataset),
-                              cfg.to_dict(), mean, std, dm.steps_per_epoch())
+                              cfg.to_dict(), mean, std, dm.steps_per_epoch(), dm.train_domain())
     metric = dm.info["metric"]
     mode = "max" if HIGHER_IS_BETTER[metric] else "min"
     # best.ckpt at the best validation epoch; last.ckpt after every validation ...
