@@ -73,7 +73,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         df.to_csv(args.output, index=False)
         print(f"[graphnorm] wrote {len(df)} rows ({(df.error != '').sum()} failed, "
-              f"{(df.warning != '').sum()} with warnings) to {args.output}")
+              f"{len(df.attrs['warnings'])} with warnings) to {args.output}")
     else:
         df.to_csv(sys.stdout, index=False)
     return 1 if (df.error != "").all() else 0

@@ -5,13 +5,15 @@
 
 Each input row gets a prediction or an error message, never both; one bad row never costs
 the others their predictions. A prediction for a molecule larger than every training molecule
-(when the checkpoint records the training domain) carries a warning: it is extrapolation. The model runs in eval mode, so BatchNorm/SepNorm use running
+(when the checkpoint records the training domain) is extrapolation: it is still made, and a
+:class:`ExtrapolationWarning` names the rows (also kept in ``df.attrs["warnings"]``). The model runs in eval mode, so BatchNorm/SepNorm use running
 statistics and a molecule's prediction does not depend on its batch mates.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Iterable, Sequence
+from warnings import warn
 
 import pandas as pd
 import torch
@@ -19,6 +21,10 @@ import torch
 from graphnorm.checkpoint import LoadedModel, load_checkpoint
 from graphnorm.graph import collate_graphs
 from graphnorm.graph.featurize import FEATURIZER_VERSION, smiles_to_data, smiles_to_data_many
+
+
+class ExtrapolationWarning(UserWarning):
+    """A molecule lies outside what the checkpoint was trained on (e.g. larger)."""
 
 
 class Predictor:
@@ -42,7 +48,7 @@ class Predictor:
                               max_dist=self.max_dist)
 
     def predict(self, smiles: Sequence[str]) -> pd.DataFrame:
-        """One row per input, in order: ``smiles, prediction, error, warning``."""
+        """One row per input, in order: ``smiles, prediction, error``."""
         smiles = list(smiles)
         preds: list = [None] * len(smiles)
         errors: list = [""] * len(smiles)
@@ -73,8 +79,15 @@ class Predictor:
                 if max_atoms is not None and int(g.num_nodes) > max_atoms:
                     warnings[i] = (f"{int(g.num_nodes)} atoms, more than any training molecule "
                                    f"({max_atoms}): the prediction is an extrapolation")
-        return pd.DataFrame({"smiles": smiles, "prediction": preds, "error": errors,
-                             "warning": warnings})
+        df = pd.DataFrame({"smiles": smiles, "prediction": preds, "error": errors})
+        df.attrs["warnings"] = {i: w for i, w in enumerate(warnings) if w}
+        if df.attrs["warnings"]:
+            shown = "; ".join(f"row {i} {smiles[i][:40]!r}: {w}"
+                              for i, w in list(df.attrs["warnings"].items())[:5])
+            more = len(df.attrs["warnings"]) - 5
+            warn(f"{shown}{f'; and {more} more rows' if more > 0 else ''}",
+                 ExtrapolationWarning, stacklevel=2)
+        return df
 
 
 def load_predictor(checkpoint: str | Path, batch_size: int = 128) -> Predictor:

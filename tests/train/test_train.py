@@ -53,7 +53,7 @@ def test_predictor_rows_in_order_with_errors(tiny_run):
     out, _ = tiny_run
     predictor = load_predictor(out / "best.ckpt")
     df = predictor.predict(["CCO", "not a smiles", "", "c1ccccc1", "[U]"])
-    assert list(df.columns) == ["smiles", "prediction", "error", "warning"]
+    assert list(df.columns) == ["smiles", "prediction", "error"]
     assert df.error.tolist()[0] == "" and df.error.tolist()[3] == ""
     assert "not a smiles" in df.error[1] and "empty" in df.error[2] and "[U]" in df.error[4]
     assert df.prediction[[1, 2, 4]].isna().all() and df.prediction[[0, 3]].notna().all()
@@ -62,14 +62,16 @@ def test_predictor_rows_in_order_with_errors(tiny_run):
 def test_prediction_beyond_training_sizes_is_flagged(tiny_run, zinc_subset):
     out, _ = tiny_run
     predictor = load_predictor(out / "best.ckpt")
+    from graphnorm.predict import ExtrapolationWarning
     from graphnorm.train.datamodule import graph_sizes
 
     largest = int(graph_sizes(zinc_subset["train"]).max())
     assert predictor.loaded.meta["train_domain"]["max_atoms"] <= largest  # a slice of train
     huge = "C" * (largest + 5)
-    df = predictor.predict(["CCO", huge])
-    assert df.warning[0] == "" and df.error[1] == "" and df.prediction.notna().all()
-    assert f"{largest + 5} atoms" in df.warning[1] and "extrapolation" in df.warning[1]
+    with pytest.warns(ExtrapolationWarning, match=f"row 1 .*{largest + 5} atoms"):
+        df = predictor.predict(["CCO", huge])
+    assert (df.error == "").all() and df.prediction.notna().all()
+    assert list(df.attrs["warnings"]) == [1] and "extrapolation" in df.attrs["warnings"][1]
 
 
 def test_prediction_alone_equals_prediction_in_batch(tiny_run):
