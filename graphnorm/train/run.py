@@ -29,11 +29,22 @@ from .module import GraphormerModule
 
 
 def git_sha() -> str:
+    """HEAD of the checkout this code came from, "+dirty" with uncommitted changes under
+    graphnorm/; "unknown" outside a checkout (installed wheel)."""
+    here = Path(__file__).parent
     try:
-        return subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
-                                       stderr=subprocess.DEVNULL, text=True).strip()
-    except Exception:  # not a checkout (installed wheel)
+        sha = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=here,
+                                      stderr=subprocess.DEVNULL, text=True).strip()
+        dirty = subprocess.check_output(["git", "status", "--porcelain", "--", ".."], cwd=here,
+                                        stderr=subprocess.DEVNULL, text=True).strip()
+    except Exception:
         return "unknown"
+    return sha + ("+dirty" if dirty else "")
+
+
+# Read once, when the code is imported: a long benchmark keeps running the code it loaded
+# even if the checkout moves on, so the sha at write time could name code that never ran.
+CODE_SHA = git_sha()
 
 
 # Lightning notices that say nothing about this run: our run directory holds logs/ before the
@@ -92,7 +103,7 @@ def train(cfg: TrainConfig) -> dict:
         "train_graphs_per_s": round(speed.graphs_per_second, 1),
         "hardware": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
                     f"{cfg.accelerator} x{cfg.devices}",
-        "git_sha": git_sha(), "data_checksum": dm.checksum, "torch": torch.__version__,
+        "git_sha": CODE_SHA, "data_checksum": dm.checksum, "torch": torch.__version__,
         "config": cfg.to_dict(),
     }
     (out / "metrics.json").write_text(json.dumps(result, indent=2))
