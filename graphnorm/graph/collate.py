@@ -161,6 +161,12 @@ class LengthBucketSampler(Sampler):
 
     Call ``set_epoch`` each epoch (Lightning does for batch samplers); otherwise the epoch
     counter advances by itself at every new iteration.
+
+    Distributed (``num_replicas`` > 1): every rank draws the same global batches of
+    ``batch_size * num_replicas`` graphs (same seed) and takes every ``num_replicas``-th
+    graph from position ``rank``, so all ranks see similar sizes at each step and the same
+    number of steps; a short last global batch is padded by repeating its first graphs, as
+    ``DistributedSampler`` pads the dataset.
     """
 
     def __init__(
@@ -171,10 +177,15 @@ class LengthBucketSampler(Sampler):
         seed: int = 0,
         drop_last: bool = False,
         pool_batches: int = 50,
+        num_replicas: int = 1,
+        rank: int = 0,
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if not 0 <= rank < num_replicas:
+            raise ValueError(f"rank must be in [0, num_replicas={num_replicas}), got {rank}")
         self.lengths = torch.as_tensor(lengths, dtype=torch.long)
+        self.num_replicas, self.rank = num_replicas, rank
         self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
         self.drop_last, self.pool_batches = drop_last, pool_batches
         self.epoch, self._epoch_set = 0, False
@@ -183,11 +194,11 @@ class LengthBucketSampler(Sampler):
         self.epoch, self._epoch_set = epoch, True
 
     def __len__(self) -> int:
-        n = len(self.lengths)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        n, bs = len(self.lengths), self.batch_size * self.num_replicas
+        return n // bs if self.drop_last else -(-n // bs)
 
     def __iter__(self) -> Iterator[list[int]]:
-        n, bs = len(self.lengths), self.batch_size
+        n, bs, world = len(self.lengths), self.batch_size * self.num_replicas, self.num_replicas
         gen = torch.Generator().manual_seed(self.seed + self.epoch)
         if self.shuffle:
             order, pool = torch.randperm(n, generator=gen), bs * self.pool_batches
@@ -205,4 +216,7 @@ class LengthBucketSampler(Sampler):
         if not self._epoch_set:
             self.epoch += 1
         for b in batches:
+            if world > 1:
+                short = -len(b) % world
+                b = torch.cat([b, b.repeat(short // len(b) + 1)[:short]])[self.rank :: world]
             yield b.tolist()

@@ -8,7 +8,8 @@ import lightning as L
 
 
 class Throughput(L.Callback):
-    """Graphs per second of the training loop (forward, backward, optimiser step)."""
+    """Graphs per second of the training loop (forward, backward, optimiser step), over all
+    ranks: with DDP every rank steps in lockstep on its share of each global batch."""
 
     def __init__(self):
         self.graphs, self.seconds, self._t0 = 0, 0.0, None
@@ -19,7 +20,7 @@ class Throughput(L.Callback):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         if self._t0 is not None:
             self.seconds += time.perf_counter() - self._t0
-            self.graphs += batch.num_graphs
+            self.graphs += batch.num_graphs * trainer.world_size
 
     @property
     def graphs_per_second(self) -> float:

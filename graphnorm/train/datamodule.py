@@ -1,7 +1,9 @@
 """LightningDataModule: cached splits → padded GraphBatches.
 
-Batches are grouped by graph size (``LengthBucketSampler``) for training on one device, which
-cuts padding waste; with several devices Lightning's DistributedSampler takes over.
+Training batches are grouped by graph size (``LengthBucketSampler``), which cuts padding
+waste, on one device and on several: with DDP every rank takes its share of the same
+size-sorted global batch. The module does its own distributed sampling (the Trainer runs with
+``use_distributed_sampler=False``): evaluation splits go through ``DistributedSampler``.
 """
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Optional
 
 import lightning as L
 import torch
-from torch.utils.data import DataLoader, Subset
+from torch.utils.data import DataLoader, DistributedSampler, Subset
 
 from graphnorm.data import DATASET_INFO, load_dataset
 from graphnorm.data.cache import GraphDataset
@@ -59,17 +61,22 @@ class GraphDataModule(L.LightningDataModule):
         ds = self.splits[split]
         kw = dict(collate_fn=collate_graphs, num_workers=self.num_workers,
                   persistent_workers=self.num_workers > 0)
-        multi = self.trainer is not None and self.trainer.world_size > 1
-        if train and self.bucket_by_size and not multi:
-            sizes = graph_sizes(ds).tolist()
-            sampler = LengthBucketSampler(sizes, self.batch_size, shuffle=True, seed=self.seed)
+        world = self.trainer.world_size if self.trainer is not None else 1
+        rank = self.trainer.global_rank if self.trainer is not None else 0
+        if train and self.bucket_by_size:
+            sampler = LengthBucketSampler(graph_sizes(ds).tolist(), self.batch_size, shuffle=True,
+                                          seed=self.seed, num_replicas=world, rank=rank)
             return DataLoader(ds, batch_sampler=sampler, **kw)
+        if world > 1:
+            sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=train,
+                                         seed=self.seed)
+            return DataLoader(ds, batch_size=self.batch_size, sampler=sampler, **kw)
         return DataLoader(ds, batch_size=self.batch_size, shuffle=train, **kw)
 
-    def steps_per_epoch(self) -> int:
+    def steps_per_epoch(self, world_size: int = 1) -> int:
         self.setup()
         n = len(self.splits["train"])
-        return max(1, -(-n // self.batch_size))
+        return max(1, -(-n // (self.batch_size * world_size)))
 
     def train_dataloader(self) -> DataLoader:
         return self.loader("train", True)

@@ -97,10 +97,21 @@ class GraphormerModule(L.LightningModule):
         opt = torch.optim.AdamW(
             [{"params": decay, "weight_decay": tc["weight_decay"]},
              {"params": no_decay, "weight_decay": 0.0}], lr=tc["lr"], fused=True)
-        total = tc.get("total_steps") or tc["max_epochs"] * self.steps_per_epoch
+        total = tc.get("total_steps") or self._optimizer_steps()
         warmup = tc.get("warmup_steps") or max(1, int(tc["warmup_fraction"] * total))
         sched = warmup_linear_decay(opt, warmup, total, tc["lr"], tc["end_lr"])
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    def _optimizer_steps(self) -> int:
+        """Optimizer steps of the whole run (per rank: with DDP each rank steps once per
+        global batch), for the LR schedule."""
+        try:
+            steps = self.trainer.estimated_stepping_batches
+            if math.isfinite(steps) and steps > 0:
+                return int(steps)
+        except (RuntimeError, AttributeError):  # no trainer attached (used standalone)
+            pass
+        return self.tc["max_epochs"] * self.steps_per_epoch
 
     # ---- self-describing checkpoints --------------------------------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:

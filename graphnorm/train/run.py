@@ -83,7 +83,8 @@ def train(cfg: TrainConfig) -> dict:
         strategy=cfg.strategy, callbacks=[best_cb, last_cb, speed],
         logger=CSVLogger(out, name="logs", version=""), gradient_clip_val=cfg.grad_clip,
         enable_progress_bar=cfg.progress, log_every_n_steps=max(1, min(10, dm.steps_per_epoch())), deterministic=False,
-        enable_model_summary=cfg.progress)
+        enable_model_summary=cfg.progress,
+        use_distributed_sampler=False)  # GraphDataModule shards (size-bucketed) batches itself
     ckpt = out / "last.ckpt"
     if cfg.resume and not ckpt.is_file():
         print(f"--resume: no {ckpt} yet, starting from scratch")

@@ -110,3 +110,25 @@ def test_length_bucket_sampler():
     assert [lengths[i] for b in ordered for i in b] == sorted(lengths)
     auto = LengthBucketSampler(lengths, batch_size=32)
     assert list(auto) != list(auto)  # without set_epoch the epoch advances by itself
+
+
+def test_bucket_sampler_shards_global_batches_across_ranks():
+    from graphnorm.graph import LengthBucketSampler
+
+    sizes = torch.randint(5, 40, (203,)).tolist()
+    world, bs = 3, 8
+    per_rank = [list(LengthBucketSampler(sizes, bs, seed=4, num_replicas=world, rank=r))
+                for r in range(world)]
+    assert len({len(p) for p in per_rank}) == 1 == len({len(LengthBucketSampler(sizes, bs, num_replicas=world))})
+    assert len(per_rank[0]) == len(LengthBucketSampler(sizes, bs, num_replicas=world)) == 9
+    seen, spreads = [], []
+    for step in zip(*per_rank):
+        assert len({len(b) for b in step}) == 1 and all(len(b) <= bs for b in step)
+        together = [i for b in step for i in b]
+        spreads.append(max(sizes[i] for i in together) - min(sizes[i] for i in together))
+        seen += together
+    # each step is one size-sorted global batch (random batches of 24 here spread ~30)
+    assert sum(spreads) / len(spreads) < 10
+    assert set(seen) == set(range(203)) and len(seen) - 203 < world  # padding only at the end
+    with pytest.raises(ValueError, match="rank"):
+        LengthBucketSampler(sizes, bs, num_replicas=2, rank=2)
