@@ -57,12 +57,15 @@ class GraphDataModule(L.LightningDataModule):
         sizes = graph_sizes(self.splits["train"])
         return {"max_atoms": int(sizes.max()), "mean_atoms": round(float(sizes.float().mean()), 2)}
 
-    def loader(self, split: str, train: bool) -> DataLoader:
+    def loader(self, split: str, train: bool, distributed: bool = False) -> DataLoader:
+        """Batches of a split; ``distributed``: only this rank's share (Lightning's hooks),
+        otherwise all of it (e.g. scoring a checkpoint on rank 0 after training)."""
         ds = self.splits[split]
         kw = dict(collate_fn=collate_graphs, num_workers=self.num_workers,
                   persistent_workers=self.num_workers > 0)
-        world = self.trainer.world_size if self.trainer is not None else 1
-        rank = self.trainer.global_rank if self.trainer is not None else 0
+        world, rank = 1, 0
+        if distributed and self.trainer is not None:
+            world, rank = self.trainer.world_size, self.trainer.global_rank
         if train and self.bucket_by_size:
             sampler = LengthBucketSampler(graph_sizes(ds).tolist(), self.batch_size, shuffle=True,
                                           seed=self.seed, num_replicas=world, rank=rank)
@@ -79,13 +82,13 @@ class GraphDataModule(L.LightningDataModule):
         return max(1, -(-n // (self.batch_size * world_size)))
 
     def train_dataloader(self) -> DataLoader:
-        return self.loader("train", True)
+        return self.loader("train", True, distributed=True)
 
     def val_dataloader(self) -> DataLoader:
-        return self.loader("val", False)
+        return self.loader("val", False, distributed=True)
 
     def test_dataloader(self) -> DataLoader:
-        return self.loader("test", False)
+        return self.loader("test", False, distributed=True)
 
 
 def _head(ds, n: Optional[int]):

@@ -65,3 +65,11 @@ def test_ddp_two_cpu_processes(raw_dir, cache_root, zinc_subset, tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     # 256 graphs over 2 processes at batch 32: 4 optimizer steps each, not 8
     assert metrics["steps"] == 4
+    # the reported scores cover the whole split, not rank 0's half
+    from graphnorm.checkpoint import load_checkpoint
+    from graphnorm.graph import collate_graphs
+
+    val = [zinc_subset["val"][i] for i in range(64)]
+    pred = load_checkpoint(out / "best.ckpt").predict_batch(collate_graphs(val))
+    y = torch.cat([d.y for d in val])
+    assert float((pred - y).abs().mean()) == pytest.approx(metrics["val_mae"], rel=1e-4)
