@@ -69,6 +69,12 @@ class GraphormerModule(L.LightningModule):
             loss = loss + weight * unif
         return loss
 
+    def on_train_start(self) -> None:
+        # Lightning seeds every rank alike; after DDP has broadcast rank 0's weights, give
+        # each rank its own random stream so that ranks draw different dropout masks.
+        if self.trainer.world_size > 1:
+            torch.manual_seed(int(self.tc.get("seed", 0)) * 1009 + self.trainer.global_rank)
+
     # ---- evaluation -------------------------------------------------------------------
     def validation_step(self, batch, batch_idx: int) -> None:
         self._val_outputs.append((self(batch).detach(), batch.y.detach()))
