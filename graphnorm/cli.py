@@ -27,6 +27,7 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-root", dest="cache_root")
     p.add_argument("--limit-train", dest="limit_train", type=int)
     p.add_argument("--limit-eval", dest="limit_eval", type=int)
+    p.add_argument("--accelerator", help="auto (default: GPU if any), cpu, gpu, ...")
     p.add_argument("--devices", type=int)
     p.add_argument("--strategy")
     p.add_argument("--threads", type=int)
@@ -45,7 +46,7 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
 
 TRAIN_KEYS = ("dataset", "preset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
               "attention_dropout", "uniformity_weight", "raw_dir", "cache_root", "limit_train",
-              "limit_eval", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress")
+              "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress")
 
 
 def cmd_train(args: argparse.Namespace) -> int:

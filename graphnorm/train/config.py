@@ -42,7 +42,7 @@ class TrainConfig:
     seed: int = 0
     out: str = "runs/default"
     resume: bool = False
-    accelerator: str = "cpu"
+    accelerator: str = "auto"  # Lightning: a GPU when there is one, else CPU
     devices: int = 1
     strategy: str = "auto"
     num_workers: int = 0

@@ -42,6 +42,15 @@ def git_sha() -> str:
     return sha + ("+dirty" if dirty else "")
 
 
+def _hardware(trainer) -> str:
+    """What the run actually used (``accelerator="auto"`` resolved), for metrics.json."""
+    cpu = f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+    kind = type(trainer.accelerator).__name__.replace("Accelerator", "").lower()
+    if kind == "cuda":
+        kind = f"cuda {torch.cuda.get_device_name(trainer.strategy.root_device)}"
+    return f"{cpu}, {kind} x{trainer.world_size}"
+
+
 # Read once, when the code is imported: a long benchmark keeps running the code it loaded
 # even if the checkout moves on, so the sha at write time could name code that never ran.
 CODE_SHA = git_sha()
@@ -102,8 +111,7 @@ def train(cfg: TrainConfig) -> dict:
         "steps": trainer.global_step, "wall_time_s": round(wall, 1),
         "params": sum(p.numel() for p in module.model.parameters()),
         "train_graphs_per_s": round(speed.graphs_per_second, 1),
-        "hardware": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
-                    f"{cfg.accelerator} x{cfg.devices}",
+        "hardware": _hardware(trainer),
         "git_sha": CODE_SHA, "data_checksum": dm.checksum, "torch": torch.__version__,
         "config": cfg.to_dict(),
     }
