@@ -3,34 +3,50 @@
 # Checkpoints stay in bench/ (git-ignored); summaries, per-run metrics.json and learning
 # curves are copied next to this script's results. Usage:
 #   GRAPHNORM_RAW_DIR=../shared/datasets bash experiments/run_results.sh zinc|molhiv
+# JOBS=2 splits the norms over two one-thread processes (one per core); BENCH and DEST
+# override the run and result directories.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
 case "${1:-zinc}" in
   zinc)
-    NAME=zinc-subset; EPOCHS=${EPOCHS:-15}; SEEDS=${SEEDS:-2}
+    NAME=zinc-subset; EPOCHS=${EPOCHS:-15}; SEEDS=${SEEDS:-3}
     NORMS=${NORMS:-ln,sep:bn+ln,sep:bn+bn}
     CMD=("$BIN/graphnorm" benchmark --config experiments/configs/zinc_subset_cpu.yaml
-         --norms "$NORMS" --seeds "$SEEDS" --max-epochs "$EPOCHS" --out "bench/$NAME" --no-progress --threads 1) ;;
+         --seeds "$SEEDS" --max-epochs "$EPOCHS" --no-progress --threads 1) ;;
   molhiv)
     # CPU budget: 21 runs in about an hour of one core: tiny preset, one epoch
     NAME=ogbg-molhiv; EPOCHS=${EPOCHS:-1}; SEEDS=${SEEDS:-3}; PRESET=${PRESET:-tiny}
     NORMS=${NORMS:-ln,bn,sep:bn+ln,sep:bn+bn,sep:ln+ln,sep:ln+bn,isobn}
     CMD=("$BIN/graphnorm" benchmark --config experiments/configs/molhiv.yaml
-         --norms "$NORMS" --seeds "$SEEDS" --max-epochs "$EPOCHS" --out "bench/$NAME" --no-progress --threads 1
+         --seeds "$SEEDS" --max-epochs "$EPOCHS" --no-progress --threads 1
          --preset "$PRESET" --lr 1e-3) ;;
   *) echo "usage: $0 zinc|molhiv" >&2; exit 2 ;;
 esac
-echo "${CMD[*]}"
-"${CMD[@]}"
-DEST=experiments/results/$NAME
+BENCH=${BENCH:-bench/$NAME}
+DEST=${DEST:-experiments/results/$NAME}
+JOBS=${JOBS:-1}
+IFS=, read -ra ALL <<< "$NORMS"
+echo "${CMD[*]} --norms $NORMS --out $BENCH   (in $JOBS process(es))"
+mkdir -p "$(dirname "$BENCH")"
+pids=()
+for ((j = 0; j < JOBS; j++)); do  # norms j, j+JOBS, ... in process j
+  mine=(); for ((i = j; i < ${#ALL[@]}; i += JOBS)); do mine+=("${ALL[$i]}"); done
+  [ ${#mine[@]} -eq 0 ] && continue
+  group=$(IFS=,; echo "${mine[*]}")
+  "${CMD[@]}" --norms "$group" --out "$BENCH" > "$BENCH.job$j.log" 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+"$BIN/python" -c "import sys; from pathlib import Path; from graphnorm.benchmark import summarize; \
+summarize(Path(sys.argv[1]), sys.argv[2].split(','))" "$BENCH" "$NORMS"
 mkdir -p "$DEST"
-cp bench/$NAME/summary.* "$DEST/"
-for d in bench/$NAME/runs/*/seed*; do
+cp $BENCH/summary.* "$DEST/"
+for d in $BENCH/runs/*/seed*; do
   run=$(basename "$(dirname "$d")")-$(basename "$d")
   mkdir -p "$DEST/runs/$run"
   cp "$d/metrics.json" "$DEST/runs/$run/"
   [ -f "$d/learning_curve.png" ] && cp "$d/learning_curve.png" "$DEST/runs/$run/"
 done
-printf '%s\n' "${CMD[*]}" > "$DEST/COMMAND"
+printf '%s\n' "${CMD[*]} --norms $NORMS --out $BENCH   (JOBS=$JOBS processes, norms split among them)" > "$DEST/COMMAND"
 echo "results in $DEST"
