@@ -4,9 +4,10 @@
     >>> load_predictor("runs/x/best.ckpt").predict(["CCO", "c1ccccc1"])
 
 Each input row gets a prediction or an error message, never both; one bad row never costs
-the others their predictions. A prediction for a molecule larger than every training molecule
-(when the checkpoint records the training domain) is extrapolation: it is still made, and a
-:class:`ExtrapolationWarning` names the rows (also kept in ``df.attrs["warnings"]``). The model runs in eval mode, so BatchNorm/SepNorm use running
+the others their predictions. A prediction for a molecule larger than every training
+molecule (when the checkpoint records the training domain) is extrapolation: it is still
+made, and an :class:`ExtrapolationWarning` names the rows (also kept in
+``df.attrs["warnings"]``). The model runs in eval mode, so BatchNorm/SepNorm use running
 statistics and a molecule's prediction does not depend on its batch mates.
 """
 from __future__ import annotations

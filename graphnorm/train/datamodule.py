@@ -76,10 +76,11 @@ class GraphDataModule(L.LightningDataModule):
             return DataLoader(ds, batch_size=self.batch_size, sampler=sampler, **kw)
         return DataLoader(ds, batch_size=self.batch_size, shuffle=train, **kw)
 
-    def steps_per_epoch(self, world_size: int = 1) -> int:
+    def steps_per_epoch(self) -> int:
+        """Batches per epoch on one device."""
         self.setup()
         n = len(self.splits["train"])
-        return max(1, -(-n // (self.batch_size * world_size)))
+        return max(1, -(-n // self.batch_size))
 
     def train_dataloader(self) -> DataLoader:
         return self.loader("train", True, distributed=True)
