@@ -3,8 +3,8 @@
 # Checkpoints stay in bench/ (git-ignored); summaries, per-run metrics.json and learning
 # curves are copied next to this script's results. Usage:
 #   GRAPHNORM_RAW_DIR=../shared/datasets bash experiments/run_results.sh zinc|molhiv
-# JOBS=2 splits the norms over two one-thread processes (one per core); BENCH and DEST
-# override the run and result directories.
+# JOBS=2 trains two one-thread runs at once (one per core); BENCH and DEST override the run
+# and result directories.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
@@ -26,20 +26,8 @@ esac
 BENCH=${BENCH:-bench/$NAME}
 DEST=${DEST:-experiments/results/$NAME}
 JOBS=${JOBS:-1}
-IFS=, read -ra ALL <<< "$NORMS"
-echo "${CMD[*]} --norms $NORMS --out $BENCH   (in $JOBS process(es))"
-mkdir -p "$(dirname "$BENCH")"
-pids=()
-for ((j = 0; j < JOBS; j++)); do  # norms j, j+JOBS, ... in process j
-  mine=(); for ((i = j; i < ${#ALL[@]}; i += JOBS)); do mine+=("${ALL[$i]}"); done
-  [ ${#mine[@]} -eq 0 ] && continue
-  group=$(IFS=,; echo "${mine[*]}")
-  "${CMD[@]}" --norms "$group" --out "$BENCH" > "$BENCH.job$j.log" 2>&1 &
-  pids+=($!)
-done
-for p in "${pids[@]}"; do wait "$p"; done
-"$BIN/python" -c "import sys; from pathlib import Path; from graphnorm.benchmark import summarize; \
-summarize(Path(sys.argv[1]), sys.argv[2].split(','))" "$BENCH" "$NORMS"
+echo "${CMD[*]} --norms $NORMS --out $BENCH --jobs $JOBS"
+"${CMD[@]}" --norms "$NORMS" --out "$BENCH" --jobs "$JOBS"
 mkdir -p "$DEST"
 cp $BENCH/summary.* "$DEST/"
 for d in $BENCH/runs/*/seed*; do
@@ -48,5 +36,5 @@ for d in $BENCH/runs/*/seed*; do
   cp "$d/metrics.json" "$DEST/runs/$run/"
   [ -f "$d/learning_curve.png" ] && cp "$d/learning_curve.png" "$DEST/runs/$run/"
 done
-printf '%s\n' "${CMD[*]} --norms $NORMS --out $BENCH   (JOBS=$JOBS processes, norms split among them)" > "$DEST/COMMAND"
+printf '%s\n' "${CMD[*]} --norms $NORMS --out $BENCH --jobs $JOBS" > "$DEST/COMMAND"
 echo "results in $DEST"

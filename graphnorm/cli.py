@@ -85,7 +85,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 
     cfg = _train_config(args, TRAIN_KEYS)
     run_benchmark(cfg, norms=[n.strip() for n in args.norms.split(",") if n.strip()],
-                  seeds=args.seeds, out=Path(args.out))
+                  seeds=args.seeds, out=Path(args.out), jobs=args.jobs)
     return 0
 
 
@@ -120,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--norms", default="ln,sep:bn+ln")
     b.add_argument("--seeds", type=int, default=3, help="number of seeds (0..N-1)")
     b.add_argument("--out", required=True)
+    b.add_argument("--jobs", type=int, default=1,
+                   help="runs trained at once, one process each (default threads 1 per run)")
     b.set_defaults(func=cmd_benchmark)
 
     a = sub.add_parser("analyze", help="[VNode]/token embedding analysis of a checkpoint")

@@ -39,6 +39,17 @@ def test_benchmark_skips_finished_runs(bench, capsys):
     assert {p: p.stat().st_mtime for p in stamp} == stamp
 
 
+@pytest.mark.slow
+def test_parallel_benchmark_matches_sequential_runs(bench, tmp_path):
+    out, cfg, _ = bench
+    df = run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=1, out=tmp_path, jobs=2)
+    assert df.seeds.tolist() == [1, 1]
+    for norm in ("ln", "sep-bn-ln"):
+        seq = json.loads((out / "runs" / norm / "seed0" / "metrics.json").read_text())
+        par = json.loads((tmp_path / "runs" / norm / "seed0" / "metrics.json").read_text())
+        assert par["test_mae"] == pytest.approx(seq["test_mae"], rel=1e-5), norm
+
+
 def test_benchmark_rejects_unknown_norm_before_training(bench, tmp_path):
     _, cfg, _ = bench
     with pytest.raises(ValueError, match="unknown norm spec"):
