@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -63,13 +64,17 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from graphnorm.predict import load_predictor, read_smiles_file
+    from graphnorm.predict import ExtrapolationWarning, load_predictor, read_smiles_file
 
     if not args.smiles and not args.input:
         print("graphnorm predict: give --smiles S [S ...] or --input FILE", file=sys.stderr)
         return 2
     smiles = list(args.smiles or []) + (read_smiles_file(args.input) if args.input else [])
-    df = load_predictor(args.checkpoint).predict(smiles)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ExtrapolationWarning)
+        df = load_predictor(args.checkpoint).predict(smiles)
+    for w in caught:  # one clean line each, not Python's file:line form
+        print(f"graphnorm predict: warning: {w.message}", file=sys.stderr)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         df.to_csv(args.output, index=False)

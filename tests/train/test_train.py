@@ -120,6 +120,16 @@ def test_cli_predict_file_and_exit_codes(tiny_run, tmp_path):
     assert main(["predict", "--checkpoint", str(out / "best.ckpt"), "--input", str(empty)]) == 2
 
 
+def test_cli_predict_reports_extrapolation_on_stderr(tiny_run, capsys):
+    from graphnorm.cli import main
+
+    out, _ = tiny_run
+    assert main(["predict", "--checkpoint", str(out / "best.ckpt"), "--smiles", "CCO", "C" * 90]) == 0
+    captured = capsys.readouterr()
+    assert "graphnorm predict: warning: row 1" in captured.err and "90 atoms" in captured.err
+    assert captured.out.splitlines()[0] == "smiles,prediction,error" and len(captured.out.splitlines()) == 3
+
+
 def test_uniformity_weight_adds_the_term(raw_dir, cache_root, zinc_subset, tmp_path):
     result = train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=1, limit_train=128,
                                uniformity_weight=0.1, uniformity_on_tokens=True))
