@@ -22,6 +22,10 @@ def slug(norm: str) -> str:
     return norm.replace(":", "-").replace("+", "-")
 
 
+def _what(cfg) -> str:
+    return f"{cfg.norm} seed {cfg.seed}" + (" (resuming)" if cfg.resume else "")
+
+
 def _train_one(cfg) -> str:
     from graphnorm.train.run import train
 
@@ -43,12 +47,10 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
             print(f"[benchmark] run {k}/{len(plan)}: {norm} seed {seed} done, skipped")
             continue
         resume = (run_dir / "last.ckpt").is_file()
-        todo.append((k, norm, seed, resume,
-                     dataclasses.replace(cfg, norm=norm, seed=seed, out=str(run_dir), resume=resume)))
+        todo.append((k, dataclasses.replace(cfg, norm=norm, seed=seed, out=str(run_dir), resume=resume)))
     if jobs <= 1:
-        for k, norm, seed, resume, run_cfg in todo:
-            print(f"[benchmark] run {k}/{len(plan)}: {norm} seed {seed}"
-                  + (" (resuming)" if resume else ""), flush=True)
+        for k, run_cfg in todo:
+            print(f"[benchmark] run {k}/{len(plan)}: {_what(run_cfg)}", flush=True)
             _train_one(run_cfg)
     elif todo:
         _run_parallel(todo, len(plan), jobs)
@@ -63,11 +65,10 @@ def _run_parallel(todo: list, total: int, jobs: int) -> None:
     failed = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
         futures = {}
-        for k, norm, seed, resume, run_cfg in todo:
+        for k, run_cfg in todo:
             run_cfg = dataclasses.replace(run_cfg, threads=run_cfg.threads or 1, progress=False)
-            futures[pool.submit(_train_one, run_cfg)] = (k, norm, seed)
-            print(f"[benchmark] run {k}/{total}: {norm} seed {seed} queued"
-                  + (" (resuming)" if resume else ""), flush=True)
+            futures[pool.submit(_train_one, run_cfg)] = (k, run_cfg.norm, run_cfg.seed)
+            print(f"[benchmark] run {k}/{total}: {_what(run_cfg)} queued", flush=True)
         for fut in as_completed(futures):
             k, norm, seed = futures[fut]
             try:

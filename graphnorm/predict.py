@@ -53,7 +53,7 @@ class Predictor:
         smiles = list(smiles)
         preds: list = [None] * len(smiles)
         errors: list = [""] * len(smiles)
-        warnings: list = [""] * len(smiles)
+        flags: list = [""] * len(smiles)
         max_atoms = self.loaded.meta.get("train_domain", {}).get("max_atoms")
         # batched featurization (shortest paths of many molecules at once); a row it cannot
         # featurize is redone alone to get its own error message
@@ -78,10 +78,10 @@ class Predictor:
             for (i, g), row in zip(chunk, out):
                 preds[i] = float(row[0]) if row.numel() == 1 else row.tolist()
                 if max_atoms is not None and int(g.num_nodes) > max_atoms:
-                    warnings[i] = (f"{int(g.num_nodes)} atoms, more than any training molecule "
+                    flags[i] = (f"{int(g.num_nodes)} atoms, more than any training molecule "
                                    f"({max_atoms}): the prediction is an extrapolation")
         df = pd.DataFrame({"smiles": smiles, "prediction": preds, "error": errors})
-        df.attrs["warnings"] = {i: w for i, w in enumerate(warnings) if w}
+        df.attrs["warnings"] = {i: w for i, w in enumerate(flags) if w}
         if df.attrs["warnings"]:
             shown = "; ".join(f"row {i} {smiles[i][:40]!r}: {w}"
                               for i, w in list(df.attrs["warnings"].items())[:5])

@@ -7,6 +7,7 @@ parameter count, graphs/s, git sha, data checksum, full config).
 """
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import warnings
@@ -51,9 +52,12 @@ def _hardware(trainer) -> str:
     return f"{cpu}, {kind} x{trainer.world_size}"
 
 
-# Read once, when the code is imported: a long benchmark keeps running the code it loaded
-# even if the checkout moves on, so the sha at write time could name code that never ran.
-CODE_SHA = git_sha()
+@functools.lru_cache(maxsize=1)
+def code_sha() -> str:
+    """``git_sha()`` at this process's first run: a long benchmark keeps running the code it
+    loaded even if the checkout moves on, so the sha at write time could name code that
+    never ran."""
+    return git_sha()
 
 
 # Lightning notices that say nothing about this run: our run directory holds logs/ before the
@@ -66,6 +70,7 @@ def train(cfg: TrainConfig) -> dict:
     from graphnorm.norms import build_norm
 
     build_norm(cfg.norm, 8)  # a typo in the norm spec fails now, not after loading data
+    code_sha()  # fixed now, before a long run
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     if cfg.threads:
@@ -112,7 +117,7 @@ def train(cfg: TrainConfig) -> dict:
         "params": sum(p.numel() for p in module.model.parameters()),
         "train_graphs_per_s": round(speed.graphs_per_second, 1),
         "hardware": _hardware(trainer),
-        "git_sha": CODE_SHA, "data_checksum": dm.checksum, "torch": torch.__version__,
+        "git_sha": code_sha(), "data_checksum": dm.checksum, "torch": torch.__version__,
         "config": cfg.to_dict(),
     }
     (out / "metrics.json").write_text(json.dumps(result, indent=2))
