@@ -46,13 +46,9 @@ def main() -> None:
     rows = []
     for i, path in enumerate(ckpts, 1):
         loaded = load_checkpoint(path)
-        emb = collect_embeddings(loaded, split)
-        tok = emb["tokens"]
-        gen = torch.Generator().manual_seed(0)  # the subsample analyze uses: same numbers
-        if len(tok) > args.max_token_samples:
-            tok = tok[torch.randperm(len(tok), generator=gen)[: args.max_token_samples]]
+        emb = collect_embeddings(loaded, split, max_token_samples=args.max_token_samples)
         row = {"norm": loaded.meta["model_config"]["norm"], "seed": path.parent.name}
-        for kind, z in (("vnode", emb["vnode"]), ("tokens", tok)):
+        for kind, z in emb.items():
             rep = embedding_report(z)
             row.update({f"{kind}_{m}": rep[m] for m in METRICS})
         rows.append(row)

@@ -22,14 +22,22 @@ from .plots import plot_dimension_distributions, plot_explained_variance, plot_s
 
 
 @torch.no_grad()
-def collect_embeddings(loaded, dataset, batch_size: int = 256) -> dict[str, torch.Tensor]:
-    """[VNode] embeddings [G, D] and real-token embeddings [sum N, D] after the final norm."""
+def collect_embeddings(loaded, dataset, batch_size: int = 256,
+                       max_token_samples: Optional[int] = None) -> dict[str, torch.Tensor]:
+    """[VNode] embeddings [G, D] and real-token embeddings [sum N, D] after the final norm.
+
+    With ``max_token_samples`` the tokens are a fixed random subsample (seed 0), so the
+    numbers repeat from run to run and across checkpoints of the same split."""
     vnodes, tokens = [], []
     for batch in DataLoader(dataset, batch_size=batch_size, collate_fn=collate_graphs):
         emb = loaded.model.encode(batch)
         vnodes.append(emb.vnode)
         tokens.append(emb.tokens[emb.node_mask])
-    return {"vnode": torch.cat(vnodes), "tokens": torch.cat(tokens)}
+    tok = torch.cat(tokens)
+    if max_token_samples is not None and len(tok) > max_token_samples:
+        gen = torch.Generator().manual_seed(0)
+        tok = tok[torch.randperm(len(tok), generator=gen)[:max_token_samples]]
+    return {"vnode": torch.cat(vnodes), "tokens": tok}
 
 
 def _label(path: str | Path, loaded) -> str:
@@ -49,12 +57,8 @@ def analyze(checkpoint: str, dataset: str, out: Path, compare: Optional[str] = N
     runs = {}
     for path in [checkpoint] + ([compare] if compare else []):
         loaded = load_checkpoint(path)
-        emb = collect_embeddings(loaded, data)
-        gen = torch.Generator().manual_seed(0)  # fixed token subsample: repeatable numbers
-        tok = emb["tokens"]
-        if len(tok) > max_token_samples:
-            tok = tok[torch.randperm(len(tok), generator=gen)[:max_token_samples]]
-        runs[_label(path, loaded)] = {"checkpoint": str(path), "vnode": emb["vnode"], "tokens": tok}
+        emb = collect_embeddings(loaded, data, max_token_samples=max_token_samples)
+        runs[_label(path, loaded)] = {"checkpoint": str(path), **emb}
 
     report = {"dataset": dataset, "split": split, "graphs": len(data), "runs": {}}
     for label, r in runs.items():
