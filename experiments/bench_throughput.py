@@ -236,8 +236,9 @@ def profile(graphs, args) -> None:
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
 
 
-def pct(x: float) -> str:
-    return "-" if x != x else f"{x:.0%}"
+def fmt(x: float, spec: str) -> str:
+    """``x`` formatted, or "-" for a column a row does not have (NaN)."""
+    return "-" if x != x else format(x, spec)
 
 
 def main() -> None:
@@ -286,8 +287,8 @@ def main() -> None:
     for r in rows:
         print(f"| {r['mode']} | {r['attn_dropout']} | {'yes' if r['bucketing'] else 'no'} "
               f"| {r['graphs_per_s']:.0f} | {r['graphs_per_cpu_s'] * args.threads:.0f} "
-              f"| {r['ms_per_batch']:.0f} | {pct(r['real_node_fraction'])} "
-              f"| {r['collate_ms_per_batch']:.1f} |".replace("nan", "-"))
+              f"| {r['ms_per_batch']:.0f} | {fmt(r['real_node_fraction'], '.0%')} "
+              f"| {fmt(r['collate_ms_per_batch'], '.1f')} |")
     print(f"load avg after: {os.getloadavg()[0]:.1f}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

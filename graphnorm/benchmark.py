@@ -26,11 +26,10 @@ def _what(cfg) -> str:
     return f"{cfg.norm} seed {cfg.seed}" + (" (resuming)" if cfg.resume else "")
 
 
-def _train_one(cfg) -> str:
+def _train_one(cfg) -> None:
     from graphnorm.train.run import train
 
     train(cfg)
-    return cfg.out
 
 
 def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 1) -> pd.DataFrame:
@@ -67,16 +66,17 @@ def _run_parallel(todo: list, total: int, jobs: int) -> None:
         futures = {}
         for k, run_cfg in todo:
             run_cfg = dataclasses.replace(run_cfg, threads=run_cfg.threads or 1, progress=False)
-            futures[pool.submit(_train_one, run_cfg)] = (k, run_cfg.norm, run_cfg.seed)
+            futures[pool.submit(_train_one, run_cfg)] = (k, run_cfg)
             print(f"[benchmark] run {k}/{total}: {_what(run_cfg)} queued", flush=True)
         for fut in as_completed(futures):
-            k, norm, seed = futures[fut]
+            k, run_cfg = futures[fut]
+            name = f"{run_cfg.norm} seed {run_cfg.seed}"
             try:
                 fut.result()
-                print(f"[benchmark] run {k}/{total}: {norm} seed {seed} finished", flush=True)
+                print(f"[benchmark] run {k}/{total}: {name} finished", flush=True)
             except Exception as err:  # keep the other runs; report at the end
-                failed.append(f"{norm} seed {seed}: {type(err).__name__}: {err}")
-                print(f"[benchmark] run {k}/{total}: {norm} seed {seed} FAILED: {err}", flush=True)
+                failed.append(f"{name}: {type(err).__name__}: {err}")
+                print(f"[benchmark] run {k}/{total}: {name} FAILED: {err}", flush=True)
     if failed:
         raise RuntimeError(f"{len(failed)} benchmark run(s) failed (rerun to retry them):\n"
                            + "\n".join(failed))
