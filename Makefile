@@ -14,13 +14,14 @@ OUT    ?= runs/zinc-subset-$(subst :,-,$(subst +,-,$(NORM)))
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# the CPU torch first: a later `torch>=2.2` requirement is then already satisfied,
 	# so no package pulls a multi-GB CUDA build
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[test]"
+	$(BIN)/pip install --quiet -c constraints.txt torch==2.13.0
+	# every other package at the version CI tested (constraints.txt; README: upgrading)
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[test]"
 	touch $(STAMP)
 
 train: setup
