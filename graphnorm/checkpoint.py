@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from graphnorm.graph import Graphormer, GraphormerConfig
+from graphnorm.models import build_model
 
 SUPPORTED_FORMATS = (1,)
 
@@ -21,7 +21,7 @@ class CheckpointError(RuntimeError):
 
 @dataclass
 class LoadedModel:
-    model: Graphormer
+    model: torch.nn.Module  # Graphormer or a baseline GNN (graphnorm.models)
     task: dict
     featurizer: dict
     target_mean: float
@@ -54,7 +54,7 @@ def load_checkpoint(path: str | Path, map_location: str = "cpu") -> LoadedModel:
             f"{path} has checkpoint format {meta.get('format')!r} (written by graphnorm "
             f"{meta.get('version', '?')}); this graphnorm reads formats {SUPPORTED_FORMATS}")
     try:
-        model = Graphormer(GraphormerConfig.from_dict(meta["model_config"]))
+        model = build_model(meta["model_config"])
         state = {k[len("model."):]: v for k, v in ckpt["state_dict"].items() if k.startswith("model.")}
         model.load_state_dict(state)
     except (KeyError, TypeError, RuntimeError) as err:

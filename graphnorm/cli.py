@@ -11,11 +11,25 @@ import warnings
 from pathlib import Path
 from typing import Optional, Sequence
 
+from graphnorm.models import MODEL_NAMES  # torch-free import: --help stays instant
+
 
 def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="YAML config (see experiments/configs/)")
     p.add_argument("--dataset", choices=["zinc-subset", "zinc-full", "ogbg-molhiv"])
-    p.add_argument("--preset", choices=["slim", "small", "tiny"], help="model size (default slim)")
+    p.add_argument("--model", dest="model_name", choices=list(MODEL_NAMES),
+                   help="graphormer (default) or a PyG baseline: gine, gin-vn")
+    p.add_argument("--preset", help="model size: graphormer slim (default) | small | tiny; "
+                   "gine/gin-vn base (default, 4 x 150) | tiny")
+    p.add_argument("--readout", choices=["vnode", "sum", "mean", "vnode+sum", "vnode+mean"],
+                   help="graphormer head input (default vnode); GNNs: sum or mean pooling")
+    p.add_argument("--rwpe-steps", dest="rwpe_steps", type=int,
+                   help="graphormer: random-walk PE with this many steps (default 0 = off)")
+    p.add_argument("--local-mp", dest="local_mp", choices=["none", "gine"],
+                   help="graphormer: GINE message passing beside attention in every block")
+    p.add_argument("--max-time", dest="max_time",
+                   help="wall-time budget of the whole run, e.g. 25m, 1h30m, 90s; the LR "
+                   "schedule spans it")
     p.add_argument("--norm", help="norm spec, e.g. ln, sep:bn+ln, isobn (see graphnorm.norms)")
     p.add_argument("--sep-slots", dest="sep_slots", choices=["all", "blocks", "final"])
     p.add_argument("--max-epochs", dest="max_epochs", type=int)
@@ -45,7 +59,7 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     return TrainConfig.from_dict(overrides)
 
 
-TRAIN_KEYS = ("dataset", "preset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
+TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
               "attention_dropout", "uniformity_weight", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress")
 

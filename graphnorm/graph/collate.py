@@ -41,6 +41,9 @@ class GraphBatch:
     edge_attr: Tensor  # long [E_total, Fe]   bond features + 1
     node_mask: Tensor  # bool [B, N]   True = real atom
     y: Optional[Tensor] = None  # float [B, T]
+    # long [2, E_total]: bonds in PyG's sparse numbering (atoms of graph 0, then graph 1, ...,
+    # i.e. the order of ``h[node_mask]``), for message passing and structural encodings
+    edge_index: Optional[Tensor] = None
     num_nodes: Optional[Tensor] = None  # long [B]
     smiles: Optional[list] = None
 
@@ -116,7 +119,8 @@ def collate_graphs(graphs: Sequence) -> GraphBatch:
     node_mask[node_flat] = True
 
     edge_graph = torch.repeat_interleave(torch.arange(B), m)  # [E_total]
-    src = torch.cat(eis, dim=1)[0].long() + _offsets(n)[edge_graph]  # global source node
+    edge_index = torch.cat(eis, dim=1).long() + _offsets(n)[edge_graph]  # [2, E_total]
+    src = edge_index[0]  # global source node
     deg = torch.bincount(src, minlength=int(n.sum()))  # undirected: out-degree = degree
     degree = torch.zeros(B * N, dtype=torch.long)
     degree[node_flat] = deg
@@ -146,6 +150,7 @@ def collate_graphs(graphs: Sequence) -> GraphBatch:
         node_mask=node_mask.view(B, N),
         y=y,
         num_nodes=n,
+        edge_index=edge_index,
         smiles=smiles if any(s is not None for s in smiles) else None,
     )
 

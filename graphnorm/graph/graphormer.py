@@ -29,10 +29,14 @@ from .attention import ATTENTION_IMPLS, biased_attention
 from .collate import GraphBatch
 from .dropout import dropout, residual_dropout
 from .encodings import AtomEncoder, AttentionBias, CentralityEncoding
+from .structural import LocalGINE, RandomWalkEncoding
 
 ZINC_ATOM_DIMS = (28,)  # ZINC (Dwivedi et al.) atom-type dictionary
 ZINC_BOND_DIMS = (3,)  # single, double, triple (kekulized)
 SEP_SLOTS = ("all", "final", "blocks")
+# what the head reads: the [VNode], a sum / mean of the atom tokens, or the [VNode] beside one
+READOUTS = ("vnode", "sum", "mean", "vnode+sum", "vnode+mean")
+LOCAL_MP = ("none", "gine")  # message passing beside attention in every block (GraphGPS)
 
 
 def vocab_dims(vocab: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -65,8 +69,15 @@ class GraphormerConfig:
     max_hops: int = 5
     num_tasks: int = 1
     attention: str = "auto"  # "auto" | "sdpa" | "math", see graph.attention
+    readout: str = "vnode"  # one of READOUTS
+    rwpe_steps: int = 0  # random-walk PE of this many steps added to atom tokens (0 = off)
+    local_mp: str = "none"  # one of LOCAL_MP
 
     def __post_init__(self):
+        for name, value, valid in (("readout", self.readout, READOUTS),
+                                   ("local_mp", self.local_mp, LOCAL_MP)):
+            if value not in valid:
+                raise ValueError(f"{name} must be one of {valid}, got {value!r}")
         if self.sep_slots not in SEP_SLOTS:
             raise ValueError(f"sep_slots must be one of {SEP_SLOTS}, got {self.sep_slots!r}")
         if self.attention not in ATTENTION_IMPLS:
@@ -125,6 +136,7 @@ class GraphormerBlock(nn.Module):
         self.ffn_norm = build_norm(cfg.slot_norm("ffn"), D)
         self.ffn1 = nn.Linear(D, cfg.ffn_hidden)
         self.ffn2 = nn.Linear(cfg.ffn_hidden, D)
+        self.local = LocalGINE(cfg.edge_feature_dims, D) if cfg.local_mp == "gine" else None
         self.dropout_p = cfg.dropout
         self.reset_parameters(0.02 / math.sqrt(cfg.num_layers))
 
@@ -135,17 +147,21 @@ class GraphormerBlock(nn.Module):
             nn.init.zeros_(lin.bias)
         self.attn_norm.reset_parameters()
         self.ffn_norm.reset_parameters()
+        if self.local is not None:
+            self.local.reset_parameters()
 
     def attend(self, qkv: Tensor, bias: Tensor) -> Tensor:
         """softmax(q k^T / sqrt(d) + bias) v per head: qkv [B, L, 3D], bias [B, H, L, L] -> [B, L, D]."""
         p = self.attention_dropout if self.training else 0.0
         return biased_attention(qkv, bias, self.heads, p, self.attention)
 
-    def forward(self, h: Tensor, bias: Tensor, pad: Tensor) -> Tensor:
+    def forward(self, h: Tensor, bias: Tensor, pad: Tensor, batch: GraphBatch | None = None) -> Tensor:
         x = self.attn_norm(h, pad)
         a = self.attend(_linear(x, self.qkv), bias)  # [B, L, D]
         p, train = self.dropout_p, self.training
         h = residual_dropout(h, _linear(a, self.out), p, train)
+        if self.local is not None:  # GraphGPS: attention and local MP both read x
+            h = residual_dropout(h, self.local(x, batch), p, train)
         x = self.ffn_norm(h, pad)
         return residual_dropout(h, _linear(F.gelu(_linear(x, self.ffn1)), self.ffn2), p, train)
 
@@ -163,14 +179,17 @@ class Graphormer(nn.Module):
         self.attn_bias = AttentionBias(cfg.heads, cfg.max_dist, cfg.edge_feature_dims, cfg.max_hops)
         self.blocks = nn.ModuleList(GraphormerBlock(cfg, i) for i in range(cfg.num_layers))
         self.final_norm = build_norm(cfg.slot_norm("final"), D)
-        self.head = nn.Linear(D, cfg.num_tasks)
+        self.rwpe = RandomWalkEncoding(cfg.rwpe_steps, D) if cfg.rwpe_steps > 0 else None
+        self.head = nn.Linear(D * (2 if "+" in cfg.readout else 1), cfg.num_tasks)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Graphormer v1 init: Linear ~ N(0, 0.02 / sqrt(layers)), bias 0; embeddings N(0, 0.02)."""
         std = 0.02 / math.sqrt(self.config.num_layers)
-        for m in (self.atom_encoder, self.degree_encoder, self.attn_bias, self.final_norm):
-            m.reset_parameters()
+        for m in (self.atom_encoder, self.degree_encoder, self.attn_bias, self.final_norm,
+                  self.rwpe):
+            if m is not None:
+                m.reset_parameters()
         for block in self.blocks:
             block.reset_parameters(std)
         nn.init.normal_(self.head.weight, std=std)
@@ -185,11 +204,24 @@ class Graphormer(nn.Module):
         pad = batch.token_padding_mask  # [B, L]
         bias = self.attn_bias(batch)  # [B, H, L, L], shared by all blocks
         nodes = self.atom_encoder(batch.x) + self.degree_encoder(batch.degree, batch.node_mask)
+        if self.rwpe is not None:
+            nodes = nodes + self.rwpe(batch)
         h = torch.cat([self.vnode.expand(nodes.shape[0], 1, -1), nodes], dim=1)  # [B, L, D]
         h = dropout(h, self.config.input_dropout, self.training)
         for block in self.blocks:
-            h = block(h, bias, pad)
+            h = block(h, bias, pad, batch)
         return self.final_norm(h, pad), pad
+
+    def readout(self, h: Tensor, node_mask: Tensor) -> Tensor:
+        """The head's input from final-norm tokens h [B, L, D]: [B, D] or [B, 2D]."""
+        mode = self.config.readout
+        parts = [h[:, 0]] if mode.startswith("vnode") else []
+        if mode.endswith("sum") or mode.endswith("mean"):
+            atoms = (h[:, 1:] * node_mask.unsqueeze(-1)).sum(1)
+            if mode.endswith("mean"):
+                atoms = atoms / node_mask.sum(1, keepdim=True).clamp(min=1)
+            parts.append(atoms)
+        return parts[0] if len(parts) == 1 else torch.cat(parts, -1)
 
     def encode(self, batch: GraphBatch) -> GraphEmbeddings:
         """Embeddings after the final norm: ([VNode] [B, D], atoms [B, N, D], node_mask)."""
@@ -199,7 +231,7 @@ class Graphormer(nn.Module):
     def forward(self, batch: GraphBatch, return_embeddings: bool = False):
         """Predictions [B, num_tasks]; with ``return_embeddings`` also :class:`GraphEmbeddings`."""
         h, _ = self._tokens(batch)
-        pred = self.head(h[:, 0])  # [B, T]
+        pred = self.head(self.readout(h, batch.node_mask))  # [B, T]
         if return_embeddings:
             return pred, GraphEmbeddings(h[:, 0], h[:, 1:], batch.node_mask)
         return pred

@@ -1,6 +1,7 @@
 """Token normalizations with one interface, independent of graphs, text and vision."""
 from .base import TokenNorm
 from .basic import BatchNorm, LayerNorm, NoNorm, RMSNorm
+from .calibrate import batch_stat_norms, recalibrate_batch_stats
 from .isobn import IsoBN
 from .patch import DualPatchNorm
 from .registry import BASE_NORMS, NORM_SPECS, build_norm, constant_special_spec
@@ -8,5 +9,5 @@ from .sep import SepNorm
 
 __all__ = [
     "TokenNorm", "BatchNorm", "LayerNorm", "NoNorm", "RMSNorm", "IsoBN", "SepNorm",
-    "DualPatchNorm", "BASE_NORMS", "NORM_SPECS", "build_norm", "constant_special_spec",
+    "DualPatchNorm", "batch_stat_norms", "recalibrate_batch_stats", "BASE_NORMS", "NORM_SPECS", "build_norm", "constant_special_spec",
 ]

@@ -1,18 +1,24 @@
-"""Callbacks: training throughput and the learning-curve plot."""
+"""Callbacks: throughput and wall time over a whole (resumed) run, 1-based epoch progress,
+the metrics history across resumes, and the learning-curve plot."""
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
 import lightning as L
+from lightning.pytorch.callbacks import TQDMProgressBar
 
 
 class Throughput(L.Callback):
     """Graphs per second of the training loop (forward, backward, optimiser step), over all
-    ranks: with DDP every rank steps in lockstep on its share of each global batch."""
+    ranks (with DDP every rank steps in lockstep on its share of each global batch), and the
+    run's wall time. Both are saved in checkpoints, so a resumed run reports the whole run
+    (up to the checkpoint it resumed from), not only the part after the resume."""
 
-    def __init__(self):
+    def __init__(self, started: float | None = None):
         self.graphs, self.seconds, self._t0 = 0, 0.0, None
+        self.wall_before = 0.0  # wall time of earlier sessions of this run
+        self._session_start = time.time() if started is None else started  # incl. data setup
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
         self._t0 = time.perf_counter()
@@ -26,9 +32,58 @@ class Throughput(L.Callback):
     def graphs_per_second(self) -> float:
         return self.graphs / self.seconds if self.seconds else 0.0
 
+    @property
+    def wall_time(self) -> float:
+        return self.wall_before + time.time() - self._session_start
+
+    def state_dict(self) -> dict:
+        return {"graphs": self.graphs, "seconds": self.seconds, "wall_time": self.wall_time}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.graphs, self.seconds = state.get("graphs", 0), state.get("seconds", 0.0)
+        self.wall_before = state.get("wall_time", 0.0)  # this session's setup time still counts
+
+
+class EpochProgressBar(TQDMProgressBar):
+    """Lightning's bar, counting epochs from 1 like metrics.json and the learning curve."""
+
+    def on_train_epoch_start(self, trainer, *args) -> None:
+        super().on_train_epoch_start(trainer, *args)
+        total = trainer.max_epochs if trainer.max_epochs and trainer.max_epochs > 0 else "?"
+        self.train_progress_bar.set_description(f"Epoch {trainer.current_epoch + 1}/{total}")
+
+
+def keep_history(log_dir: Path) -> None:
+    """Before a resume: move ``metrics.csv`` aside (Lightning's CSV logger deletes it), as
+    ``metrics.part<k>.csv``; :func:`merge_history` puts the parts back together."""
+    current = log_dir / "metrics.csv"
+    if current.is_file():
+        k = len(list(log_dir.glob("metrics.part*.csv")))
+        current.rename(log_dir / f"metrics.part{k}.csv")
+
+
+def merge_history(log_dir: Path) -> None:
+    """``metrics.csv`` = every part in order, each cut where the next one resumed (rows logged
+    after the checkpoint a resume started from are replaced by the resumed run's rows)."""
+    import pandas as pd
+
+    parts = sorted(log_dir.glob("metrics.part*.csv"), key=lambda p: int(p.stem[len("metrics.part"):]))
+    current = log_dir / "metrics.csv"
+    frames = [pd.read_csv(p) for p in parts] + ([pd.read_csv(current)] if current.is_file() else [])
+    if len(frames) < 2:
+        return
+    kept = []
+    for frame, nxt in zip(frames, frames[1:] + [None]):
+        if nxt is not None and len(nxt) and "step" in nxt:
+            frame = frame[frame["step"] < nxt["step"].min()]
+        kept.append(frame)
+    pd.concat(kept, ignore_index=True).to_csv(current, index=False)
+    for p in parts:
+        p.unlink()
+
 
 def plot_learning_curve(metrics_csv: Path, out_png: Path, metric: str) -> None:
-    """Train loss per step and validation metric per epoch from Lightning's CSV log."""
+    """Train loss per step and validation metric per epoch (1-based) from the CSV log."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -49,3 +104,28 @@ def plot_learning_curve(metrics_csv: Path, out_png: Path, metric: str) -> None:
     fig.tight_layout()
     fig.savefig(out_png, dpi=120)
     plt.close(fig)
+
+
+class RecalibrateBatchStats(L.Callback):
+    """Before every validation, running statistics of all BN/IsoBN channels become the
+    average over ``num_batches`` random (not size-bucketed) training batches.
+
+    Size-bucketed batches hold molecules of one size, and penalized logP or activity grows
+    with size, so each batch's [VNode] statistics are those of one size bucket and the
+    moving averages track the last few buckets (measured: val MAE 0.818 with them vs 0.628
+    with random-batch statistics on one ``sep:bn+ln`` checkpoint). Checkpoints are written
+    after validation, so they carry the recalibrated statistics.
+    """
+
+    def __init__(self, num_batches: int = 8, seed: int = 0):
+        self.num_batches, self.seed = num_batches, seed
+
+    def on_validation_start(self, trainer, pl_module) -> None:
+        from graphnorm.norms import recalibrate_batch_stats
+
+        if trainer.sanity_checking or not self.num_batches:
+            return
+        dm = trainer.datamodule
+        batches = dm.random_batches(self.num_batches, seed=self.seed + trainer.current_epoch)
+        device = pl_module.device
+        recalibrate_batch_stats(pl_module.model, (b.to(device) for b in batches))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
@@ -18,9 +19,16 @@ class TrainConfig:
     max_hops: int = 5
     limit_train: Optional[int] = None  # use the first N training graphs (smoke tests)
     limit_eval: Optional[int] = None
-    # model (Graphormer-slim by default, see graphnorm.graph.graphormer_slim)
-    preset: str = "slim"
-    model: dict = field(default_factory=dict)  # overrides of GraphormerConfig fields
+    bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
+    recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
+    # each validation (size-bucketed batches skew them; 0 = keep the moving averages)
+    # model: graphormer (Graphormer-slim by default) or a PyG baseline, see graphnorm.models
+    model_name: str = "graphormer"  # --model graphormer | gine | gin-vn
+    preset: Optional[str] = None  # None: the model's default (graphormer: slim, GNNs: base)
+    model: dict = field(default_factory=dict)  # overrides of the model config's fields
+    readout: Optional[str] = None  # graphormer: vnode | sum | mean | vnode+sum | vnode+mean
+    rwpe_steps: Optional[int] = None  # graphormer: random-walk PE steps (0 = off)
+    local_mp: Optional[str] = None  # graphormer: none | gine (GraphGPS-style local branch)
     norm: str = "sep:bn+ln"
     sep_slots: str = "all"
     dropout: float = 0.1
@@ -34,7 +42,8 @@ class TrainConfig:
     warmup_fraction: float = 0.06  # used when warmup_steps is None
     total_steps: Optional[int] = None  # None: max_epochs x steps per epoch
     grad_clip: float = 5.0
-    max_epochs: int = 200
+    max_epochs: Optional[int] = None  # None: 200, or no limit when max_time is set
+    max_time: Optional[str] = None  # wall-time budget of the whole run, e.g. "25m", "1h30m"
     uniformity_weight: float = 0.0  # lambda of the U-MAE style term on [VNode] (seed paper Eq. 8)
     uniformity_on_tokens: bool = False
     bucket_by_size: bool = True
@@ -49,6 +58,21 @@ class TrainConfig:
     checkpoint_every_n_steps: int = 50  # also writes last.ckpt mid-epoch, for --resume
     progress: bool = True
     threads: Optional[int] = None
+
+    def __post_init__(self):
+        if self.max_time is not None:
+            parse_duration(self.max_time)  # a bad budget fails before any work
+
+    @property
+    def epochs_limit(self) -> int:
+        """Lightning's max_epochs: the given value, else 200, or unlimited (-1) under a time budget."""
+        if self.max_epochs is not None:
+            return self.max_epochs
+        return -1 if self.max_time else 200
+
+    @property
+    def budget_s(self) -> Optional[float]:
+        return None if self.max_time is None else parse_duration(self.max_time)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -71,3 +95,21 @@ class TrainConfig:
             raise ValueError(f"config file {path} must hold a mapping, got {type(data).__name__}")
         data.update({k: v for k, v in overrides.items() if v is not None})
         return cls.from_dict(data)
+
+
+_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text) -> float:
+    """Seconds of a budget written as "25m", "1h30m", "90s", "1.5h", "2d" or "HH:MM:SS"."""
+    raw = str(text).strip().lower()
+    if re.fullmatch(r"\d+:\d{1,2}:\d{1,2}", raw):
+        h, m, s = (int(v) for v in raw.split(":"))
+        seconds = h * 3600 + m * 60 + s
+    elif re.fullmatch(r"(\d+(\.\d+)?[dhms])+", raw):
+        seconds = sum(float(v) * _UNITS[u] for v, u in re.findall(r"(\d+(?:\.\d+)?)([dhms])", raw))
+    else:
+        raise ValueError(f"max_time {text!r} is not a duration; write e.g. 25m, 1h30m, 90s or 01:30:00")
+    if seconds <= 0:
+        raise ValueError(f"max_time {text!r} must be positive")
+    return seconds

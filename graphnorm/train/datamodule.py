@@ -22,7 +22,8 @@ class GraphDataModule(L.LightningDataModule):
     def __init__(self, dataset: str, batch_size: int = 256, raw_dir: Optional[str] = None,
                  cache_root: Optional[str] = None, max_hops: int = 5, num_workers: int = 0,
                  limit_train: Optional[int] = None, limit_eval: Optional[int] = None,
-                 bucket_by_size: bool = True, seed: int = 0, progress: bool = True):
+                 bucket_by_size: bool = True, seed: int = 0, progress: bool = True,
+                 bucket_pool: int = 4):
         super().__init__()
         if dataset not in DATASET_INFO:
             raise ValueError(f"unknown dataset {dataset!r}; choose from {sorted(DATASET_INFO)}")
@@ -31,6 +32,7 @@ class GraphDataModule(L.LightningDataModule):
         self.raw_dir, self.cache_root, self.max_hops = raw_dir, cache_root, max_hops
         self.limit_train, self.limit_eval = limit_train, limit_eval
         self.bucket_by_size, self.seed, self.progress = bucket_by_size, seed, progress
+        self.bucket_pool = bucket_pool
         self.splits: Optional[dict] = None
 
     def setup(self, stage: Optional[str] = None) -> None:
@@ -68,13 +70,22 @@ class GraphDataModule(L.LightningDataModule):
             world, rank = self.trainer.world_size, self.trainer.global_rank
         if train and self.bucket_by_size:
             sampler = LengthBucketSampler(graph_sizes(ds).tolist(), self.batch_size, shuffle=True,
-                                          seed=self.seed, num_replicas=world, rank=rank)
+                                          seed=self.seed, num_replicas=world, rank=rank,
+                                          pool_batches=self.bucket_pool)
             return DataLoader(ds, batch_sampler=sampler, **kw)
         if world > 1:
             sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=train,
                                          seed=self.seed)
             return DataLoader(ds, batch_size=self.batch_size, sampler=sampler, **kw)
         return DataLoader(ds, batch_size=self.batch_size, shuffle=train, **kw)
+
+    def random_batches(self, count: int, seed: int = 0):
+        """``count`` batches of uniformly drawn training graphs (no size bucketing)."""
+        ds = self.splits["train"]
+        gen = torch.Generator().manual_seed(seed)
+        order = torch.randperm(len(ds), generator=gen)[: count * self.batch_size].tolist()
+        for s in range(0, len(order), self.batch_size):
+            yield collate_graphs([ds[i] for i in order[s : s + self.batch_size]])
 
     def steps_per_epoch(self) -> int:
         """Batches per epoch on one device."""

@@ -12,7 +12,7 @@ import lightning as L
 import torch
 import torch.nn.functional as F
 
-from graphnorm.graph import Graphormer, GraphormerConfig
+from graphnorm.models import build_model
 from .metrics import compute_metric
 from .schedule import warmup_linear_decay
 
@@ -25,7 +25,7 @@ class GraphormerModule(L.LightningModule):
                  steps_per_epoch: int = 1, train_domain: Optional[dict] = None):
         super().__init__()
         self.save_hyperparameters()
-        self.model = Graphormer(GraphormerConfig.from_dict(model_config))
+        self.model = build_model(model_config)  # Graphormer or a baseline (graphnorm.models)
         self.task = task  # {"name", "task_type", "metric", "vocab", "num_tasks"}
         self.tc = train_config
         self.register_buffer("target_mean", torch.tensor(float(target_mean)))
@@ -96,17 +96,30 @@ class GraphormerModule(L.LightningModule):
     # ---- optimisation -----------------------------------------------------------------
     def configure_optimizers(self) -> dict[str, Any]:
         tc = self.tc
-        decay, no_decay = [], []
-        for name, p in self.model.named_parameters():
-            # norms, biases and embeddings are not weight-decayed (standard AdamW practice)
-            (no_decay if p.ndim < 2 or "norm" in name or "embed" in name else decay).append(p)
+        decay, no_decay = decay_groups(self.model)
         opt = torch.optim.AdamW(
             [{"params": decay, "weight_decay": tc["weight_decay"]},
              {"params": no_decay, "weight_decay": 0.0}], lr=tc["lr"], fused=True)
+        if tc.get("max_time"):  # a time budget: the schedule follows the elapsed fraction
+            sched = warmup_linear_decay(opt, 0, 0, tc["lr"], tc["end_lr"],
+                                        warmup_fraction=tc["warmup_fraction"],
+                                        progress=self._time_progress)
+            return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
         total = tc.get("total_steps") or self._optimizer_steps()
         warmup = tc.get("warmup_steps") or max(1, int(tc["warmup_fraction"] * total))
         sched = warmup_linear_decay(opt, warmup, total, tc["lr"], tc["end_lr"])
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+    def _time_progress(self) -> float:
+        """Fraction of the training time budget spent, from Lightning's ``Timer`` (whose
+        elapsed time is saved in checkpoints, so a resumed run continues the schedule)."""
+        from lightning.pytorch.callbacks import Timer
+
+        trainer = self._trainer
+        timers = [c for c in (trainer.callbacks if trainer else []) if isinstance(c, Timer)]
+        if not timers or not timers[0]._duration:
+            return 0.0
+        return min(1.0, timers[0].time_elapsed("train") / timers[0]._duration)
 
     def _optimizer_steps(self) -> int:
         """Optimizer steps of the whole run (per rank: with DDP each rank steps once per
@@ -117,7 +130,7 @@ class GraphormerModule(L.LightningModule):
                 return int(steps)
         except (RuntimeError, AttributeError):  # no trainer attached (used standalone)
             pass
-        return self.tc["max_epochs"] * self.steps_per_epoch
+        return (self.tc.get("max_epochs") or 200) * self.steps_per_epoch
 
     # ---- self-describing checkpoints --------------------------------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
@@ -134,6 +147,18 @@ class GraphormerModule(L.LightningModule):
             "featurizer": _featurizer_info(self.task["vocab"], self.hparams.model_config),
             "train_domain": dict(self.train_domain),
         }
+
+
+def decay_groups(model: torch.nn.Module) -> tuple[list, list]:
+    """(weight-decayed, not decayed) parameters: only the weight matrices of ``nn.Linear``
+    layers are decayed (minGPT's rule); biases, norms, embeddings, the [VNode], hop matrices
+    and the virtual distance are not -- pulling a learned token or a bias table towards 0 is
+    a prior nobody asked for."""
+    linear = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Linear)}
+    decay, no_decay = [], []
+    for p in model.parameters():
+        (decay if id(p) in linear else no_decay).append(p)
+    return decay, no_decay
 
 
 def _featurizer_info(vocab: str, model_config: dict) -> dict:

@@ -7,6 +7,7 @@ parameter count, graphs/s, git sha, data checksum, full config).
 """
 from __future__ import annotations
 
+import datetime
 import functools
 import json
 import platform
@@ -20,7 +21,8 @@ import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 
-from .callbacks import Throughput, plot_learning_curve
+from .callbacks import (EpochProgressBar, RecalibrateBatchStats, Throughput, keep_history,
+                        merge_history, plot_learning_curve)
 from .config import TrainConfig
 from .datamodule import GraphDataModule
 from .evaluate import evaluate_checkpoint
@@ -69,6 +71,7 @@ warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*
 def train(cfg: TrainConfig) -> dict:
     from graphnorm.norms import build_norm
 
+    started = time.time()  # a time budget covers the whole run, data set-up included
     build_norm(cfg.norm, 8)  # a typo in the norm spec fails now, not after loading data
     code_sha()  # fixed now, before a long run
     out = Path(cfg.out)
@@ -78,7 +81,7 @@ def train(cfg: TrainConfig) -> dict:
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     dm = GraphDataModule(cfg.dataset, cfg.batch_size, cfg.raw_dir, cfg.cache_root, cfg.max_hops,
                          cfg.num_workers, cfg.limit_train, cfg.limit_eval, cfg.bucket_by_size,
-                         cfg.seed, cfg.progress)
+                         cfg.seed, cfg.progress, cfg.bucket_pool)
     dm.setup()
     mean, std = dm.target_stats()
     module = GraphormerModule(model_config_for(cfg, dm.info), dict(dm.info, name=cfg.dataset),
@@ -91,29 +94,44 @@ def train(cfg: TrainConfig) -> dict:
     # ... and every few steps, so a run killed mid-epoch loses little (monitor=None, fixed name)
     last_cb = ModelCheckpoint(dirpath=out, filename="last", every_n_train_steps=cfg.checkpoint_every_n_steps,
                               enable_version_counter=False)
-    speed = Throughput()
+    speed = Throughput(started)
+    callbacks = [best_cb, last_cb, speed, RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed)]
+    callbacks += [EpochProgressBar()] if cfg.progress else []
+    max_time = None
+    if cfg.budget_s is not None:  # Lightning's Timer; what data set-up took is not left to train
+        max_time = datetime.timedelta(seconds=max(1.0, cfg.budget_s - (time.time() - started)))
+    ckpt = out / "last.ckpt"
+    resuming = cfg.resume and ckpt.is_file()
+    if resuming:
+        keep_history(out / "logs")
     trainer = L.Trainer(
-        max_epochs=cfg.max_epochs, accelerator=cfg.accelerator, devices=cfg.devices,
-        strategy=cfg.strategy, callbacks=[best_cb, last_cb, speed],
+        max_epochs=cfg.epochs_limit, max_time=max_time, accelerator=cfg.accelerator,
+        devices=cfg.devices, strategy=cfg.strategy, callbacks=callbacks,
         logger=CSVLogger(out, name="logs", version=""), gradient_clip_val=cfg.grad_clip,
         enable_progress_bar=cfg.progress, log_every_n_steps=max(1, min(10, dm.steps_per_epoch())), deterministic=False,
         enable_model_summary=cfg.progress,
         use_distributed_sampler=False)  # GraphDataModule shards (size-bucketed) batches itself
-    ckpt = out / "last.ckpt"
-    if cfg.resume and not ckpt.is_file():
+    if cfg.resume and not resuming:
         print(f"--resume: no {ckpt} yet, starting from scratch")
-    start = time.time()
-    trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt) if cfg.resume and ckpt.is_file() else None)
-    wall = time.time() - start
+    trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt) if resuming else None)
     if trainer.global_rank != 0:
         return {}
     best_path = out / "best.ckpt"
+    validated = best_path.is_file()
+    if not validated:  # the budget ended before the first validation: keep the final weights
+        trainer.save_checkpoint(best_path)
     scores = evaluate_checkpoint(best_path, dm)
+    timer = next((c for c in trainer.callbacks if type(c).__name__ == "Timer"), None)
+    stopped_by = "max_epochs"
+    if timer is not None and timer._duration and timer.time_elapsed("train") >= timer._duration:
+        stopped_by = "max_time"
     result = {
         "dataset": cfg.dataset, "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
         f"val_{metric}": scores["val"], f"test_{metric}": scores["test"],
-        "best_epoch": scores["epoch"], "epochs": trainer.current_epoch,
-        "steps": trainer.global_step, "wall_time_s": round(wall, 1),
+        # epochs count from 1 everywhere (progress bar, here, learning curve)
+        "best_epoch": scores["epoch"] + 1 if validated else None, "epochs": trainer.current_epoch,
+        "steps": trainer.global_step, "wall_time_s": round(speed.wall_time, 1),
+        "budget_s": cfg.budget_s, "stopped_by": stopped_by, "model": cfg.model_name,
         "params": sum(p.numel() for p in module.model.parameters()),
         "train_graphs_per_s": round(speed.graphs_per_second, 1),
         "hardware": _hardware(trainer),
@@ -121,6 +139,7 @@ def train(cfg: TrainConfig) -> dict:
         "config": cfg.to_dict(),
     }
     (out / "metrics.json").write_text(json.dumps(result, indent=2))
+    merge_history(out / "logs")
     log_csv = out / "logs" / "metrics.csv"
     if log_csv.is_file():
         plot_learning_curve(log_csv, out / "learning_curve.png", metric)
