@@ -11,8 +11,11 @@ Two vocabularies, both categorical and 0-based, heavy atoms only (hydrogens impl
   chiral [C@@H]), and one bond feature single/double/triple (0/1/2) after kekulization.
 
 Shortest-path distances and edge paths come from `graphnorm.graph.paths` (batched BFS).
-Molecules that fail RDKit's valence check (7 in MoleculeNet HIV: hypervalent Al, B, Ge...)
-are kept, as OGB keeps them: parsed unsanitized, then sanitized without the valence step.
+Sanitization (``sanitize=``): "strict" (the default, for user input such as predict) refuses
+any molecule RDKit cannot sanitize, e.g. a five-valent carbon, with RDKit's reason.
+"benchmark" keeps molecules that fail only RDKit's valence check (7 in MoleculeNet HIV:
+hypervalent Al, B, Ge...), as OGB keeps them: parsed unsanitized, then sanitized without the
+valence step. Dataset building uses "benchmark" so the official split sizes hold.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from graphnorm.graph.paths import shortest_paths_many
 
 FEATURIZER_VERSION = 1  # bump whenever any produced tensor changes: it keys the dataset cache
 VOCABS = ("ogb", "zinc")
+SANITIZE_MODES = ("strict", "benchmark")  # see the module docstring
 
 ZINC_ATOM_DICT = {
     "C": 0, "O": 1, "N": 2, "F": 3, "C H1": 4, "S": 5, "Cl": 6, "O -": 7, "N H1 +": 8,
@@ -59,17 +63,37 @@ def _check_vocab(vocab: str) -> None:
         raise ValueError(f"vocab must be one of {VOCABS}, got {vocab!r}")
 
 
-def mol_from_smiles(smiles: str) -> Chem.Mol:
-    """RDKit molecule (heavy atoms), falling back to skipping only the valence check."""
+def _check_sanitize(sanitize: str) -> None:
+    if sanitize not in SANITIZE_MODES:
+        raise ValueError(f"sanitize must be one of {SANITIZE_MODES}, got {sanitize!r}")
+
+
+def mol_from_smiles(smiles: str, sanitize: str = "strict") -> Chem.Mol:
+    """RDKit molecule (heavy atoms). sanitize="strict" refuses what RDKit cannot sanitize;
+    "benchmark" falls back to skipping only the valence check (see the module docstring)."""
+    _check_sanitize(sanitize)
     if not isinstance(smiles, str) or not smiles.strip():
         raise FeaturizationError(f"not a SMILES string: {smiles!r}")
     with rdBase.BlockLogs():  # failures become exceptions, not stderr noise
         mol = Chem.MolFromSmiles(smiles)
         if mol is None:
-            mol = _mol_without_valence_check(smiles)
+            mol = (_mol_without_valence_check(smiles) if sanitize == "benchmark"
+                   else _sanitize_failure(smiles))
     if mol.GetNumAtoms() == 0:
         raise FeaturizationError(f"SMILES {smiles!r} has no heavy atoms")
     return mol
+
+
+def _sanitize_failure(smiles: str):
+    """Raise the FeaturizationError of a SMILES that RDKit refused, with RDKit's reason."""
+    mol = Chem.MolFromSmiles(smiles, sanitize=False)
+    if mol is None:
+        raise FeaturizationError(f"RDKit cannot parse SMILES {smiles!r}")
+    try:
+        Chem.SanitizeMol(mol)
+    except Exception as e:  # AtomValenceException, KekulizeException, ...
+        raise FeaturizationError(f"RDKit cannot sanitize SMILES {smiles!r}: {e}") from None
+    raise FeaturizationError(f"RDKit cannot read SMILES {smiles!r}")  # pragma: no cover
 
 
 def _mol_without_valence_check(smiles: str) -> Chem.Mol:
@@ -157,10 +181,10 @@ def mol_to_graph(mol: Chem.Mol, vocab: str = "ogb", smiles: str | None = None,
     return np.array(x, dtype=np.int64).reshape(-1, nf), edge_index, edge_attr
 
 
-def smiles_to_graph(smiles: str, vocab: str = "ogb"):
+def smiles_to_graph(smiles: str, vocab: str = "ogb", sanitize: str = "strict"):
     """RDKit part only: (x, edge_index, edge_attr) numpy arrays of one SMILES."""
     _check_vocab(vocab)
-    return mol_to_graph(mol_from_smiles(smiles), vocab, smiles, copy=False)
+    return mol_to_graph(mol_from_smiles(smiles, sanitize), vocab, smiles, copy=False)
 
 
 def _to_data(smiles, x, edge_index, edge_attr, spd, path) -> Data:
@@ -170,18 +194,18 @@ def _to_data(smiles, x, edge_index, edge_attr, spd, path) -> Data:
 
 
 def smiles_to_data(smiles: str, vocab: str = "ogb", max_hops: int = 5,
-                   max_dist: int = 20) -> Data:
+                   max_dist: int = 20, sanitize: str = "strict") -> Data:
     """One SMILES -> Data(x, edge_index, edge_attr, spd, path, num_nodes, smiles)."""
-    return smiles_to_data_many([smiles], vocab, max_hops, max_dist)[0]
+    return smiles_to_data_many([smiles], vocab, max_hops, max_dist, sanitize=sanitize)[0]
 
 
 def _featurize_chunk(args) -> list:
     """Worker: SMILES -> tuples of numpy arrays (cheap to pickle), or the error message."""
-    smiles_list, vocab, max_hops, max_dist = args
+    smiles_list, vocab, max_hops, max_dist, sanitize = args
     graphs, out = [], []
     for s in smiles_list:
         try:
-            graphs.append(smiles_to_graph(s, vocab))
+            graphs.append(smiles_to_graph(s, vocab, sanitize))
             out.append(None)
         except FeaturizationError as e:
             out.append(str(e))
@@ -196,18 +220,20 @@ def _chunks(items: Sequence, size: int) -> Iterable:
 
 def smiles_to_data_many(smiles_list: Sequence[str], vocab: str = "ogb", max_hops: int = 5,
                         max_dist: int = 20, workers: int = 1, chunk_size: int = 512,
-                        errors: str = "raise") -> list[Data | None]:
+                        errors: str = "raise", sanitize: str = "strict") -> list[Data | None]:
     """Featurize many SMILES, in input order; shortest paths are batched per chunk.
 
     workers > 1 uses a process pool ("fork" where available: workers need no re-import).
     errors="raise" raises the first FeaturizationError; errors="none" leaves None in its place
-    so that positions stay aligned with labels.
+    so that positions stay aligned with labels. sanitize: "strict" or "benchmark" (module doc).
     """
     _check_vocab(vocab)
+    _check_sanitize(sanitize)
     if errors not in ("raise", "none"):
         raise ValueError(f"errors must be 'raise' or 'none', got {errors!r}")
     smiles_list = list(smiles_list)
-    tasks = [(c, vocab, max_hops, max_dist) for c in _chunks(smiles_list, max(1, chunk_size))]
+    tasks = [(c, vocab, max_hops, max_dist, sanitize)
+             for c in _chunks(smiles_list, max(1, chunk_size))]
     if workers > 1 and len(tasks) > 1:
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
         with mp.get_context(method).Pool(min(workers, len(tasks))) as pool:

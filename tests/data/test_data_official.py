@@ -111,7 +111,7 @@ def fake_ogb_root(raw_dir, tmp_path_factory):
         (d / "raw" / f).write_bytes(b"placeholder")
     graphs = []
     for r in rows:
-        g = smiles_to_data(smiles[r], vocab="ogb")  # = smiles2graph (+ odd-valence fallback)
+        g = smiles_to_data(smiles[r], vocab="ogb", sanitize="benchmark")  # as smiles2graph
         # as ogb.io.read_graph_pyg builds them: explicit num_nodes, y long [1, 1]
         graphs.append(Data(num_nodes=g.num_nodes, edge_index=g.edge_index,
                            edge_attr=g.edge_attr, x=g.x,
@@ -139,7 +139,7 @@ def test_official_molhiv_matches_raw(fake_ogb_root):
     assert [len(out[s]) for s in SPLITS] == [3, 2, 1]
     for s, rows in zip(SPLITS, ([0, 1, 3], [2, 5], [4])):
         for g, r in zip(out[s], rows):
-            ref = smiles_to_data(smiles[r], vocab="ogb")
+            ref = smiles_to_data(smiles[r], vocab="ogb", sanitize="benchmark")
             assert g.smiles == smiles[r]
             for key in ("x", "edge_index", "edge_attr", "spd", "path"):
                 assert torch.equal(g[key], ref[key]), (s, r, key)

@@ -85,10 +85,12 @@ def test_unsanitizable_hiv_smiles_featurize(hiv_smiles):
     for row, (smiles, n) in UNSANITIZABLE_HIV.items():
         assert hiv_smiles[row] == smiles
         assert Chem.MolFromSmiles(smiles) is None  # still rejected by RDKit's valence check
-        d = smiles_to_data(smiles, "ogb")
+        d = smiles_to_data(smiles, "ogb", sanitize="benchmark")
         _check_contract(d, smiles, 9, 3)
         assert d.num_nodes == n and d.edge_index.shape[1] > 0
-    salt = smiles_to_data(UNSANITIZABLE_HIV[35728][0])  # [Na+] is its own component
+        with pytest.raises(FeaturizationError, match="valence"):  # user input: refused
+            smiles_to_data(smiles, "ogb")
+    salt = smiles_to_data(UNSANITIZABLE_HIV[35728][0], sanitize="benchmark")  # [Na+] alone
     assert (salt.spd.view(27, 27)[0, 1:] == 255).all()
 
 
@@ -152,6 +154,27 @@ def test_invalid_smiles_error_names_the_input(bad):
         smiles_to_data(bad)
     assert repr(bad) in str(err.value)
     assert isinstance(err.value, ValueError)
+
+
+@pytest.mark.parametrize("vocab", ["ogb", "zinc"])
+@pytest.mark.parametrize("smiles, atom", [("C(C)(C)(C)(C)C", "# 0 C, 5"), ("C#C#C", "# 1 C, 6")])
+def test_impossible_valence_is_refused_with_rdkits_reason(smiles, atom, vocab):
+    """User input (the default, strict) never gets a graph RDKit would not sanitize."""
+    with pytest.raises(FeaturizationError) as err:
+        smiles_to_data(smiles, vocab)
+    msg = str(err.value)
+    assert repr(smiles) in msg and "valence" in msg and atom in msg  # RDKit's own reason
+    out = smiles_to_data_many(["CCO", smiles], vocab, errors="none", workers=2, chunk_size=1)
+    assert out[0] is not None and out[1] is None
+    # benchmarks keep valence-only failures, as OGB does
+    assert smiles_to_data(smiles, vocab, sanitize="benchmark").num_nodes == smiles.count("C")
+
+
+def test_unkekulizable_reason_and_unknown_sanitize_mode():
+    with pytest.raises(FeaturizationError, match="kekulize"):
+        smiles_to_data("c1cccc1")
+    with pytest.raises(ValueError, match="sanitize"):
+        smiles_to_data("CCO", sanitize="lenient")
 
 
 def test_many_errors_raise_or_leave_none():

@@ -59,6 +59,16 @@ def test_predictor_rows_in_order_with_errors(tiny_run):
     assert df.prediction[[1, 2, 4]].isna().all() and df.prediction[[0, 3]].notna().all()
 
 
+def test_predict_refuses_molecules_rdkit_cannot_sanitize(tiny_run):
+    """A five-valent carbon gets an error row with RDKit's reason, never a number."""
+    out, _ = tiny_run
+    bad = ["C(C)(C)(C)(C)C", "C#C#C"]
+    df = load_predictor(out / "best.ckpt").predict(["CCO"] + bad)
+    assert df.prediction[1:].isna().all() and df.prediction[0] == df.prediction[0]
+    for i, s in enumerate(bad, 1):
+        assert repr(s) in df.error[i] and "valence" in df.error[i]
+
+
 def test_prediction_beyond_training_sizes_is_flagged(tiny_run, zinc_subset):
     out, _ = tiny_run
     predictor = load_predictor(out / "best.ckpt")
