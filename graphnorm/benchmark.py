@@ -51,9 +51,22 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
         for k, run_cfg in todo:
             print(f"[benchmark] run {k}/{len(plan)}: {_what(run_cfg)}", flush=True)
             _train_one(run_cfg)
+            print(finished_line(k, len(plan), run_cfg), flush=True)
     elif todo:
         _run_parallel(todo, len(plan), jobs)
     return summarize(out, norms)
+
+
+def finished_line(k: int, total: int, run_cfg) -> str:
+    """One line per finished run with its result, read back from its metrics.json."""
+    head = f"[benchmark] run {k}/{total}: {_what(run_cfg)}"
+    try:
+        r = json.loads((Path(run_cfg.out) / "metrics.json").read_text())
+        m = r["metric"]
+        return (f"{head} finished: test {m} {r[f'test_{m}']:.4f}, val {m} {r[f'val_{m}']:.4f} "
+                f"(best epoch {r.get('best_epoch')}, {r.get('wall_time_s')} s)")
+    except (OSError, ValueError, KeyError, TypeError) as err:  # never fail a benchmark on this
+        return f"{head} finished (no result: {type(err).__name__}: {err})"
 
 
 def _run_parallel(todo: list, total: int, jobs: int) -> None:
@@ -73,7 +86,7 @@ def _run_parallel(todo: list, total: int, jobs: int) -> None:
             name = f"{run_cfg.norm} seed {run_cfg.seed}"
             try:
                 fut.result()
-                print(f"[benchmark] run {k}/{total}: {name} finished", flush=True)
+                print(finished_line(k, total, run_cfg), flush=True)
             except Exception as err:  # keep the other runs; report at the end
                 failed.append(f"{name}: {type(err).__name__}: {err}")
                 print(f"[benchmark] run {k}/{total}: {name} FAILED: {err}", flush=True)
@@ -111,10 +124,40 @@ def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
     meta = {"dataset": runs["dataset"].iloc[0], "metric": metric,
             "git_sha": sorted(set(runs["git_sha"])), "data_checksum": sorted(set(map(str, runs["data_checksum"]))),
             "variants": df.to_dict(orient="records")}
-    (out / "summary.json").write_text(json.dumps(meta, indent=2, default=float))
+    # strict JSON: NaN (e.g. the reference variant's paired diff) becomes null
+    (out / "summary.json").write_text(json.dumps(json_safe(meta), indent=2, allow_nan=False))
     (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"]))
-    plot_summary(df, metric, out / "summary.png")
+    plot_summary(df, metric, out / "summary.png", title=plot_title(runs, meta["dataset"]))
     return df
+
+
+def json_safe(obj):
+    """Numpy scalars -> Python numbers, NaN/inf -> None, recursively (dicts, lists)."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
+def plot_title(runs: pd.DataFrame, dataset: str) -> str:
+    """'<dataset>: <budget> per run, seeds 0-2 (n=3)'; the budget is a time when the runs
+    had one (--max-time), else their epoch limit."""
+    if "budget_s" in runs and runs["budget_s"].notna().any():
+        budget = f"{float(runs['budget_s'].max()) / 60:g} min"
+    else:
+        configs = runs["config"] if "config" in runs else pd.Series(dtype=object)
+        limits = {c.get("max_epochs") for c in configs if isinstance(c, dict)} - {None}
+        epochs = max(limits) if limits else int(runs["epochs"].max())
+        budget = f"{epochs} epochs"
+    seeds = sorted({int(s) for s in runs["seed"]})
+    span = (f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1))
+            else ",".join(map(str, seeds)))
+    return f"{dataset}: {budget} per run, seeds {span} (n={len(seeds)}), mean ± std"
 
 
 def paired_vs_baseline(runs: pd.DataFrame, norm: str, metric: str, baseline: str = "ln") -> dict:
@@ -145,7 +188,8 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_summary(df: pd.DataFrame, metric: str, path: Path) -> None:
+def plot_summary(df: pd.DataFrame, metric: str, path: Path, title: str = "mean ± std over seeds"):
+    """Bars of val/test mean ± std per variant, y-axis from 0; returns the (closed) figure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -157,11 +201,14 @@ def plot_summary(df: pd.DataFrame, metric: str, path: Path) -> None:
     ax.bar(x + 0.2, df[f"test_{metric}_mean"], 0.4, yerr=df[f"test_{metric}_std"], capsize=3, label="test")
     ax.set_xticks(x, df["norm"], rotation=20)
     ax.set_ylabel(metric)
-    lo = np.nanmin(df[[f"val_{metric}_mean", f"test_{metric}_mean"]].values)
-    hi = np.nanmax(df[[f"val_{metric}_mean", f"test_{metric}_mean"]].values)
-    ax.set_ylim(max(0, lo - 0.5 * (hi - lo + 1e-3)), hi + 0.5 * (hi - lo + 1e-3))
-    ax.legend()
-    ax.set_title("mean ± std over seeds")
+    # from 0: a cut axis makes small differences look large
+    tops = np.concatenate([(df[f"{s}_{metric}_mean"] + df[f"{s}_{metric}_std"].fillna(0)).values
+                           for s in ("val", "test")])
+    hi = np.nanmax(tops) if np.isfinite(tops).any() else 1.0
+    ax.set_ylim(0, 1.3 * hi if hi > 0 else 1.0)  # headroom for the legend above the bars
+    ax.legend(loc="upper right", ncol=2, fontsize=8)
+    ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return fig
