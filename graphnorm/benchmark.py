@@ -22,8 +22,14 @@ def slug(norm: str) -> str:
     return norm.replace(":", "-").replace("+", "-")
 
 
+def variant(model: str | None, norm: str) -> str:
+    """A run's row label: the norm for a Graphormer, the model name for a baseline GNN
+    (baselines have their own fixed BatchNorms; ``--norms`` does not apply to them)."""
+    return norm if model in (None, "graphormer") else model
+
+
 def _what(cfg) -> str:
-    return f"{cfg.norm} seed {cfg.seed}" + (" (resuming)" if cfg.resume else "")
+    return f"{variant(cfg.model_name, cfg.norm)} seed {cfg.seed}" + (" (resuming)" if cfg.resume else "")
 
 
 def _train_one(cfg) -> None:
@@ -32,21 +38,30 @@ def _train_one(cfg) -> None:
     train(cfg)
 
 
-def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 1) -> pd.DataFrame:
+def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 1,
+                  models: Sequence[str] | None = None) -> pd.DataFrame:
+    """Every (model, norm, seed): Graphormers once per norm, baseline GNNs once per seed."""
+    from graphnorm.models import MODEL_NAMES
     from graphnorm.norms import build_norm
 
     for norm in norms:  # fail fast on a typo before hours of training
         build_norm(norm, 8)
+    models = list(models or [cfg.model_name])
+    for m in models:
+        if m not in MODEL_NAMES:
+            raise ValueError(f"unknown model {m!r}; choose from {', '.join(MODEL_NAMES)}")
     out.mkdir(parents=True, exist_ok=True)
-    plan = [(n, s) for n in norms for s in range(seeds)]
+    plan = [(m, n, s) for m in models for n in (norms if m == "graphormer" else [cfg.norm])
+            for s in range(seeds)]
     todo = []
-    for k, (norm, seed) in enumerate(plan, 1):
-        run_dir = out / "runs" / slug(norm) / f"seed{seed}"
+    for k, (model, norm, seed) in enumerate(plan, 1):
+        run_dir = out / "runs" / slug(variant(model, norm)) / f"seed{seed}"
         if (run_dir / "metrics.json").is_file():
-            print(f"[benchmark] run {k}/{len(plan)}: {norm} seed {seed} done, skipped")
+            print(f"[benchmark] run {k}/{len(plan)}: {variant(model, norm)} seed {seed} done, skipped")
             continue
         resume = (run_dir / "last.ckpt").is_file()
-        todo.append((k, dataclasses.replace(cfg, norm=norm, seed=seed, out=str(run_dir), resume=resume)))
+        todo.append((k, dataclasses.replace(cfg, model_name=model, norm=norm, seed=seed,
+                                            out=str(run_dir), resume=resume)))
     if jobs <= 1:
         for k, run_cfg in todo:
             print(f"[benchmark] run {k}/{len(plan)}: {_what(run_cfg)}", flush=True)
@@ -54,7 +69,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
             print(finished_line(k, len(plan), run_cfg), flush=True)
     elif todo:
         _run_parallel(todo, len(plan), jobs)
-    return summarize(out, norms)
+    return summarize(out, list(dict.fromkeys(variant(m, n) for m, n, _ in plan)))
 
 
 def finished_line(k: int, total: int, run_cfg) -> str:
@@ -83,7 +98,7 @@ def _run_parallel(todo: list, total: int, jobs: int) -> None:
             print(f"[benchmark] run {k}/{total}: {_what(run_cfg)} queued", flush=True)
         for fut in as_completed(futures):
             k, run_cfg = futures[fut]
-            name = f"{run_cfg.norm} seed {run_cfg.seed}"
+            name = f"{variant(run_cfg.model_name, run_cfg.norm)} seed {run_cfg.seed}"
             try:
                 fut.result()
                 print(finished_line(k, total, run_cfg), flush=True)
@@ -99,7 +114,13 @@ def load_runs(out: Path) -> pd.DataFrame:
     rows = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/seed*/metrics.json"))]
     if not rows:
         raise FileNotFoundError(f"no finished runs (runs/*/seed*/metrics.json) under {out}")
-    return pd.DataFrame(rows)
+    runs = pd.DataFrame(rows)
+    if "model" not in runs:
+        runs["model"] = "graphormer"
+    runs["model"] = runs["model"].fillna("graphormer")
+    # the summary's rows are variants: a Graphormer's norm, or a baseline's model name
+    runs["norm"] = [variant(m, n) for m, n in zip(runs["model"], runs["norm"])]
+    return runs
 
 
 def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:

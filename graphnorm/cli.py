@@ -71,7 +71,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     result = train(cfg)
     if result:
         m = result["metric"]
-        print(f"[graphnorm] {cfg.dataset} norm={cfg.norm} seed={cfg.seed}: "
+        what = f"norm={cfg.norm}" if cfg.model_name == "graphormer" else f"model={cfg.model_name}"
+        print(f"[graphnorm] {cfg.dataset} {what} seed={cfg.seed}: "
               f"val {m} {result[f'val_{m}']:.4f}, test {m} {result[f'test_{m}']:.4f} "
               f"(best epoch {result['best_epoch']}, {result['wall_time_s']} s) -> {cfg.out}/metrics.json")
     return 0
@@ -103,8 +104,9 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     from graphnorm.benchmark import run_benchmark
 
     cfg = _train_config(args, TRAIN_KEYS)
+    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
     run_benchmark(cfg, norms=[n.strip() for n in args.norms.split(",") if n.strip()],
-                  seeds=args.seeds, out=Path(args.out), jobs=args.jobs)
+                  seeds=args.seeds, out=Path(args.out), jobs=args.jobs, models=models)
     return 0
 
 
@@ -137,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("benchmark", help="norm variants x seeds, OGB leaderboard format")
     _add_train_args(b)
     b.add_argument("--norms", default="ln,sep:bn+ln")
+    b.add_argument("--models", help="comma list of models in one table, e.g. graphormer,gine "
+                   "(--norms apply to the Graphormer; each baseline is one row)")
     b.add_argument("--seeds", type=int, default=3, help="number of seeds (0..N-1)")
     b.add_argument("--out", required=True)
     b.add_argument("--jobs", type=int, default=1,

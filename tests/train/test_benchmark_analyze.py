@@ -72,3 +72,24 @@ def test_analyze_compares_two_checkpoints(bench, raw_dir, cache_root, tmp_path, 
     for name in ("analysis.json", "spectrum_vnode.png", "explained_variance_tokens.png",
                  "dimension_distributions.png"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_models_share_one_table_and_predict(bench, tmp_path):
+    """--models graphormer,gine: the Graphormer per norm, the baseline once, one summary;
+    the baseline's checkpoint serves predict and analyze like a Graphormer's."""
+    import dataclasses
+
+    from graphnorm.analysis.analyze import analyze
+    from graphnorm.predict import load_predictor
+
+    _, cfg, _ = bench
+    df = run_benchmark(dataclasses.replace(cfg, max_time="5m"), norms=["sep:bn+ln"], seeds=1,
+                       out=tmp_path, models=["graphormer", "gine"])
+    assert df.norm.tolist() == ["sep:bn+ln", "gine"]
+    gine = json.loads((tmp_path / "runs" / "gine" / "seed0" / "metrics.json").read_text())
+    assert gine["model"] == "gine" and gine["budget_s"] == 300
+    assert "gine" in (tmp_path / "summary.md").read_text()
+    preds = load_predictor(tmp_path / "runs" / "gine" / "seed0" / "best.ckpt").predict(["CCO", "c1ccccc1"])
+    assert preds.prediction.notna().all()
+    with pytest.raises(ValueError, match="unknown model"):
+        run_benchmark(cfg, norms=["ln"], seeds=1, out=tmp_path / "x", models=["gat"])

@@ -1,0 +1,82 @@
+"""GINE / GIN-VN baselines (graphnorm.baselines) and the model registry (graphnorm.models)."""
+import pytest
+import torch
+from torch_geometric.nn import global_add_pool
+
+from graphnorm.baselines import GNN, GNNConfig
+from graphnorm.graph import collate_graphs
+from graphnorm.graph.featurize import smiles_to_data
+from graphnorm.models import build_model, split_model_config
+from graphnorm.train.model_config import model_config_for
+from graphnorm.train.config import TrainConfig
+
+MOLS = ["CC(=O)Nc1ccc(O)cc1", "C1CCCCCCCCCCC1", "CCN(CC)CCOC(=O)c1ccccc1N", "O=C1CCCN1",
+        "C[NH3+].[O-]C(=O)c1ccccc1"]
+
+
+@pytest.fixture(scope="module")
+def graphs():
+    return [smiles_to_data(s, vocab="zinc") for s in MOLS]
+
+
+def _warm(model, graphs):
+    model.train()
+    for _ in range(3):  # BN running statistics away from their defaults
+        model(collate_graphs(graphs))
+    return model.eval()
+
+
+@pytest.mark.parametrize("kind", ["gine", "gin-vn"])
+def test_batch_equals_alone_and_trains(graphs, kind):
+    torch.manual_seed(0)
+    model = GNN(GNNConfig(kind=kind, num_layers=3, hidden=16))
+    out = model(collate_graphs(graphs))
+    out.sum().backward()
+    assert out.shape == (5, 1) and all(p.grad is not None for p in model.parameters() if p.requires_grad)
+    _warm(model, graphs)
+    with torch.no_grad():
+        together = model(collate_graphs(graphs))
+        alone = torch.cat([model(collate_graphs([g])) for g in graphs])
+    torch.testing.assert_close(together, alone, atol=1e-5, rtol=0)
+    assert together.std() > 0
+
+
+def test_sum_pool_is_pyg_global_add_pool(graphs):
+    torch.manual_seed(0)
+    model = _warm(GNN(GNNConfig(kind="gine", num_layers=2, hidden=8)), graphs)
+    batch = collate_graphs(graphs)
+    with torch.no_grad():
+        h, graph_of = model._nodes(batch)
+        emb = model.encode(batch)
+    torch.testing.assert_close(emb.vnode, global_add_pool(h, graph_of))
+    assert emb.tokens.shape[:2] == batch.node_mask.shape
+
+
+def test_virtual_node_changes_the_model(graphs):
+    torch.manual_seed(0)
+    a = GNN(GNNConfig(kind="gine", num_layers=2, hidden=8))
+    b = GNN(GNNConfig(kind="gin-vn", num_layers=2, hidden=8))
+    assert b.num_parameters() > a.num_parameters()
+
+
+def test_registry_round_trip_and_errors():
+    cfg = TrainConfig(model_name="gin-vn", preset="tiny", readout="mean")
+    mc = model_config_for(cfg, {"vocab": "ogb", "num_tasks": 1})
+    assert mc["model"] == "gin-vn" and mc["pool"] == "mean" and mc["num_layers"] == 2
+    model = build_model(mc)
+    assert isinstance(model, GNN) and model.config.kind == "gin-vn"
+    assert split_model_config({"hidden": 8})[0] == "graphormer"  # old checkpoints
+    with pytest.raises(ValueError, match="choose from graphormer, gine, gin-vn"):
+        build_model({"model": "gat"})
+    with pytest.raises(ValueError, match="unknown preset 'slim' for model gine"):
+        model_config_for(TrainConfig(model_name="gine", preset="slim"), {"vocab": "zinc", "num_tasks": 1})
+
+
+def test_cli_model_choices_are_the_registry():
+    from graphnorm.cli import build_parser
+    from graphnorm.models import MODEL_NAMES
+
+    parser = build_parser()
+    train = parser._subparsers._group_actions[0].choices["train"]
+    action = next(a for a in train._actions if a.dest == "model_name")
+    assert tuple(action.choices) == MODEL_NAMES

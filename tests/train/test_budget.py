@@ -1,0 +1,121 @@
+"""Time budgets, the whole-run history after --resume, BN recalibration, weight decay."""
+import json
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from graphnorm.graph import Graphormer, GraphormerConfig, collate_graphs
+from graphnorm.norms import BatchNorm, recalibrate_batch_stats
+from graphnorm.train.config import TrainConfig, parse_duration
+from graphnorm.train.module import decay_groups
+from graphnorm.train.run import train
+from graphnorm.train.schedule import lr_factor
+
+from test_train import tiny_config  # pytest puts this folder on sys.path
+
+
+@pytest.mark.parametrize("text,seconds", [("25m", 1500), ("1h30m", 5400), ("90s", 90),
+                                          ("1.5h", 5400), ("00:02:05", 125)])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["25x", "-5m", "0s", "25", "", "m"])
+def test_bad_budget_fails_at_config_time(text):
+    with pytest.raises(ValueError, match="max_time"):
+        TrainConfig(max_time=text)
+
+
+def test_time_schedule_warms_up_then_decays():
+    assert lr_factor(0.0, 0.1, 0.0) == 0.0
+    assert lr_factor(0.05, 0.1, 0.0) == pytest.approx(0.5)
+    assert lr_factor(0.1, 0.1, 0.0) == pytest.approx(1.0)
+    assert lr_factor(0.55, 0.1, 0.0) == pytest.approx(0.5)
+    assert lr_factor(1.0, 0.1, 0.01) == pytest.approx(0.01)
+
+
+def test_budget_ending_inside_the_first_epoch_still_scores(raw_dir, cache_root, zinc_subset, tmp_path):
+    # 2000 graphs at batch 8 take far longer than 2 s: the Timer stops mid-epoch, Lightning
+    # validates the partial epoch, and the run is scored like any other
+    cfg = tiny_config(raw_dir, cache_root, tmp_path, max_time="2s", max_epochs=None,
+                      limit_train=2000, batch_size=8)
+    result = train(cfg)
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert (tmp_path / "best.ckpt").is_file() and saved["best_epoch"] == 1
+    assert saved["stopped_by"] == "max_time" and saved["budget_s"] == 2
+    assert 0 < saved["steps"] < 250 and saved["wall_time_s"] < 60
+    assert math.isfinite(result["test_mae"])
+
+
+def test_resume_reports_the_whole_run(raw_dir, cache_root, zinc_subset, tmp_path):
+    first = train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=2))
+    second = train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=4, resume=True))
+    log = pd.read_csv(tmp_path / "logs" / "metrics.csv")
+    val = log.dropna(subset=["val/mae"])
+    assert val["epoch"].tolist() == [0, 1, 2, 3]  # history of both sessions
+    assert log.dropna(subset=["train/loss"])["step"].is_monotonic_increasing
+    assert second["wall_time_s"] > first["wall_time_s"]  # not just the resumed part
+    assert second["steps"] == 16 and second["train_graphs_per_s"] > 0
+    assert second["best_epoch"] in (1, 2, 3, 4)  # epochs count from 1
+    assert not list((tmp_path / "logs").glob("metrics.part*.csv"))
+
+
+def _bn_model():
+    torch.manual_seed(0)
+    return Graphormer(GraphormerConfig(num_layers=1, hidden=16, ffn_hidden=16, heads=4, norm="sep:bn+ln"))
+
+
+def test_recalibration_averages_batch_statistics(zinc_subset):
+    graphs = [zinc_subset["train"][i] for i in range(96)]
+    batches = [collate_graphs(graphs[i:i + 32]) for i in (0, 32, 64)]
+
+    def first_bn(model):
+        return [m for m in model.modules() if isinstance(m, BatchNorm)][0]
+
+    singles = []
+    for b in batches:  # each batch's statistics alone
+        m = _bn_model()
+        recalibrate_batch_stats(m, [b])
+        singles.append(first_bn(m).running_mean)
+    model = _bn_model().eval()
+    assert recalibrate_batch_stats(model, batches) == 3 and not model.training  # mode kept
+    # the first BN of the stack sees the same inputs in every call, so its estimate is
+    # exactly the average (later ones see earlier layers' batch statistics in train mode)
+    torch.testing.assert_close(first_bn(model).running_mean, torch.stack(singles).mean(0),
+                               atol=1e-5, rtol=0)
+    assert not torch.allclose(singles[0], singles[1])  # the batches do differ
+    ln = Graphormer(GraphormerConfig(num_layers=1, hidden=16, ffn_hidden=16, heads=4, norm="ln"))
+    assert recalibrate_batch_stats(ln, batches) == 0
+
+
+def test_bucketed_training_leaves_random_batch_statistics(raw_dir, cache_root, zinc_subset, tmp_path):
+    """After size-bucketed training the checkpoint's BN statistics describe random batches,
+    not the last size buckets (fails without the recalibration callback)."""
+    from graphnorm.checkpoint import load_checkpoint
+    from graphnorm.train.datamodule import GraphDataModule
+
+    cfg = tiny_config(raw_dir, cache_root, tmp_path, max_epochs=1, limit_train=1024, batch_size=32,
+                      dropout=0.0, attention_dropout=0.0)
+    train(cfg)
+    loaded = load_checkpoint(tmp_path / "best.ckpt")
+    bns = [m for m in loaded.model.modules() if isinstance(m, BatchNorm)]
+    saved = [bn.running_mean.clone() for bn in bns]
+    dm = GraphDataModule("zinc-subset", 32, str(raw_dir), str(cache_root), limit_train=1024,
+                         progress=False)
+    dm.setup()
+    recalibrate_batch_stats(loaded.model, dm.random_batches(8, seed=0))  # the callback's seed
+    for before, bn in zip(saved, bns):
+        torch.testing.assert_close(before, bn.running_mean, atol=1e-5, rtol=0)
+
+
+def test_only_linear_weights_are_decayed():
+    model = Graphormer(GraphormerConfig(num_layers=2, hidden=16, ffn_hidden=16, heads=4,
+                                        local_mp="gine", rwpe_steps=4))
+    decay, no_decay = decay_groups(model)
+    ids = {id(p) for p in decay}
+    assert id(model.vnode) not in ids and id(model.attn_bias.edge.hop_weight) not in ids
+    assert id(model.attn_bias.virtual_distance) not in ids
+    assert id(model.blocks[0].qkv.weight) in ids and id(model.blocks[0].qkv.bias) not in ids
+    assert len(decay) + len(no_decay) == len(list(model.parameters()))
