@@ -68,9 +68,27 @@ def _resolve_raw(name: str, raw_dir, source: Optional[str]) -> Optional[dict[str
 
 
 def _unavailable_message(name: str, why: str) -> str:
-    return (f"cannot load {name!r}: {why}. Either set {ENV_RAW_DIR} (or pass raw_dir=) to a "
-            f"folder holding {', '.join(expected_files(name))} (see data/README.md), or allow "
-            f"the official download (needs internet once).")
+    # CLI users need the flag, not the Python argument name
+    return (f"cannot load {name!r}: {why}. Either pass --raw-dir DIR or set {ENV_RAW_DIR}=DIR "
+            f"(Python: raw_dir=DIR), where DIR holds {', '.join(expected_files(name))} (see "
+            f"data/README.md), or allow the official download (needs internet once).")
+
+
+def _open_official(name: str, root: Path):
+    """`official.open_official`, but a failed download leaves none of the (empty) folders it
+    created behind, e.g. data/cache/official/zinc."""
+    from .official import open_official
+
+    target = _official_root(root) / ("ogb" if name == "ogbg-molhiv" else "zinc")
+    new = [d for d in [*reversed(target.parents), target] if not d.exists()]  # outermost first
+    try:
+        return open_official(name, _official_root(root))
+    except BaseException:
+        if new:  # in the outermost new folder, remove every empty folder, deepest first
+            for d in sorted([new[0], *new[0].rglob("*")], key=lambda q: len(q.parts), reverse=True):
+                if d.is_dir() and not any(d.iterdir()):
+                    d.rmdir()
+        raise
 
 
 def _key(name: str, source: str, checksum: str, max_hops: int, max_dist: int) -> dict:
@@ -144,10 +162,8 @@ def load_dataset(name: str, raw_dir: Optional[os.PathLike | str] = None,
         checksum, per_file = source_checksum(files)
     else:
         src, per_file = "official", {}
-        from .official import open_official
-
         try:
-            handle, checksum = open_official(name, _official_root(root))
+            handle, checksum = _open_official(name, root)
         except Exception as e:  # network, HTTP, extraction errors: all mean "not available"
             raise DatasetUnavailableError(_unavailable_message(
                 name, f"no raw directory, and the official loader failed "
@@ -207,7 +223,5 @@ def dataset_checksum(name: str, raw_dir: Optional[os.PathLike | str] = None,
     files = _resolve_raw(name, raw_dir, source)
     if files is not None:
         return key_digest(_key(name, "raw", source_checksum(files)[0], max_hops, max_dist))
-    from .official import open_official
-
-    _, checksum = open_official(name, _official_root(cache_root(root)))
+    _, checksum = _open_official(name, cache_root(root))
     return key_digest(_key(name, "official", checksum, max_hops, max_dist))

@@ -88,7 +88,8 @@ def find_raw_files(name: str, raw_dir: os.PathLike | str) -> dict[str, Path]:
     if missing:
         raise RawDataError(
             f"{name}: raw directory {raw_dir} lacks {', '.join(missing)} (expected files: "
-            f"{', '.join(expected_files(name))}; set {ENV_RAW_DIR} or pass raw_dir=).")
+            f"{', '.join(expected_files(name))}; pass --raw-dir DIR or set {ENV_RAW_DIR}=DIR, "
+            f"in Python raw_dir=DIR).")
     return found
 
 

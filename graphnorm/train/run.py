@@ -75,7 +75,6 @@ def train(cfg: TrainConfig) -> dict:
     build_norm(cfg.norm, 8)  # a typo in the norm spec fails now, not after loading data
     code_sha()  # fixed now, before a long run
     out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
@@ -83,6 +82,7 @@ def train(cfg: TrainConfig) -> dict:
                          cfg.num_workers, cfg.limit_train, cfg.limit_eval, cfg.bucket_by_size,
                          cfg.seed, cfg.progress, cfg.bucket_pool)
     dm.setup()
+    out.mkdir(parents=True, exist_ok=True)  # after the data: a failed load leaves no empty folder
     mean, std = dm.target_stats()
     module = GraphormerModule(model_config_for(cfg, dm.info), dict(dm.info, name=cfg.dataset),
                               cfg.to_dict(), mean, std, dm.steps_per_epoch(), dm.train_domain())

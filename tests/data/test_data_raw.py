@@ -97,6 +97,7 @@ def test_env_raw_dir_without_files_names_env_and_files(tmp_path, monkeypatch):
     with pytest.raises(RawDataError) as err:
         load_dataset("zinc-subset", root=tmp_path / "cache", progress=False)
     assert "GRAPHNORM_RAW_DIR" in str(err.value) and "zinc/jtvae_train.txt.gz" in str(err.value)
+    assert "--raw-dir" in str(err.value)  # the CLI flag, not only the Python name
 
 
 def test_no_source_at_all_is_a_clear_error(tmp_path, monkeypatch):
@@ -112,6 +113,29 @@ def test_no_source_at_all_is_a_clear_error(tmp_path, monkeypatch):
         load_dataset("ogbg-molhiv", root=tmp_path, progress=False)
     msg = str(err.value)
     assert "GRAPHNORM_RAW_DIR" in msg and "molhiv/HIV.csv.gz" in msg and "unreachable" in msg
+    assert "--raw-dir" in msg
+
+
+def test_failed_download_leaves_no_empty_cache_folders(tmp_path, monkeypatch):
+    """A loader that made its folders and then failed (offline) leaves nothing behind;
+    folders that held something before stay."""
+    import graphnorm.data.official as official
+
+    def offline(name, root):
+        (root / "zinc" / "raw").mkdir(parents=True)  # as PyG's ZINC does before downloading
+        raise OSError("network is unreachable")
+
+    monkeypatch.delenv("GRAPHNORM_RAW_DIR", raising=False)
+    monkeypatch.setattr("graphnorm.data.datasets.default_raw_dir", lambda: None)
+    monkeypatch.setattr(official, "open_official", offline)
+    cache = tmp_path / "data" / "cache"
+    with pytest.raises(DatasetUnavailableError):
+        load_dataset("zinc-subset", root=cache, progress=False)
+    assert list(tmp_path.iterdir()) == []
+    (cache / "zinc-subset").mkdir(parents=True)  # an existing cache root is kept
+    with pytest.raises(DatasetUnavailableError):
+        load_dataset("zinc-subset", root=cache, progress=False)
+    assert [p.name for p in cache.iterdir()] == ["zinc-subset"]
 
 
 def test_molhiv_rows(raw_dir):

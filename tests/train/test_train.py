@@ -69,6 +69,16 @@ def test_predict_refuses_molecules_rdkit_cannot_sanitize(tiny_run):
         assert repr(s) in df.error[i] and "valence" in df.error[i]
 
 
+def test_run_without_data_leaves_no_output_folder(tmp_path):
+    from graphnorm.data import RawDataError
+
+    (tmp_path / "empty").mkdir()
+    cfg = tiny_config(tmp_path / "empty", tmp_path / "cache", tmp_path / "run")
+    with pytest.raises(RawDataError, match="--raw-dir"):
+        train(cfg)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty"]  # no run/, no cache/
+
+
 def test_prediction_beyond_training_sizes_is_flagged(tiny_run, zinc_subset):
     out, _ = tiny_run
     predictor = load_predictor(out / "best.ckpt")
