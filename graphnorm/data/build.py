@@ -76,6 +76,17 @@ _EXTRAS: dict[str, Callable] = {"zinc_label": _zinc_extra, "scaffold": _scaffold
                                 "none": lambda s: None}
 
 
+def stage(progress: bool, message: str) -> None:
+    """One plain line per dataset-building stage, on stderr beside the bars."""
+    if progress:
+        print(f"[graphnorm] {message}", file=sys.stderr, flush=True)
+
+
+def bar_enabled(progress: bool) -> bool:
+    """A redrawing bar only on a terminal; a log file gets a few `stage` lines instead."""
+    return progress and sys.stderr.isatty()
+
+
 def _init_worker() -> None:
     from rdkit import RDLogger
 
@@ -100,7 +111,8 @@ def featurize_all(smiles: Sequence[str], vocab: str, max_hops: int, max_dist: in
              for i in range(0, len(smiles), CHUNK)]
     workers = max(1, min(workers, os.cpu_count() or 1, len(tasks)))
     arrays, extras, errors = [], [], []
-    with tqdm(total=len(smiles), desc=desc, unit="mol", disable=not progress) as bar:
+    bar_on, quarter = bar_enabled(progress), 0
+    with tqdm(total=len(smiles), desc=desc, unit="mol", disable=not bar_on) as bar:
         if workers == 1:
             from rdkit import rdBase
 
@@ -118,6 +130,9 @@ def featurize_all(smiles: Sequence[str], vocab: str, max_hops: int, max_dist: in
                     arrays.append(arr)
                     extras.append(ext)
                 bar.update(len(chunk))
+                if progress and not bar_on and 4 * len(arrays) // len(smiles) > quarter:
+                    quarter = 4 * len(arrays) // len(smiles)  # a line at 25/50/75/100 %
+                    stage(True, f"{desc}: featurized {len(arrays):,}/{len(smiles):,} molecules")
         finally:
             if pool is not None:
                 pool.close()

@@ -172,7 +172,11 @@ def load_dataset(name: str, raw_dir: Optional[os.PathLike | str] = None,
     directory = cache_dir(root, name, src, max_hops, max_dist)
     cached = load_cache(directory, key)
     if cached is None:
+        from .build import stage
+
         start = time.perf_counter()
+        stage(progress, f"{name}: building from the {src} source (first use only; later runs "
+                        f"read the cache {directory})")
         if src == "raw":
             _warn_unknown_copies(name, files, per_file)
             data = _build_raw(name, files, max_hops, max_dist, workers, progress)
@@ -184,6 +188,8 @@ def load_dataset(name: str, raw_dir: Optional[os.PathLike | str] = None,
         extra = _manifest_extra(data, files, per_file, time.perf_counter() - start)
         payload = {s: collate_split(data.pop(s)) for s in SPLITS}  # pop: frees graphs early
         manifest = save_cache(directory, key, payload, extra)
+        stage(progress, f"{name}: {sum(extra['split_sizes'].values()):,} graphs built and cached "
+                        f"in {time.perf_counter() - start:.0f} s")
     else:
         payload, manifest = cached
     splits = to_datasets(payload, name)

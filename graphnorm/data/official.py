@@ -114,6 +114,9 @@ def convert_official(name: str, handle: dict, max_hops: int, max_dist: int, prog
     """{split: [Data]} in graphnorm's format from an `open_official` handle."""
     from tqdm.auto import tqdm
 
+    from .build import bar_enabled
+
+    progress = bar_enabled(progress)  # load_dataset prints the stage lines
     if name == "ogbg-molhiv":
         import pandas as pd
 

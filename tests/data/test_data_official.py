@@ -68,14 +68,18 @@ def test_official_zinc_matches_raw(zinc_subset, fake_zinc_root):
             assert Chem.CanonSmiles(ours.smiles) == Chem.CanonSmiles(ref.smiles, useChiral=0)
 
 
-def test_official_zinc_through_load_dataset(fake_zinc_root, tmp_path, monkeypatch):
+def test_official_zinc_through_load_dataset(fake_zinc_root, tmp_path, monkeypatch, capsys):
     """The official source is cached and size-checked like the raw one."""
     monkeypatch.setattr("graphnorm.data.datasets._official_root", lambda root: fake_zinc_root)
     with pytest.raises(SplitSizeError, match="train: 12 \\(expected 10000\\)"):
         load_dataset("zinc-subset", root=tmp_path, source="official", progress=False)
     monkeypatch.setattr("graphnorm.data.datasets.check_split_sizes", lambda *a, **k: None)
-    splits = load_dataset("zinc-subset", root=tmp_path, source="official", progress=False)
+    capsys.readouterr()
+    splits = load_dataset("zinc-subset", root=tmp_path, source="official", progress=True)
     assert splits.manifest["source"] == "official" and len(splits["val"]) == 12
+    stages = capsys.readouterr().err  # a line per stage (not a terminal: no bars)
+    assert "zinc-subset: building from the official source" in stages
+    assert "36 graphs built and cached" in stages and "\r" not in stages
     assert (tmp_path / "zinc-subset" / "official-h5-d20" / "manifest.json").is_file()
 
 
