@@ -14,6 +14,29 @@ from typing import Optional, Sequence
 from graphnorm.models import MODEL_NAMES  # torch-free import: --help stays instant
 
 
+TRAIN_DEFAULTS_NOTE = ("Defaults are TrainConfig's (graphnorm/train/config.py); a --config "
+                       "file's values replace them, and flags replace both.")
+
+
+def _show_defaults(parser: argparse.ArgumentParser, train: bool = True) -> None:
+    """Append '(default: ...)' to each optional flag's help: argparse's own default, else
+    (train=True) the TrainConfig field's (train flags default to None so that only given
+    flags override a --config file, which hides the real default from argparse)."""
+    from graphnorm.train.config import TrainConfig
+
+    cfg = TrainConfig() if train else None
+    derived = {"max_epochs": f"{cfg.epochs_limit}; no limit when --max-time is set"} if train else {}
+    for action in parser._actions:
+        if (action.required or action.help == argparse.SUPPRESS
+                or "(default" in (action.help or "")):
+            continue
+        value = action.default if action.default not in (None, argparse.SUPPRESS) else \
+            derived.get(action.dest, getattr(cfg, action.dest, None))
+        if value is None or isinstance(value, (bool, dict)):
+            continue
+        action.help = f"{action.help} (default: {value})" if action.help else f"default: {value}"
+
+
 def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="YAML config (see experiments/configs/)")
     p.add_argument("--dataset", choices=["zinc-subset", "zinc-full", "ogbg-molhiv"])
@@ -45,7 +68,7 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--accelerator", help="auto (default: GPU if any), cpu, gpu, ...")
     p.add_argument("--devices", type=int)
     p.add_argument("--strategy")
-    p.add_argument("--threads", type=int)
+    p.add_argument("--threads", type=int, help="CPU threads per run (default: one per core)")
     p.add_argument("--checkpoint-every", dest="checkpoint_every_n_steps", type=int)
     p.add_argument("--no-progress", dest="progress", action="store_const", const=False)
 
@@ -122,11 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphnorm", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    t = sub.add_parser("train", help="train a Graphormer (Lightning)")
+    t = sub.add_parser("train", help="train a Graphormer (Lightning)",
+                       description=TRAIN_DEFAULTS_NOTE)
     _add_train_args(t)
     t.add_argument("--seed", type=int)
     t.add_argument("--out", help="run directory (checkpoints, logs, metrics.json)")
     t.add_argument("--resume", action="store_const", const=True, help="continue from OUT/last.ckpt")
+    _show_defaults(t)
     t.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="predict properties from SMILES")
@@ -136,30 +161,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="CSV with columns smiles,prediction,error (default: stdout)")
     p.set_defaults(func=cmd_predict)
 
-    b = sub.add_parser("benchmark", help="norm variants x seeds, OGB leaderboard format")
+    b = sub.add_parser("benchmark", help="norm variants x seeds, OGB leaderboard format",
+                       description=TRAIN_DEFAULTS_NOTE, conflict_handler="resolve")
     _add_train_args(b)
-    b.add_argument("--norms", default="ln,sep:bn+ln")
+    b.add_argument("--norms", default="ln,sep:bn+ln",
+                   help="comma list of norm specs, one table row each, e.g. ln,bn,sep:bn+ln")
+    # train's --norm (one spec) replaced: here it is an undocumented alias of --norms
+    b.add_argument("--norm", dest="norms", help=argparse.SUPPRESS)
     b.add_argument("--models", help="comma list of models in one table, e.g. graphormer,gine "
                    "(--norms apply to the Graphormer; each baseline is one row)")
     b.add_argument("--seeds", type=int, default=3, help="number of seeds (0..N-1)")
     b.add_argument("--out", required=True)
     b.add_argument("--jobs", type=int, default=1,
-                   help="runs trained at once, one process each (default threads 1 per run)")
+                   help="runs trained at once, one process each with --threads threads (1 if unset)")
     b.set_defaults(func=cmd_benchmark)
+    _show_defaults(b)
 
     a = sub.add_parser("analyze", help="[VNode]/token embedding analysis of a checkpoint")
     a.add_argument("--checkpoint", required=True)
     a.add_argument("--dataset", required=True, choices=["zinc-subset", "zinc-full", "ogbg-molhiv"])
     a.add_argument("--out", required=True)
     a.add_argument("--compare", help="second checkpoint drawn in the same figures")
-    a.add_argument("--raw-dir", dest="raw_dir")
+    a.add_argument("--raw-dir", dest="raw_dir",
+                   help="offline raw data folder holding zinc/ and molhiv/ (default: "
+                   "$GRAPHNORM_RAW_DIR, else the official download)")
     a.add_argument("--split", default="test", choices=["train", "val", "test"])
     a.add_argument("--limit", type=int, help="use the first N graphs of the split")
     a.set_defaults(func=cmd_analyze)
+    _show_defaults(a, train=False)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    # Before torch loads OpenMP: libgomp's default spin-wait collapses multi-thread training
+    # when another process shares the cores (README: how long training takes).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

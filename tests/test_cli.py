@@ -1,0 +1,58 @@
+"""`graphnorm --help` texts and the CLI's process set-up (no training here)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from graphnorm.cli import build_parser
+from graphnorm.train.config import TrainConfig
+
+
+def _help(*argv) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*argv, "--help"])
+
+
+def test_train_help_shows_trainconfig_defaults(capsys):
+    _help("train")
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    options = text.split("options:", 1)[1]  # not the usage line
+    cfg = TrainConfig()
+    for flag, value in [("--batch-size", cfg.batch_size), ("--lr", cfg.lr),
+                        ("--seed", cfg.seed), ("--max-epochs", cfg.epochs_limit)]:
+        after = options.split(f"{flag} {flag.lstrip('-').replace('-', '_').upper()}", 1)[1]
+        assert f"default: {value}" in after.split(" --", 1)[0], flag
+    assert "a --config file's values replace them" in text
+
+
+def test_benchmark_has_one_documented_norms_flag(capsys):
+    _help("benchmark")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--norms NORMS comma list of norm specs" in text and "--norm NORM" not in text
+    assert "--out OUT (default" not in text  # required flags show no default
+    parse = build_parser().parse_args
+    assert parse(["benchmark", "--out", "x", "--norm", "ln,bn"]).norms == "ln,bn"  # alias
+    assert parse(["benchmark", "--out", "x"]).norms == "ln,sep:bn+ln"
+    assert parse(["train", "--norm", "ln"]).norm == "ln"  # train keeps its --norm
+
+
+def test_analyze_raw_dir_has_help(capsys):
+    _help("analyze")
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--raw-dir RAW_DIR offline raw data folder" in text and "GRAPHNORM_RAW_DIR" in text
+
+
+def test_cli_asks_openmp_for_passive_waiting_before_torch_loads(tmp_path):
+    """OMP_WAIT_POLICY only counts if set before torch is imported: importing the CLI must
+    not import torch, and main() sets the variable unless the user chose one."""
+    code = ("import os, sys; from graphnorm.cli import main; assert 'torch' not in sys.modules; "
+            f"main(['train', '--raw-dir', {str(tmp_path)!r}, '--out', {str(tmp_path / 'o')!r}]); "
+            "print(os.environ['OMP_WAIT_POLICY'])")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0 and run.stdout.split() == ["PASSIVE"], run.stderr[-2000:]
+    assert "--raw-dir" in run.stderr  # the no-data error, in CLI words
+    env["OMP_WAIT_POLICY"] = "ACTIVE"  # a user's choice is kept
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.stdout.split() == ["ACTIVE"], run.stderr[-2000:]
