@@ -24,6 +24,8 @@ from graphnorm.train.config import TrainConfig
 # a fast shape: shallower and wider than slim (12 x 80) uses CPU GEMMs better
 WIDE = dict(num_layers=4, hidden=128, ffn_hidden=256, heads=8)
 FAST = dict(batch_size=64, lr=1e-3, dropout=0.0, attention_dropout=0.0, model=WIDE)
+# the best of round 1: GraphGPS-style local GINE branch, random-walk PE, [VNode] + sum readout
+GPS = dict(FAST, readout="vnode+sum", rwpe_steps=16, local_mp="gine")
 
 ROUNDS = {
     1: {
@@ -35,16 +37,12 @@ ROUNDS = {
         "gine": dict(model_name="gine", batch_size=64, lr=1e-3, dropout=0.0),
     },
     2: {
-        "gps-b32": dict(FAST, batch_size=32, readout="vnode+sum", rwpe_steps=16, local_mp="gine"),
-        "gps-b128-lr2e-3": dict(FAST, batch_size=128, lr=2e-3, readout="vnode+sum",
-                                rwpe_steps=16, local_mp="gine"),
-        "gps-6x96": dict(FAST, readout="vnode+sum", rwpe_steps=16, local_mp="gine",
-                         model=dict(num_layers=6, hidden=96, ffn_hidden=192, heads=8)),
-        "gps-3x160": dict(FAST, readout="vnode+sum", rwpe_steps=16, local_mp="gine",
-                          model=dict(num_layers=3, hidden=160, ffn_hidden=320, heads=8)),
-        "gps-ln": dict(FAST, norm="ln", readout="vnode+sum", rwpe_steps=16, local_mp="gine"),
-        "gps-unbucketed": dict(FAST, bucket_by_size=False, readout="vnode+sum", rwpe_steps=16,
-                               local_mp="gine"),
+        "gps-b32": dict(GPS, batch_size=32),
+        "gps-lr2e-3": dict(GPS, lr=2e-3),
+        "gps-3x128": dict(GPS, model=dict(WIDE, num_layers=3)),
+        "gps-6x64": dict(GPS, model=dict(num_layers=6, hidden=64, ffn_hidden=128, heads=8)),
+        "gps-ln": dict(GPS, norm="ln"),
+        "gps-unbucketed": dict(GPS, bucket_by_size=False),
     },
 }
 

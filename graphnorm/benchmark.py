@@ -60,8 +60,12 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
             print(f"[benchmark] run {k}/{len(plan)}: {variant(model, norm)} seed {seed} done, skipped")
             continue
         resume = (run_dir / "last.ckpt").is_file()
+        own = model == cfg.model_name  # a config's preset and `model:` overrides are its own
+        # model's; the other models of --models run at their default preset
         todo.append((k, dataclasses.replace(cfg, model_name=model, norm=norm, seed=seed,
-                                            out=str(run_dir), resume=resume)))
+                                            out=str(run_dir), resume=resume,
+                                            preset=cfg.preset if own else None,
+                                            model=dict(cfg.model) if own else {})))
     if jobs <= 1:
         for k, run_cfg in todo:
             print(f"[benchmark] run {k}/{len(plan)}: {_what(run_cfg)}", flush=True)

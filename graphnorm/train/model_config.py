@@ -1,6 +1,9 @@
 """Model config of a training run: the model's preset plus the run's norm, dropout and overrides."""
 from __future__ import annotations
 
+import dataclasses
+
+from graphnorm.baselines import GNNConfig
 from graphnorm.graph import GraphormerConfig, vocab_dims
 from graphnorm.models import MODEL_NAMES
 
@@ -40,9 +43,12 @@ def model_config_for(cfg, info: dict) -> dict:
         kw.update({k: v for k, v in options.items() if v is not None})
     elif cfg.readout in ("sum", "mean"):
         kw["pool"] = cfg.readout
+    fields = {f.name for f in dataclasses.fields(GraphormerConfig if name == "graphormer" else GNNConfig)}
+    unknown = sorted(set(cfg.model) - fields)
+    if unknown:
+        raise ValueError(f"model overrides {unknown} do not apply to model {name}; "
+                         f"its fields are {sorted(fields - {'kind'})}")
     kw.update(cfg.model)
     if name == "graphormer":
         return dict(GraphormerConfig(**kw).to_dict(), model=name)  # validates early
-    from graphnorm.baselines import GNNConfig
-
     return dict(GNNConfig(kind=name, **kw).to_dict(), model=name)

@@ -68,6 +68,8 @@ def test_registry_round_trip_and_errors():
     assert split_model_config({"hidden": 8})[0] == "graphormer"  # old checkpoints
     with pytest.raises(ValueError, match="choose from graphormer, gine, gin-vn"):
         build_model({"model": "gat"})
+    with pytest.raises(ValueError, match=r"overrides \['heads'\] do not apply to model gine"):
+        model_config_for(TrainConfig(model_name="gine", model={"heads": 4}), {"vocab": "zinc", "num_tasks": 1})
     with pytest.raises(ValueError, match="unknown preset 'slim' for model gine"):
         model_config_for(TrainConfig(model_name="gine", preset="slim"), {"vocab": "zinc", "num_tasks": 1})
 
