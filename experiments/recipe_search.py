@@ -26,6 +26,7 @@ WIDE = dict(num_layers=4, hidden=128, ffn_hidden=256, heads=8)
 FAST = dict(batch_size=64, lr=1e-3, dropout=0.0, attention_dropout=0.0, model=WIDE)
 # the best of round 1: GraphGPS-style local GINE branch, random-walk PE, [VNode] + sum readout
 GPS = dict(FAST, readout="vnode+sum", rwpe_steps=16, local_mp="gine")
+N64 = dict(num_layers=4, hidden=64, ffn_hidden=128, heads=8)
 
 ROUNDS = {
     1: {
@@ -43,6 +44,14 @@ ROUNDS = {
         "gps-6x64": dict(GPS, model=dict(num_layers=6, hidden=64, ffn_hidden=128, heads=8)),
         "gps-ln": dict(GPS, norm="ln"),
         "gps-unbucketed": dict(GPS, bucket_by_size=False),
+    },
+    3: {  # round 2: narrower and shallower wins at 5 min (more epochs); norms on the tokens
+        "gps-4x64": dict(GPS, model=N64),
+        "gps-4x64-bn": dict(GPS, model=N64, norm="bn"),
+        "gps-4x64-sepbnbn": dict(GPS, model=N64, norm="sep:bn+bn"),
+        "gps-3x96": dict(GPS, model=dict(num_layers=3, hidden=96, ffn_hidden=192, heads=8)),
+        "gps-6x64-ffn64": dict(GPS, model=dict(N64, num_layers=6, ffn_hidden=64)),
+        "gps-8x64": dict(GPS, model=dict(N64, num_layers=8)),
     },
 }
 
