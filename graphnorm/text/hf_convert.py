@@ -41,7 +41,7 @@ from typing import Iterable, Iterator, Optional
 import torch
 from torch import Tensor, nn
 
-from graphnorm.norms import BatchNorm, LayerNorm, SepNorm, build_norm
+from graphnorm.norms import BatchNorm, LayerNorm, SepNorm, build_norm, recalibrate_batch_stats
 
 from .encoder import VectorIsoBN, constant_cls_spec
 
@@ -153,27 +153,11 @@ def converted_padding(model: nn.Module, padding_mask: Optional[Tensor]) -> Itera
         context.padding_mask = old
 
 
-@torch.no_grad()
 def calibrate_batchnorm(model: nn.Module, batches: Iterable[dict]) -> None:
-    """Fill running statistics of all BatchNorm channels with a cumulative average.
-
-    ``batches`` yields keyword dicts for ``model(**batch)`` (e.g. tokenizer outputs). Other
-    modules stay in their current mode; dropout is switched off during calibration.
-    """
-    bns = [m for m in model.modules() if isinstance(m, BatchNorm)]
-    was_training = model.training
-    model.eval()
-    momenta = [bn.momentum for bn in bns]
-    for bn in bns:
-        bn.running_mean.zero_(), bn.running_var.fill_(1.0), bn.num_batches_tracked.zero_()
-        bn.train()  # only the BN channels use batch statistics
-    for k, batch in enumerate(batches):
-        for bn in bns:
-            bn.momentum = 1.0 / (k + 1)  # lerp with 1/(k+1) = running average of batch stats
-        model(**batch)
-    for bn, momentum in zip(bns, momenta):
-        bn.momentum = momentum
-    model.train(was_training)
+    """Fill running statistics of all batch-statistics norms with a cumulative average
+    (``graphnorm.norms.recalibrate_batch_stats``); ``batches`` yields keyword dicts for
+    ``model(**batch)`` (e.g. tokenizer outputs). Dropout is off during calibration."""
+    recalibrate_batch_stats(model, batches, forward=lambda m, batch: m(**batch))
 
 
 def add_isobn_head(model: nn.Module, beta: float = 0.5) -> nn.Module:

@@ -109,7 +109,7 @@ def parse_duration(text) -> float:
     elif re.fullmatch(r"(\d+(\.\d+)?[dhms])+", raw):
         seconds = sum(float(v) * _UNITS[u] for v, u in re.findall(r"(\d+(?:\.\d+)?)([dhms])", raw))
     else:
-        raise ValueError(f"max_time {text!r} is not a duration; write e.g. 25m, 1h30m, 90s or 01:30:00")
+        raise ValueError(f"--max-time (max_time) {text!r} is not a duration; write e.g. 25m, 1h30m, 90s or 01:30:00")
     if seconds <= 0:
-        raise ValueError(f"max_time {text!r} must be positive")
+        raise ValueError(f"--max-time (max_time) {text!r} must be positive")
     return seconds

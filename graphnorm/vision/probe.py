@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphnorm.norms import BatchNorm, IsoBN
+from graphnorm.norms import batch_stat_norms, recalibrate_batch_stats
 
 from .vit import VisionTransformer
 
@@ -29,30 +29,17 @@ def extract_cls(encoder: VisionTransformer, images: Tensor, batch_size: int = 51
     return feats.double().numpy()
 
 
-@torch.no_grad()
 def recalibrate_batch_stats(encoder: VisionTransformer, images: Tensor) -> int:
     """Re-estimate the running statistics of every BN/IsoBN from unmasked ``images``.
 
     MAE trains the encoder on 25% of the patches, so BN statistics of the [CLS] channel
     (SepNorm) are those of masked inputs; the probe feeds whole images. One train-mode pass
-    over all images with momentum 1 replaces each running estimate by the exact full-data
-    statistics ("precise BN"), layer by layer; no labels and no weights change.
-    Returns the number of recalibrated norms (0 for a BN-free encoder: nothing happens).
+    over all images replaces each running estimate by the exact full-data statistics
+    ("precise BN", ``graphnorm.norms.recalibrate_batch_stats``), layer by layer; no labels
+    and no weights change. Returns the number of recalibrated norms (0 for a BN-free encoder).
     """
-    norms = [m for m in encoder.modules() if isinstance(m, (BatchNorm, IsoBN))]
-    if not norms:
-        return 0
-    was_training, saved = encoder.training, [m.momentum for m in norms]
-    try:
-        for m in norms:
-            m.momentum = 1.0
-        encoder.train()
-        encoder(images)
-    finally:
-        for m, mom in zip(norms, saved):
-            m.momentum = mom
-        encoder.train(was_training)
-    return len(norms)
+    recalibrate_batch_stats(encoder, [images])
+    return len(batch_stat_norms(encoder))
 
 
 def linear_probe(

@@ -82,3 +82,26 @@ def test_cli_model_choices_are_the_registry():
     train = parser._subparsers._group_actions[0].choices["train"]
     action = next(a for a in train._actions if a.dest == "model_name")
     assert tuple(action.choices) == MODEL_NAMES
+
+
+def test_checkpoint_from_before_the_registry_loads(tmp_path):
+    """A checkpoint whose model config has no "model" key nor the new Graphormer options
+    (written before baselines and structural options existed) loads as the same Graphormer."""
+    from graphnorm.checkpoint import load_checkpoint
+    from graphnorm.graph import Graphormer, GraphormerConfig
+
+    torch.manual_seed(0)
+    model = Graphormer(GraphormerConfig(num_layers=1, hidden=16, ffn_hidden=16, heads=4))
+    old = model.config.to_dict()
+    for key in ("readout", "rwpe_steps", "local_mp"):
+        old.pop(key)
+    meta = {"format": 1, "version": "0.1.0", "model_config": old,
+            "task": {"task_type": "regression", "metric": "mae", "vocab": "zinc", "num_tasks": 1},
+            "train_config": {}, "target_mean": 0.0, "target_std": 1.0,
+            "featurizer": {"name": "smiles_to_data", "version": 1, "vocab": "zinc", "max_hops": 5}}
+    state = {f"model.{k}": v for k, v in model.state_dict().items()}
+    torch.save({"graphnorm": meta, "state_dict": state, "epoch": 3}, tmp_path / "old.ckpt")
+    loaded = load_checkpoint(tmp_path / "old.ckpt")
+    batch = collate_graphs([smiles_to_data("CCO", vocab="zinc")])
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.model(batch), model.eval()(batch))
