@@ -12,7 +12,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from graphnorm.norms import batch_stat_norms, recalibrate_batch_stats
+from graphnorm.norms import batch_stat_norms
+from graphnorm.norms import recalibrate_batch_stats as _recalibrate
 
 from .vit import VisionTransformer
 
@@ -38,7 +39,7 @@ def recalibrate_batch_stats(encoder: VisionTransformer, images: Tensor) -> int:
     ("precise BN", ``graphnorm.norms.recalibrate_batch_stats``), layer by layer; no labels
     and no weights change. Returns the number of recalibrated norms (0 for a BN-free encoder).
     """
-    recalibrate_batch_stats(encoder, [images])
+    _recalibrate(encoder, [images])
     return len(batch_stat_norms(encoder))
 
 
