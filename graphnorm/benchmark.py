@@ -88,13 +88,26 @@ def finished_line(k: int, total: int, run_cfg) -> str:
         return f"{head} finished (no result: {type(err).__name__}: {err})"
 
 
+def _die_with_parent() -> None:
+    """In a worker: ask Linux to send SIGTERM when the benchmark process dies, so that killing
+    a benchmark (or its session ending) does not leave trainings running on the cores."""
+    import ctypes
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def _run_parallel(todo: list, total: int, jobs: int) -> None:
     """Runs in ``jobs`` spawned processes; a failed run is reported and the others go on."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     failed = []
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
+                             initializer=_die_with_parent) as pool:
         futures = {}
         for k, run_cfg in todo:
             run_cfg = dataclasses.replace(run_cfg, threads=run_cfg.threads or 1, progress=False)

@@ -93,3 +93,35 @@ def test_models_share_one_table_and_predict(bench, tmp_path):
     assert preds.prediction.notna().all()
     with pytest.raises(ValueError, match="unknown model"):
         run_benchmark(cfg, norms=["ln"], seeds=1, out=tmp_path / "x", models=["gat"])
+
+
+@pytest.mark.slow
+def test_killed_benchmark_takes_its_workers_along(raw_dir, cache_root, zinc_subset, tmp_path):
+    """kill -9 of `graphnorm benchmark --jobs 2` must not leave trainings running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import psutil
+
+    cmd = [str(Path(sys.executable).with_name("graphnorm")), "benchmark", "--dataset", "zinc-subset",
+           "--preset", "tiny", "--raw-dir", str(raw_dir), "--cache-root", str(cache_root),
+           "--norms", "ln,sep:bn+ln", "--seeds", "1", "--jobs", "2", "--max-time", "5m",
+           "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = psutil.Process(proc.pid)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(parent.children()) < 2:
+        time.sleep(0.5)
+    workers = parent.children(recursive=True)
+    assert len(workers) >= 2
+    time.sleep(3)  # let the workers start training
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    gone, alive = psutil.wait_procs(workers, timeout=30)
+    for p in alive:
+        p.kill()
+    assert not alive, f"{len(alive)} worker(s) outlived the benchmark"
