@@ -17,7 +17,6 @@ in PyG's sparse order via ``node_mask``), so data, training, checkpoints, ``pred
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -25,6 +24,7 @@ from torch import Tensor, nn
 from torch_geometric.nn import GINEConv, global_add_pool, global_mean_pool
 
 from graphnorm.graph.collate import GraphBatch
+from graphnorm.graph.config_io import ConfigIO
 from graphnorm.graph.encodings import AtomEncoder, _MultiFeatureEmbedding
 from graphnorm.graph.graphormer import GraphEmbeddings, ZINC_ATOM_DIMS, ZINC_BOND_DIMS
 
@@ -33,7 +33,7 @@ POOLS = {"sum": global_add_pool, "mean": global_mean_pool}
 
 
 @dataclass
-class GNNConfig:
+class GNNConfig(ConfigIO):
     kind: str = "gine"  # one of GNN_KINDS
     num_layers: int = 4
     hidden: int = 150
@@ -50,20 +50,6 @@ class GNNConfig:
             raise ValueError(f"pool must be one of {tuple(POOLS)}, got {self.pool!r}")
         self.atom_feature_dims = tuple(int(d) for d in self.atom_feature_dims)
         self.edge_feature_dims = tuple(int(d) for d in self.edge_feature_dims)
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["atom_feature_dims"] = list(self.atom_feature_dims)
-        d["edge_feature_dims"] = list(self.edge_feature_dims)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "GNNConfig":
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - names
-        if unknown:
-            raise ValueError(f"unknown GNNConfig keys: {sorted(unknown)}; valid: {sorted(names)}")
-        return cls(**d)
 
 
 def _mlp(d_in: int, d_hidden: int, d_out: int) -> nn.Sequential:

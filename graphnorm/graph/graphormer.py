@@ -15,7 +15,6 @@ called with the token padding mask (position 0 = [VNode], never padding).
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -27,6 +26,7 @@ from torch import Tensor, nn
 from ..norms import build_norm, constant_special_spec
 from .attention import ATTENTION_IMPLS, biased_attention
 from .collate import GraphBatch
+from .config_io import ConfigIO
 from .dropout import dropout, residual_dropout
 from .encodings import AtomEncoder, AttentionBias, CentralityEncoding
 from .structural import LocalGINE, RandomWalkEncoding
@@ -51,7 +51,7 @@ def vocab_dims(vocab: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 @dataclass
-class GraphormerConfig:
+class GraphormerConfig(ConfigIO):
     num_layers: int = 12
     hidden: int = 80
     ffn_hidden: int = 80
@@ -94,20 +94,6 @@ class GraphormerConfig:
         if slot == "attn" and layer == 0:
             spec = constant_special_spec(spec)  # the [VNode] is still the same for all graphs
         return spec
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["atom_feature_dims"] = list(self.atom_feature_dims)
-        d["edge_feature_dims"] = list(self.edge_feature_dims)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "GraphormerConfig":
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - names
-        if unknown:
-            raise ValueError(f"unknown GraphormerConfig keys: {sorted(unknown)}")
-        return cls(**d)
 
 
 class GraphEmbeddings(NamedTuple):
