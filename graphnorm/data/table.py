@@ -1,0 +1,270 @@
+"""Reading a user's molecule table (.csv, .tsv, .smi, .sdf, .parquet; .gz of the text ones).
+
+One reader serves ``train --data``, ``predict --input`` and ``embed --input``. Every row keeps
+the number a user finds it under (:attr:`MoleculeTable.labels`):
+
+- text files: ``line N``, the line number an editor shows (the header is line 1, so the first
+  molecule of a CSV is line 2);
+- SDF: ``record N`` (1-based); parquet: ``row N`` (1-based data rows).
+
+Problems with the file itself (empty, no header, a missing column, not UTF-8 when training)
+raise :class:`TableError`, whose message names the file and the column or line and says what
+to do. Targets are checked in :func:`read_targets`.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+FORMATS = (".csv", ".tsv", ".smi", ".sdf", ".parquet")
+# cells read as a missing label (pandas' usual NA spellings, case-insensitive)
+MISSING = {"", "na", "n/a", "nan", "null", "none", "-", "?"}
+
+
+class TableError(ValueError):
+    """The table cannot be used as given; the message names file, column or row."""
+
+
+@dataclass
+class MoleculeTable:
+    path: Path
+    frame: pd.DataFrame  # every column as str, one row per data row, in file order
+    smiles_column: str
+    labels: list[str]  # how the user finds each row: "line 7", "record 3", "row 2"
+    bad_rows: dict[int, str] = field(default_factory=dict)  # row -> why it cannot be read
+    sha256: str = ""
+
+    @property
+    def smiles(self) -> list[str]:
+        return [s.strip() for s in self.frame[self.smiles_column].tolist()]
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
+def table_format(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    fmt = suffixes[-1] if suffixes else ""
+    if fmt not in FORMATS:
+        raise TableError(f"{path}: unknown table format {fmt or '(no suffix)'!r}; "
+                         f"use one of {', '.join(FORMATS)} (text formats may be .gz)")
+    return fmt
+
+
+def read_table(path, smiles_column: Optional[str] = None, *, strict_encoding: bool = True,
+               ) -> MoleculeTable:
+    """Read ``path`` into a :class:`MoleculeTable`.
+
+    ``smiles_column``: the column holding SMILES; by default the one named ``smiles`` (any
+    case). ``strict_encoding``: a line that is not UTF-8 refuses the whole file (training);
+    otherwise that row gets an entry in ``bad_rows`` and the others are read (prediction).
+    """
+    from .raw import sha256_file
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"input file not found: {path}")
+    if path.stat().st_size == 0:
+        raise TableError(f"{path} is empty; it needs a header line and one molecule per line")
+    fmt = table_format(path)
+    if fmt == ".sdf":
+        table = _read_sdf(path)
+    elif fmt == ".parquet":
+        table = _read_parquet(path)
+    else:
+        table = _read_text(path, fmt, smiles_column, strict_encoding)
+    if len(table.frame) == 0:
+        raise TableError(f"{path} holds a header but no molecules")
+    table.smiles_column = _pick_smiles_column(table, smiles_column)
+    table.sha256 = sha256_file(path)
+    return table
+
+
+def _decode(path: Path, raw: bytes, strict: bool) -> tuple[str, dict[int, str]]:
+    """UTF-8 text and {line number: problem} of the lines that are not UTF-8."""
+    try:
+        return raw.decode("utf-8-sig"), {}
+    except UnicodeDecodeError:
+        pass
+    bad: dict[int, str] = {}
+    lines = raw.split(b"\n")
+    for n, line in enumerate(lines, 1):
+        try:
+            line.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as err:
+            bad[n] = (f"line {n} is not valid UTF-8 (byte 0x{line[err.start]:02x} at character "
+                      f"{err.start + 1})")
+    if strict:
+        first = next(iter(bad.values()))
+        raise TableError(f"{path} is not a UTF-8 text file: {first}"
+                         f"{f', and {len(bad) - 1} more lines' if len(bad) > 1 else ''}. "
+                         "Save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)")
+    return raw.decode("utf-8-sig", errors="replace"), bad
+
+
+def _read_text(path: Path, fmt: str, smiles_column: Optional[str], strict: bool) -> MoleculeTable:
+    raw = path.read_bytes()
+    if path.suffix.lower() == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as err:
+            raise TableError(f"{path} is not a readable gzip file ({err})") from err
+    text, bad_lines = _decode(path, raw, strict)
+    lines = text.splitlines()
+    while lines and not lines[-1].strip():  # trailing blank lines are no rows
+        lines.pop()
+    if not lines:
+        raise TableError(f"{path} is empty (only blank lines)")
+    if fmt == ".smi":
+        frame, first_line = _read_smi(lines, smiles_column)
+    else:
+        sep = "\t" if fmt == ".tsv" else ","
+        try:
+            frame = pd.read_csv(io.StringIO("\n".join(lines)), sep=sep, dtype=str,
+                                keep_default_na=False, skip_blank_lines=False)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+            raise TableError(f"{path} cannot be read as {fmt[1:].upper()}: {err}") from err
+        frame = frame.fillna("")
+        first_line = 2
+    # a quoted cell spanning lines breaks "row k = line k + first_line": fall back to rows
+    if first_line - 1 + len(frame) == len(lines):
+        labels = [f"line {first_line + k}" for k in range(len(frame))]
+        bad = {k: bad_lines[first_line + k] for k in range(len(frame)) if first_line + k in bad_lines}
+    else:
+        labels = [f"row {k + 1}" for k in range(len(frame))]
+        bad = {}
+        if bad_lines:  # cannot tell which rows hold the bad lines: refuse, naming one
+            raise TableError(f"{path}: {next(iter(bad_lines.values()))}; save it as UTF-8")
+    return MoleculeTable(path, frame, "", labels, bad)
+
+
+def _read_smi(lines: list[str], smiles_column: Optional[str]) -> tuple[pd.DataFrame, int]:
+    """.smi: ``SMILES [name]`` per line (whitespace-separated, the name may hold spaces); a
+    first line whose first field is the SMILES column's name (``smiles`` by default) is a
+    header, and then every line splits into that many whitespace-separated fields."""
+    head = lines[0].split()
+    if head and head[0].lower() == (smiles_column or "smiles").lower():
+        width = len(head)
+        cells = [(line.split(maxsplit=width - 1) + [""] * width)[:width] for line in lines[1:]]
+        return pd.DataFrame(cells, columns=head, dtype=str), 2
+    cells = [(line.split(maxsplit=1) + ["", ""])[:2] for line in lines]
+    return pd.DataFrame(cells, columns=["smiles", "name"], dtype=str), 1
+
+
+def _read_sdf(path: Path) -> MoleculeTable:
+    """SDF records: SMILES from RDKit, properties as columns; an unreadable record is a bad row."""
+    from rdkit import Chem, rdBase
+
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    records, bad = [], {}
+    with opener(path, "rb") as handle, rdBase.BlockLogs():
+        for k, mol in enumerate(Chem.ForwardSDMolSupplier(handle, sanitize=True)):
+            if mol is None:
+                bad[k] = f"record {k + 1}: RDKit cannot read this molecule"
+                records.append({"smiles": ""})
+                continue
+            props = {name: str(v) for name, v in mol.GetPropsAsDict(True, False).items()}
+            records.append({**props, "smiles": Chem.MolToSmiles(mol)})
+    if not records:
+        raise TableError(f"{path} holds no SDF records (no '$$$$' separated molecules)")
+    frame = pd.DataFrame(records, dtype=str).fillna("")
+    frame = frame[["smiles"] + [c for c in frame.columns if c != "smiles"]]
+    return MoleculeTable(path, frame, "smiles", [f"record {k + 1}" for k in range(len(frame))], bad)
+
+
+def _read_parquet(path: Path) -> MoleculeTable:
+    try:
+        frame = pd.read_parquet(path)
+    except ImportError as err:
+        raise TableError(f"reading {path} needs pyarrow (pip install pyarrow), or save the "
+                         "table as .csv") from err
+    except Exception as err:  # not a parquet file, truncated, ...
+        raise TableError(f"{path} cannot be read as parquet: {err}") from err
+    frame = frame.astype(str).where(frame.notna(), "")
+    frame.columns = [str(c) for c in frame.columns]
+    return MoleculeTable(path, frame, "", [f"row {k + 1}" for k in range(len(frame))])
+
+
+def find_column(table: MoleculeTable, name: str, flag: str) -> str:
+    """The table's column called ``name`` (exact, else the only case-insensitive match)."""
+    cols = [str(c) for c in table.frame.columns]
+    if name in cols:
+        return name
+    close = [c for c in cols if c.lower() == name.lower()]
+    if len(close) == 1:
+        return close[0]
+    raise TableError(f"{table.path}: no column {name!r}; columns found: {', '.join(cols)}. "
+                     f"Name the right one with {flag}")
+
+
+def _pick_smiles_column(table: MoleculeTable, name: Optional[str]) -> str:
+    if table.smiles_column:  # SDF: generated
+        return table.smiles_column
+    if name:
+        return find_column(table, name, "--smiles-column NAME")
+    cols = [str(c) for c in table.frame.columns]
+    matches = [c for c in cols if c.lower() == "smiles"]
+    if matches:
+        return matches[0]
+    hint = " (if the file has no header line, save it as .smi)" if len(cols) == 1 else ""
+    raise TableError(f"{table.path}: no 'smiles' column; columns found: {', '.join(cols)}. "
+                     f"Pick the SMILES column with --smiles-column NAME{hint}")
+
+
+def read_targets(table: MoleculeTable, columns: Sequence[str], task: str,
+                 exclude: Sequence[str] = ()) -> tuple[np.ndarray, list[str]]:
+    """Targets as float32 [rows, T] (NaN = missing label) and their column names.
+
+    ``columns`` empty: every column except the SMILES column and ``exclude``. ``task``:
+    "regression" or "classification" (labels must be 0 or 1).
+    """
+    if task not in ("regression", "classification"):
+        raise TableError(f"task must be 'regression' or 'classification', got {task!r}")
+    if columns:
+        names = [find_column(table, c, "--target-columns A B ...") for c in columns]
+    else:
+        skip = {table.smiles_column, *exclude}
+        names = [str(c) for c in table.frame.columns if c not in skip]
+        if not names:
+            raise TableError(f"{table.path}: no target column besides {table.smiles_column!r}; "
+                             "columns found: " + ", ".join(map(str, table.frame.columns)))
+    dupes = sorted({c for c in names if names.count(c) > 1})
+    if dupes:
+        raise TableError(f"target columns named twice: {', '.join(dupes)}")
+    out = np.full((len(table), len(names)), np.nan, dtype=np.float32)
+    for j, name in enumerate(names):
+        out[:, j] = _numeric_column(table, name, task)
+    return out, names
+
+
+def _numeric_column(table: MoleculeTable, name: str, task: str) -> np.ndarray:
+    cells = table.frame[name].astype(str).str.strip()
+    missing = cells.str.lower().isin(MISSING)
+    values = pd.to_numeric(cells.where(~missing), errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~missing.to_numpy() & ~np.isfinite(values))
+    where = f"{table.path}: target column {name!r}"
+    if len(bad):
+        k = bad[0]
+        more = f" (and {len(bad) - 1} more rows)" if len(bad) > 1 else ""
+        raise TableError(f"{where} is not numeric: {table.labels[k]} holds {cells.iloc[k]!r}{more}. "
+                         "Fix those cells or leave them empty (an empty cell is a missing label)")
+    if np.isnan(values).all():
+        raise TableError(f"{where} is entirely empty: no molecule has a label; drop it from "
+                         "--target-columns")
+    if task == "classification":
+        wrong = np.flatnonzero(~np.isnan(values) & ~np.isin(values, (0.0, 1.0)))
+        if len(wrong):
+            k = wrong[0]
+            raise TableError(f"{where}: classification labels must be 0 or 1, but "
+                             f"{table.labels[k]} holds {cells.iloc[k]!r}"
+                             f"{f' (and {len(wrong) - 1} more rows)' if len(wrong) > 1 else ''}. "
+                             "Threshold the values into 0/1, or use --task regression")
+    return values
