@@ -5,6 +5,8 @@ task, target scaling and featurizer settings, so prediction needs nothing else.
 """
 from __future__ import annotations
 
+import pickle
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +14,8 @@ import torch
 
 from graphnorm.models import build_model
 
-SUPPORTED_FORMATS = (1,)
+SUPPORTED_FORMATS = (1, 2)  # 2: per-target target_mean/std lists, task["targets"]
+TRAIN_HINT = "pass the best.ckpt (or the run directory) that `graphnorm train --out DIR` wrote"
 
 
 class CheckpointError(RuntimeError):
@@ -24,10 +27,21 @@ class LoadedModel:
     model: torch.nn.Module  # Graphormer or a baseline GNN (graphnorm.models)
     task: dict
     featurizer: dict
-    target_mean: float
-    target_std: float
+    target_mean: torch.Tensor  # [T] (format 1: a float, one target)
+    target_std: torch.Tensor
     epoch: int
     meta: dict
+    path: Path = None
+
+    @property
+    def targets(self) -> list[str]:
+        """Target names; checkpoints without names (benchmarks, format 1) give one
+        ``prediction`` column per target (``prediction``, ``prediction_1``, ...)."""
+        names = self.task.get("targets")
+        if names:
+            return list(names)
+        n = int(self.task.get("num_tasks", 1))
+        return ["prediction"] + [f"prediction_{k}" for k in range(1, n)]
 
     def predict_batch(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or probabilities (binary): [B, T]."""
@@ -38,17 +52,69 @@ class LoadedModel:
         return torch.sigmoid(out)
 
 
+def checkpoint_files(path: str | Path) -> list[Path]:
+    """The checkpoint(s) behind ``path``: a file; a run directory (its best.ckpt); an
+    ensemble directory (every model_<k>/best.ckpt); else a clear CheckpointError."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    if not path.exists():
+        raise CheckpointError(f"checkpoint not found: {path}; {TRAIN_HINT}")
+    if (path / "best.ckpt").is_file():
+        return [path / "best.ckpt"]
+    members = sorted(path.glob("model_*/best.ckpt"),
+                     key=lambda p: (len(p.parent.name), p.parent.name))
+    if members:
+        return members
+    others = sorted(path.glob("*.ckpt"))
+    if len(others) == 1:
+        return others
+    if others:
+        raise CheckpointError(f"{path} holds several checkpoints ({', '.join(p.name for p in others)}) "
+                              "but no best.ckpt; pass one of them")
+    raise CheckpointError(f"{path} is a directory without checkpoints (no best.ckpt, no "
+                          f"model_<k>/best.ckpt); {TRAIN_HINT}")
+
+
+def _read(path: Path, map_location: str) -> dict:
+    """torch.load(weights_only=True) with one short message per way it fails."""
+    size = path.stat().st_size
+    if size == 0:
+        raise CheckpointError(f"cannot read checkpoint {path}: the file is empty; {TRAIN_HINT}")
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic != b"PK\x03\x04":  # torch.save writes a zip archive
+        raise CheckpointError(f"{path} is not a checkpoint (not a PyTorch zip archive); {TRAIN_HINT}")
+    if not zipfile.is_zipfile(path):
+        raise CheckpointError(f"cannot read checkpoint {path}: the file is truncated or corrupt "
+                              f"(incomplete zip archive, {size:,} bytes); copy it again, or "
+                              "use the run's last.ckpt")
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as err:  # objects beyond tensors/containers: not ours
+        raise CheckpointError(f"{path} is not a graphnorm checkpoint: it holds Python objects "
+                              f"that are not loaded for safety (weights_only); {TRAIN_HINT}") from err
+    except Exception as err:  # damaged records inside a complete archive
+        raise CheckpointError(f"cannot read checkpoint {path}: the file is corrupt "
+                              f"({type(err).__name__}); copy it again, or use the run's "
+                              "last.ckpt") from err
+
+
 def load_checkpoint(path: str | Path, map_location: str = "cpu") -> LoadedModel:
     path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint not found: {path}")
-    try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as err:  # truncated file, or objects that weights_only refuses to unpickle
-        raise CheckpointError(f"cannot read checkpoint {path}: {err}") from err
+    if path.is_dir():
+        files = checkpoint_files(path)
+        if len(files) > 1:
+            raise CheckpointError(f"{path} is an ensemble of {len(files)} models; load it with "
+                                  "graphnorm.load_predictor, or pass one member's best.ckpt")
+        path = files[0]
+    elif not path.is_file():
+        raise CheckpointError(f"checkpoint not found: {path}; {TRAIN_HINT}")
+    ckpt = _read(path, map_location)
     meta = ckpt.get("graphnorm") if isinstance(ckpt, dict) else None
     if meta is None:
-        raise CheckpointError(f"{path} is not a graphnorm checkpoint (no 'graphnorm' block)")
+        raise CheckpointError(f"{path} is not a graphnorm checkpoint (no 'graphnorm' block); "
+                              f"{TRAIN_HINT}")
     if meta.get("format") not in SUPPORTED_FORMATS:
         raise CheckpointError(
             f"{path} has checkpoint format {meta.get('format')!r} (written by graphnorm "
@@ -60,5 +126,7 @@ def load_checkpoint(path: str | Path, map_location: str = "cpu") -> LoadedModel:
     except (KeyError, TypeError, RuntimeError) as err:
         raise CheckpointError(f"{path} does not match this graphnorm version's model: {err}") from err
     model.eval()
-    return LoadedModel(model, meta["task"], meta["featurizer"], meta["target_mean"],
-                       meta["target_std"], int(ckpt.get("epoch", -1)), meta)
+    mean = torch.tensor(meta["target_mean"], dtype=torch.float32).reshape(-1)
+    std = torch.tensor(meta["target_std"], dtype=torch.float32).reshape(-1)
+    return LoadedModel(model, meta["task"], meta["featurizer"], mean, std,
+                       int(ckpt.get("epoch", -1)), meta, path)

@@ -1,4 +1,4 @@
-"""Command line: ``graphnorm train | predict | benchmark | analyze``.
+"""Command line: ``graphnorm train | predict | embed | benchmark | analyze``.
 
 Heavy imports happen inside each command so ``graphnorm --help`` stays instant.
 """
@@ -71,6 +71,18 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, help="CPU threads per run (default: one per core)")
     p.add_argument("--checkpoint-every", dest="checkpoint_every_n_steps", type=int)
     p.add_argument("--no-progress", dest="progress", action="store_const", const=False)
+    own = p.add_argument_group("own data (instead of --dataset; README: Your own molecules)")
+    own.add_argument("--data", help="table of molecules: .csv, .tsv, .smi, .sdf, .parquet")
+    own.add_argument("--smiles-column", dest="smiles_column",
+                     help="SMILES column (default: the column named 'smiles')")
+    own.add_argument("--target-columns", dest="target_columns", nargs="+", metavar="COLUMN",
+                     help="target columns, one model output each (default: every other column)")
+    own.add_argument("--task", choices=["regression", "classification"],
+                     help="classification: 0/1 labels, ROC-AUC")
+    own.add_argument("--split", help="scaffold, random, column:NAME (train/val/test per row) "
+                     "or file:RUN/splits.json (a previous run's split)")
+    own.add_argument("--split-sizes", dest="split_sizes", help="train,val,test fractions")
+    own.add_argument("--split-seed", dest="split_seed", type=int)
 
 
 def _train_config(args: argparse.Namespace, keys: Sequence[str]):
@@ -84,43 +96,39 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
 
 TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
               "attention_dropout", "uniformity_weight", "raw_dir", "cache_root", "limit_train",
-              "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress")
+              "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress",
+              "data", "smiles_column", "target_columns", "task", "split", "split_sizes", "split_seed")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     from graphnorm.train.run import train
 
-    cfg = _train_config(args, TRAIN_KEYS + ("seed", "out", "resume"))
+    cfg = _train_config(args, TRAIN_KEYS + ("seed", "out", "resume", "ensemble"))
+    if cfg.ensemble > 1:  # N seeds into OUT/model_<k> (graphnorm/ensemble.py)
+        from graphnorm.ensemble import train_ensemble
+
+        train_ensemble(cfg, jobs=args.jobs)
+        return 0
     result = train(cfg)
     if result:
         m = result["metric"]
         what = f"norm={cfg.norm}" if cfg.model_name == "graphormer" else f"model={cfg.model_name}"
-        print(f"[graphnorm] {cfg.dataset} {what} seed={cfg.seed}: "
+        print(f"[graphnorm] {result['dataset']} {what} seed={cfg.seed}: "
               f"val {m} {result[f'val_{m}']:.4f}, test {m} {result[f'test_{m}']:.4f} "
               f"(best epoch {result['best_epoch']}, {result['wall_time_s']} s) -> {cfg.out}/metrics.json")
     return 0
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from graphnorm.predict import ExtrapolationWarning, load_predictor, read_smiles_file
+    from graphnorm.predict_cli import run_predict  # predict/embed live in predict_cli.py
 
-    if not args.smiles and not args.input:
-        print("graphnorm predict: give --smiles S [S ...] or --input FILE", file=sys.stderr)
-        return 2
-    smiles = list(args.smiles or []) + (read_smiles_file(args.input) if args.input else [])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ExtrapolationWarning)
-        df = load_predictor(args.checkpoint).predict(smiles)
-    for w in caught:  # one clean line each, not Python's file:line form
-        print(f"graphnorm predict: warning: {w.message}", file=sys.stderr)
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        df.to_csv(args.output, index=False)
-        print(f"[graphnorm] wrote {len(df)} rows ({(df.error != '').sum()} failed, "
-              f"{len(df.attrs['warnings'])} with warnings) to {args.output}")
-    else:
-        df.to_csv(sys.stdout, index=False)
-    return 1 if (df.error != "").all() else 0
+    return run_predict(args)
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    from graphnorm.predict_cli import run_embed
+
+    return run_embed(args)
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
@@ -151,15 +159,22 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=int)
     t.add_argument("--out", help="run directory (checkpoints, logs, metrics.json)")
     t.add_argument("--resume", action="store_const", const=True, help="continue from OUT/last.ckpt")
+    t.add_argument("--ensemble", type=int, help="train N models (seeds SEED..SEED+N-1, one "
+                   "split) into OUT/model_<k>; predict on OUT averages them and adds <target>_std")
+    t.add_argument("--jobs", type=int, default=1,
+                   help="--ensemble: members trained at once, one process each")
     _show_defaults(t)
     t.set_defaults(func=cmd_train)
 
+    from graphnorm.predict_cli import add_embed_args, add_predict_args  # torch-free
+
     p = sub.add_parser("predict", help="predict properties from SMILES")
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--smiles", nargs="+")
-    p.add_argument("--input", help=".smi or .csv (column 'smiles')")
-    p.add_argument("--output", help="CSV with columns smiles,prediction,error (default: stdout)")
+    add_predict_args(p)
     p.set_defaults(func=cmd_predict)
+
+    e = sub.add_parser("embed", help="[VNode] embedding per molecule (.npy, .csv, .parquet)")
+    add_embed_args(e)
+    e.set_defaults(func=cmd_embed)
 
     b = sub.add_parser("benchmark", help="norm variants x seeds, OGB leaderboard format",
                        description=TRAIN_DEFAULTS_NOTE, conflict_handler="resolve")

@@ -13,13 +13,15 @@ statistics and a molecule's prediction does not depend on its batch mates.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Optional, Sequence
 from warnings import warn
 
+import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.checkpoint import LoadedModel, load_checkpoint
+from graphnorm.checkpoint import CheckpointError, LoadedModel, checkpoint_files, load_checkpoint
+from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs
 from graphnorm.graph.featurize import FEATURIZER_VERSION, smiles_to_data, smiles_to_data_many
 
@@ -28,10 +30,25 @@ class ExtrapolationWarning(UserWarning):
     """A molecule lies outside what the checkpoint was trained on (e.g. larger)."""
 
 
+def _same(members: Sequence[LoadedModel], what: str, get) -> None:
+    first = get(members[0])
+    for m in members[1:]:
+        if get(m) != first:
+            raise CheckpointError(f"ensemble members disagree on {what}: {members[0].path} has "
+                                  f"{first!r}, {m.path} has {get(m)!r}; train them in one run")
+
+
 class Predictor:
-    def __init__(self, loaded: LoadedModel, batch_size: int = 128):
-        self.loaded, self.batch_size = loaded, batch_size
-        feat = loaded.featurizer
+    """Predictions of one checkpoint, or the mean of an ensemble's members plus their
+    standard deviation (``<target>_std``: how much the models disagree, not a calibrated
+    error bar)."""
+
+    def __init__(self, loaded: LoadedModel | Sequence[LoadedModel], batch_size: int = 128):
+        self.members = [loaded] if isinstance(loaded, LoadedModel) else list(loaded)
+        self.loaded, self.batch_size = self.members[0], batch_size
+        _same(self.members, "the featurizer", lambda m: m.featurizer)
+        _same(self.members, "the task", lambda m: (m.task["task_type"], m.targets))
+        feat = self.loaded.featurizer
         if str(feat.get("version")) != str(FEATURIZER_VERSION):
             raise ValueError(
                 f"checkpoint was trained with featurizer version {feat.get('version')!r}, "
@@ -42,28 +59,37 @@ class Predictor:
     def task(self) -> dict:
         return self.loaded.task
 
+    @property
+    def columns(self) -> list[str]:
+        """Output column per target: ``prediction`` for one target, else the target names."""
+        names = self.loaded.targets
+        return ["prediction"] if len(names) == 1 else names
+
+    @property
+    def is_ensemble(self) -> bool:
+        return len(self.members) > 1
+
     def _featurize(self, smiles: str):
         if smiles is None or not str(smiles).strip():
             raise ValueError("empty SMILES")
         return smiles_to_data(str(smiles).strip(), vocab=self.vocab, max_hops=self.max_hops,
                               max_dist=self.max_dist)
 
-    def predict(self, smiles: Sequence[str]) -> pd.DataFrame:
-        """One row per input, in order: ``smiles, prediction, error``."""
-        smiles = list(smiles)
-        preds: list = [None] * len(smiles)
-        errors: list = [""] * len(smiles)
-        flags: list = [""] * len(smiles)
-        max_atoms = self.loaded.meta.get("train_domain", {}).get("max_atoms")
+    def featurize(self, smiles: Sequence[str], errors: Optional[list] = None):
+        """([(row, Data)] sorted by size, per-row error messages). Rows that already carry an
+        error in ``errors`` (e.g. unreadable bytes) are not featurized."""
+        errors = list(errors) if errors is not None else [""] * len(smiles)
         # batched featurization (shortest paths of many molecules at once); a row it cannot
         # featurize is redone alone to get its own error message
         clean = [None if x is None else str(x).strip() for x in smiles]
-        todo = [i for i, x in enumerate(clean) if x]
+        todo = [i for i, x in enumerate(clean) if x and not errors[i]]
         done = smiles_to_data_many([clean[i] for i in todo], vocab=self.vocab, max_hops=self.max_hops,
                                    max_dist=self.max_dist, errors="none") if todo else []
         got = dict(zip(todo, done))
         graphs = []
         for i in range(len(smiles)):
+            if errors[i]:
+                continue
             if got.get(i) is not None:
                 graphs.append((i, got[i]))
                 continue
@@ -72,43 +98,86 @@ class Predictor:
             except Exception as err:  # a bad row gets its message; the others go on
                 errors[i] = f"{type(err).__name__}: {err}"
         graphs.sort(key=lambda t: int(t[1].num_nodes))  # similar sizes together: less padding
+        return graphs, errors
+
+    def batches(self, graphs):
         for start in range(0, len(graphs), self.batch_size):
             chunk = graphs[start:start + self.batch_size]
-            out = self.loaded.predict_batch(collate_graphs([g for _, g in chunk]))
-            for (i, g), row in zip(chunk, out):
-                preds[i] = float(row[0]) if row.numel() == 1 else row.tolist()
+            yield chunk, collate_graphs([g for _, g in chunk])
+
+    def predict(self, smiles: Sequence[str], labels: Optional[Sequence[str]] = None,
+                errors: Optional[Sequence[str]] = None) -> pd.DataFrame:
+        """One row per input, in order: ``smiles``, a column per target (``prediction`` for
+        one target), ``<column>_std`` for an ensemble, ``error``.
+
+        ``labels`` name the rows in warnings as the user counts them (default ``row 1``,
+        ``row 2``, ...); ``errors`` pre-set an error for rows that cannot be read.
+        """
+        smiles = list(smiles)
+        labels = list(labels) if labels is not None else [f"row {i + 1}" for i in range(len(smiles))]
+        graphs, errors = self.featurize(smiles, errors)
+        cols = self.columns
+        mean = np.full((len(smiles), len(cols)), np.nan)
+        std = np.full_like(mean, np.nan)
+        flags: list = [""] * len(smiles)
+        max_atoms = self.loaded.meta.get("train_domain", {}).get("max_atoms")
+        for chunk, batch in self.batches(graphs):
+            out = torch.stack([m.predict_batch(batch) for m in self.members])  # [M, B, T]
+            rows = [i for i, _ in chunk]
+            mean[rows] = out.mean(0).double().numpy()
+            std[rows] = out.std(0, unbiased=False).double().numpy()
+            for i, g in chunk:
                 if max_atoms is not None and int(g.num_nodes) > max_atoms:
                     flags[i] = (f"{int(g.num_nodes)} atoms, more than any training molecule "
-                                   f"({max_atoms}): the prediction is an extrapolation")
-        df = pd.DataFrame({"smiles": smiles, "prediction": preds, "error": errors})
-        df.attrs["warnings"] = {i: w for i, w in enumerate(flags) if w}
+                                f"({max_atoms}): the prediction is an extrapolation")
+        data = {"smiles": smiles}
+        for j, c in enumerate(cols):
+            data[c] = [None if errors[i] else float(mean[i, j]) for i in range(len(smiles))]
+        if self.is_ensemble:
+            for j, c in enumerate(cols):
+                data[f"{c}_std"] = [None if errors[i] else float(std[i, j]) for i in range(len(smiles))]
+        data["error"] = errors
+        df = pd.DataFrame(data)
+        df.attrs["warnings"] = {i: w for i, w in enumerate(flags) if w}  # keys: df positions
         if df.attrs["warnings"]:
-            shown = "; ".join(f"row {i} {smiles[i][:40]!r}: {w}"
+            shown = "; ".join(f"{labels[i]} {smiles[i][:40]!r}: {w}"
                               for i, w in list(df.attrs["warnings"].items())[:5])
             more = len(df.attrs["warnings"]) - 5
             warn(f"{shown}{f'; and {more} more rows' if more > 0 else ''}",
                  ExtrapolationWarning, stacklevel=2)
         return df
 
+    def predict_table(self, table: MoleculeTable) -> pd.DataFrame:
+        """Predictions for every row of a read table, keeping its other columns (e.g. ``id``);
+        an input column named like an output column is kept as ``<name>_input``."""
+        errors = [""] * len(table)
+        for k, why in table.bad_rows.items():
+            errors[k] = f"UnicodeDecodeError: {why}" if "UTF-8" in why else why
+        df = self.predict(table.smiles, table.labels, errors)
+        return join_input_columns(table, df)
+
+
+def join_input_columns(table: MoleculeTable, df: pd.DataFrame) -> pd.DataFrame:
+    """The table's columns first (SMILES as read), then ``df``'s other columns."""
+    keep = table.frame.copy()
+    out_cols = [c for c in df.columns if c != "smiles"]
+    keep.columns = [f"{c}_input" if c in out_cols else c for c in keep.columns]
+    merged = pd.concat([keep.reset_index(drop=True), df[out_cols]], axis=1)
+    merged.attrs = df.attrs
+    return merged
+
 
 def load_predictor(checkpoint: str | Path, batch_size: int = 128) -> Predictor:
-    return Predictor(load_checkpoint(checkpoint), batch_size=batch_size)
+    """A file, a run directory (its best.ckpt) or an ensemble directory (model_<k>/best.ckpt)."""
+    return Predictor([load_checkpoint(p) for p in checkpoint_files(checkpoint)], batch_size=batch_size)
 
 
-def read_smiles_file(path: str | Path) -> list[str]:
-    """SMILES from ``.smi`` (first whitespace field per line) or ``.csv`` (column 'smiles')."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"input file not found: {path}")
-    if path.stat().st_size == 0:
-        raise ValueError(f"input file {path} is empty")
-    if path.suffix.lower() in (".csv", ".gz") and ".csv" in path.name.lower():
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-        cols = {c.lower(): c for c in df.columns}
-        col = cols.get("smiles", df.columns[0])
-        rows = df[col].tolist()
-    else:
-        rows = [line.split()[0] if line.split() else "" for line in path.read_text().splitlines()]
-    if not rows:
-        raise ValueError(f"input file {path} holds no rows")
-    return rows
+def read_input(path: str | Path, smiles_column: Optional[str] = None) -> MoleculeTable:
+    """A predict/embed input file: .smi, .csv, .tsv, .sdf, .parquet (see graphnorm.data.table);
+    a line that is not UTF-8 becomes that row's error, the others are read."""
+    return read_table(path, smiles_column, strict_encoding=False)
+
+
+def read_smiles_file(path: str | Path, smiles_column: Optional[str] = None) -> list[str]:
+    """SMILES of an input file, one per row (see :func:`read_input`)."""
+    return read_input(path, smiles_column).smiles

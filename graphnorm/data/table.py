@@ -100,7 +100,7 @@ def _decode(path: Path, raw: bytes, strict: bool) -> tuple[str, dict[int, str]]:
         try:
             line.decode("utf-8-sig" if n == 1 else "utf-8")
         except UnicodeDecodeError as err:
-            bad[n] = (f"line {n} is not valid UTF-8 (byte 0x{line[err.start]:02x} at character "
+            bad[n] = (f"line {n} is not valid UTF-8 (byte 0x{line[err.start]:02x} at position "
                       f"{err.start + 1})")
     if strict:
         first = next(iter(bad.values()))

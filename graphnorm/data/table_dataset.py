@@ -288,3 +288,14 @@ def write_run_files(out: Path, splits: TableSplits) -> None:
     (out / "splits.json").write_text(json.dumps(saved, indent=1))
     splits.skipped.to_csv(out / "skipped_rows.csv", index=False)
     (out / "data_report.json").write_text(json.dumps(splits.report, indent=2))
+
+
+def spec_from_config(cfg) -> Optional[TableSpec]:
+    """The TableSpec of a TrainConfig with ``data`` set, else None."""
+    if not getattr(cfg, "data", None):
+        return None
+    cols = cfg.target_columns or []
+    if isinstance(cols, str):  # YAML "a, b" or a single name
+        cols = [c.strip() for c in cols.split(",") if c.strip()]
+    return TableSpec(str(cfg.data), cfg.smiles_column, list(cols), cfg.task, cfg.split,
+                     cfg.split_sizes, cfg.split_seed)

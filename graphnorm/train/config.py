@@ -19,6 +19,15 @@ class TrainConfig:
     max_hops: int = 5
     limit_train: Optional[int] = None  # use the first N training graphs (smoke tests)
     limit_eval: Optional[int] = None
+    # own data (graphnorm/data/table_dataset.py): a table file replaces `dataset`
+    data: Optional[str] = None  # .csv/.tsv/.smi/.sdf/.parquet with SMILES and targets
+    smiles_column: Optional[str] = None  # default: the column named "smiles"
+    target_columns: Optional[list] = None  # default: every other column
+    task: str = "regression"  # or "classification" (0/1 labels)
+    split: str = "scaffold"  # scaffold | random | column:NAME | file:splits.json
+    split_sizes: Any = "0.8,0.1,0.1"
+    split_seed: int = 0  # the split's seed, apart from `seed`: ensemble members share a split
+    ensemble: int = 1  # models (seeds seed..seed+N-1) trained into out/model_<k>
     bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
     recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
     # each validation (size-bucketed batches skew them; 0 = keep the moving averages)

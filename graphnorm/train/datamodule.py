@@ -7,6 +7,7 @@ size-sorted global batch. The module does its own distributed sampling (the Trai
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import lightning as L
@@ -23,11 +24,18 @@ class GraphDataModule(L.LightningDataModule):
                  cache_root: Optional[str] = None, max_hops: int = 5, num_workers: int = 0,
                  limit_train: Optional[int] = None, limit_eval: Optional[int] = None,
                  bucket_by_size: bool = True, seed: int = 0, progress: bool = True,
-                 bucket_pool: int = 4):
+                 bucket_pool: int = 4, table=None):
         super().__init__()
-        if dataset not in DATASET_INFO:
+        self.table = table  # a TableSpec (own data, graphnorm/data/table_dataset.py) or None
+        if table is not None:  # info (targets, num_tasks) is complete after setup()
+            from graphnorm.data.table_dataset import table_info
+
+            self.name = Path(table.path).name
+            self.info = table_info(table.task, list(table.target_columns or []), self.name)
+        elif dataset not in DATASET_INFO:
             raise ValueError(f"unknown dataset {dataset!r}; choose from {sorted(DATASET_INFO)}")
-        self.name, self.info = dataset, DATASET_INFO[dataset]
+        else:
+            self.name, self.info = dataset, DATASET_INFO[dataset]
         self.batch_size, self.num_workers = batch_size, num_workers
         self.raw_dir, self.cache_root, self.max_hops = raw_dir, cache_root, max_hops
         self.limit_train, self.limit_eval = limit_train, limit_eval
@@ -38,19 +46,39 @@ class GraphDataModule(L.LightningDataModule):
     def setup(self, stage: Optional[str] = None) -> None:
         if self.splits is not None:
             return
-        splits = load_dataset(self.name, raw_dir=self.raw_dir, root=self.cache_root,
-                              max_hops=self.max_hops, progress=self.progress)
+        if self.table is not None:
+            from graphnorm.data.table_dataset import load_table_dataset
+
+            splits = load_table_dataset(self.table, root=self.cache_root, max_hops=self.max_hops,
+                                        progress=self.progress)
+            self.info, self.table_splits = splits.info, splits
+        else:
+            splits = load_dataset(self.name, raw_dir=self.raw_dir, root=self.cache_root,
+                                  max_hops=self.max_hops, progress=self.progress)
         self.checksum = splits.checksum
         limits = {"train": self.limit_train, "val": self.limit_eval, "test": self.limit_eval}
         self.splits = {k: _head(splits[k], limits[k]) for k in ("train", "val", "test")}
 
-    def target_stats(self) -> tuple[float, float]:
-        """Mean and std of the training targets (regression scaling)."""
+    def target_stats(self) -> tuple[list[float], list[float]]:
+        """Per-target mean and std of the training labels (regression scaling; missing
+        labels ignored), one entry per target."""
         self.setup()
         ys = _targets(self.splits["train"])
         if self.info["task_type"] != "regression":
-            return 0.0, 1.0
-        return float(ys.nanmean()), float(ys[~torch.isnan(ys)].std().clamp_min(1e-6))
+            return [0.0] * ys.shape[1], [1.0] * ys.shape[1]
+        means, stds = [], []
+        for col in ys.T:
+            have = col[~torch.isnan(col)]
+            means.append(float(have.mean()) if have.numel() else 0.0)
+            stds.append(float(have.std().clamp_min(1e-6)) if have.numel() > 1 else 1.0)
+        return means, stds
+
+    def write_data_files(self, out) -> None:
+        """Own data: splits.json, skipped_rows.csv and data_report.json into the run folder."""
+        if self.table is not None:
+            from graphnorm.data.table_dataset import write_run_files
+
+            write_run_files(out, self.table_splits)
 
     def train_domain(self) -> dict:
         """What the training molecules span, kept in checkpoints so prediction can flag

@@ -24,4 +24,9 @@ def evaluate_checkpoint(path: Path, dm) -> dict:
     for split in ("val", "test"):
         pred, y = predictloader(loaded, dm.loader(split, train=False))
         scores[split] = compute_metric(metric, pred, y)
+        if "targets" in loaded.task:  # own data: every target's MAE/RMSE or ROC-AUC
+            from .target_metrics import per_target_metrics
+
+            scores.setdefault("per_target", {})[split] = per_target_metrics(
+                loaded.task["task_type"], pred, y, loaded.task["targets"])
     return scores

@@ -16,7 +16,8 @@ from graphnorm.models import build_model
 from .metrics import compute_metric
 from .schedule import warmup_linear_decay
 
-CHECKPOINT_FORMAT = 1  # bump when the "graphnorm" block of a checkpoint changes
+CHECKPOINT_FORMAT = 2  # bump when the "graphnorm" block of a checkpoint changes
+# (2: target_mean/target_std are per-target lists; task may name "targets")
 
 
 class GraphormerModule(L.LightningModule):
@@ -28,8 +29,9 @@ class GraphormerModule(L.LightningModule):
         self.model = build_model(model_config)  # Graphormer or a baseline (graphnorm.models)
         self.task = task  # {"name", "task_type", "metric", "vocab", "num_tasks"}
         self.tc = train_config
-        self.register_buffer("target_mean", torch.tensor(float(target_mean)))
-        self.register_buffer("target_std", torch.tensor(float(target_std)))
+        # per-target vectors [T] (a float from older callers/checkpoints means one target)
+        self.register_buffer("target_mean", torch.tensor(target_mean, dtype=torch.float32).reshape(-1))
+        self.register_buffer("target_std", torch.tensor(target_std, dtype=torch.float32).reshape(-1))
         self.steps_per_epoch = steps_per_epoch
         self.train_domain = train_domain or {}  # e.g. {"max_atoms": 38}: prediction warns beyond
         self._val_outputs: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -142,11 +144,18 @@ class GraphormerModule(L.LightningModule):
             "model_config": dict(self.hparams.model_config),
             "task": dict(self.task),
             "train_config": dict(self.tc),
-            "target_mean": float(self.target_mean),
-            "target_std": float(self.target_std),
+            "target_mean": self.target_mean.tolist(),  # per target (format 2; 1 held a float)
+            "target_std": self.target_std.tolist(),
             "featurizer": _featurizer_info(self.task["vocab"], self.hparams.model_config),
             "train_domain": dict(self.train_domain),
         }
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        # format-1 checkpoints hold scalar target_mean/std buffers; these are [T]
+        state = checkpoint.get("state_dict", {})
+        for name in ("target_mean", "target_std"):
+            if name in state and state[name].dim() == 0:
+                state[name] = state[name].reshape(1)
 
 
 def decay_groups(model: torch.nn.Module) -> tuple[list, list]:

@@ -29,6 +29,7 @@ from .evaluate import evaluate_checkpoint
 from .metrics import HIGHER_IS_BETTER
 from .model_config import model_config_for
 from .module import GraphormerModule
+from graphnorm.data.table_dataset import spec_from_config
 
 
 def git_sha() -> str:
@@ -80,11 +81,12 @@ def train(cfg: TrainConfig) -> dict:
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     dm = GraphDataModule(cfg.dataset, cfg.batch_size, cfg.raw_dir, cfg.cache_root, cfg.max_hops,
                          cfg.num_workers, cfg.limit_train, cfg.limit_eval, cfg.bucket_by_size,
-                         cfg.seed, cfg.progress, cfg.bucket_pool)
+                         cfg.seed, cfg.progress, cfg.bucket_pool, table=spec_from_config(cfg))
     dm.setup()
     out.mkdir(parents=True, exist_ok=True)  # after the data: a failed load leaves no empty folder
+    dm.write_data_files(out)  # own data: splits.json, skipped_rows.csv, data_report.json
     mean, std = dm.target_stats()
-    module = GraphormerModule(model_config_for(cfg, dm.info), dict(dm.info, name=cfg.dataset),
+    module = GraphormerModule(model_config_for(cfg, dm.info), dict(dm.info, name=dm.name),
                               cfg.to_dict(), mean, std, dm.steps_per_epoch(), dm.train_domain())
     metric = dm.info["metric"]
     mode = "max" if HIGHER_IS_BETTER[metric] else "min"
@@ -126,8 +128,9 @@ def train(cfg: TrainConfig) -> dict:
     if timer is not None and timer._duration and timer.time_elapsed("train") >= timer._duration:
         stopped_by = "max_time"
     result = {
-        "dataset": cfg.dataset, "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
+        "dataset": cfg.data or cfg.dataset, "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
         f"val_{metric}": scores["val"], f"test_{metric}": scores["test"],
+        **({"per_target": scores["per_target"]} if "per_target" in scores else {}),
         # epochs count from 1 everywhere (progress bar, here, learning curve)
         "best_epoch": scores["epoch"] + 1 if validated else None, "epochs": trainer.current_epoch,
         "steps": trainer.global_step, "wall_time_s": round(speed.wall_time, 1),

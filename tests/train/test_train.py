@@ -88,7 +88,8 @@ def test_prediction_beyond_training_sizes_is_flagged(tiny_run, zinc_subset):
     largest = int(graph_sizes(zinc_subset["train"]).max())
     assert predictor.loaded.meta["train_domain"]["max_atoms"] <= largest  # a slice of train
     huge = "C" * (largest + 5)
-    with pytest.warns(ExtrapolationWarning, match=f"row 1 .*{largest + 5} atoms"):
+    # rows are counted from 1, as a user counts them (df.attrs keys stay DataFrame positions)
+    with pytest.warns(ExtrapolationWarning, match=f"row 2 .*{largest + 5} atoms"):
         df = predictor.predict(["CCO", huge])
     assert (df.error == "").all() and df.prediction.notna().all()
     assert list(df.attrs["warnings"]) == [1] and "extrapolation" in df.attrs["warnings"][1]
@@ -146,7 +147,7 @@ def test_cli_predict_reports_extrapolation_on_stderr(tiny_run, capsys):
     out, _ = tiny_run
     assert main(["predict", "--checkpoint", str(out / "best.ckpt"), "--smiles", "CCO", "C" * 90]) == 0
     captured = capsys.readouterr()
-    assert "graphnorm predict: warning: row 1" in captured.err and "90 atoms" in captured.err
+    assert "graphnorm predict: warning: argument 2" in captured.err and "90 atoms" in captured.err
     assert captured.out.splitlines()[0] == "smiles,prediction,error" and len(captured.out.splitlines()) == 3
 
 

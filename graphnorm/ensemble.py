@@ -1,0 +1,133 @@
+"""``train --ensemble N``: N seeds on one split into ``OUT/model_<k>``, then scored together.
+
+Members differ only in their seed (initialization, dropout, batch order); the data split is
+the same for all (``split_seed``). ``OUT/ensemble.json`` reports each member's val/test
+metric, the ensemble mean's per-target metrics, and on the test split how well the members'
+disagreement (std) ranks the ensemble's errors: Spearman of |error| vs std per target. The
+std is model disagreement, not a calibrated interval: a large std says the models were
+unsure, a small one does not promise a small error.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+
+RUN_FILES = ("splits.json", "skipped_rows.csv", "data_report.json")
+
+
+def member_configs(cfg) -> list:
+    out = Path(cfg.out)
+    return [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / f"model_{k}"), ensemble=1,
+                                resume=(out / f"model_{k}" / "last.ckpt").is_file())
+            for k in range(cfg.ensemble)]
+
+
+def _train_one(cfg) -> None:
+    from graphnorm.train.run import train
+
+    train(cfg)
+
+
+def _run(todo: list, jobs: int) -> None:
+    if jobs <= 1:
+        for k, member in todo:
+            print(f"[ensemble] model {k}: seed {member.seed} -> {member.out}", flush=True)
+            _train_one(member)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    from graphnorm.benchmark import _die_with_parent
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
+                             initializer=_die_with_parent) as pool:
+        futures = []
+        for k, member in todo:
+            member = dataclasses.replace(member, threads=member.threads or 1, progress=False)
+            print(f"[ensemble] model {k}: seed {member.seed} -> {member.out} (queued)", flush=True)
+            futures.append(pool.submit(_train_one, member))
+        for f in futures:
+            f.result()  # a failed member fails the ensemble; a rerun skips finished ones
+
+
+def train_ensemble(cfg, jobs: int = 1) -> dict:
+    """Train the members that have no metrics.json yet, then write OUT/ensemble.json."""
+    out = Path(cfg.out)
+    members = member_configs(cfg)
+    todo = [(k, m) for k, m in enumerate(members) if not (Path(m.out) / "metrics.json").is_file()]
+    for k, m in enumerate(members):
+        if (k, m) not in todo:
+            print(f"[ensemble] model {k}: done, skipped", flush=True)
+    _run(todo, jobs)
+    for name in RUN_FILES:  # the members share one split: its files beside the ensemble
+        src = Path(members[0].out) / name
+        if src.is_file():
+            shutil.copyfile(src, out / name)
+    report = evaluate_ensemble(cfg)
+    (out / "ensemble.json").write_text(json.dumps(report, indent=2))
+    test = report["ensemble"]["test"]
+    print(f"[graphnorm] ensemble of {cfg.ensemble}: test {report['metric']} "
+          f"{test[report['metric']]:.4f} (members {', '.join(f'{v:.4f}' for v in report['members_test'])})"
+          f"; Spearman |error| vs std {report['spearman_abs_error_std']} -> {out}/ensemble.json")
+    return report
+
+
+def member_predictions(loaded_models, loader) -> tuple[torch.Tensor, torch.Tensor]:
+    """Predictions [M, N, T] of every member over a loader, and the labels [N, T]."""
+    preds, ys = [], []
+    for batch in loader:
+        preds.append(torch.stack([m.predict_batch(batch) for m in loaded_models]))
+        ys.append(batch.y)
+    return torch.cat(preds, 1), torch.cat(ys)
+
+
+def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list:
+    """Per target: Spearman rank correlation of |mean - y| with std over labelled rows."""
+    from scipy.stats import spearmanr
+
+    out = []
+    for j in range(y.shape[1]):
+        have = ~np.isnan(y[:, j])
+        err = np.abs(mean[have, j] - y[have, j])
+        rho = spearmanr(err, std[have, j]).statistic if have.sum() > 2 else float("nan")
+        out.append(None if np.isnan(rho) else round(float(rho), 4))
+    return out
+
+
+def evaluate_ensemble(cfg) -> dict:
+    from graphnorm.checkpoint import checkpoint_files, load_checkpoint
+    from graphnorm.data.table_dataset import spec_from_config
+    from graphnorm.train.datamodule import GraphDataModule
+    from graphnorm.train.metrics import compute_metric
+    from graphnorm.train.run import code_sha
+    from graphnorm.train.target_metrics import per_target_metrics
+
+    out = Path(cfg.out)
+    models = [load_checkpoint(p) for p in checkpoint_files(out)]
+    dm = GraphDataModule(cfg.dataset, cfg.batch_size, cfg.raw_dir, cfg.cache_root, cfg.max_hops,
+                         limit_train=cfg.limit_train, limit_eval=cfg.limit_eval, progress=False,
+                         table=spec_from_config(cfg))
+    dm.setup()
+    task = models[0].task
+    metric, names = task["metric"], models[0].targets
+    report = {"metric": metric, "members": len(models), "targets": names,
+              "seeds": [cfg.seed + k for k in range(len(models))], "ensemble": {}}
+    members = [json.loads((p.parent / "metrics.json").read_text()) for p in checkpoint_files(out)]
+    report["members_val"] = [m[f"val_{metric}"] for m in members]
+    report["members_test"] = [m[f"test_{metric}"] for m in members]
+    for split in ("val", "test"):
+        preds, y = member_predictions(models, dm.loader(split, train=False))
+        mean, std = preds.mean(0), preds.std(0, unbiased=False)
+        report["ensemble"][split] = {metric: compute_metric(metric, mean, y),
+                                     "per_target": per_target_metrics(task["task_type"], mean, y, names)}
+        if split == "test":
+            report["spearman_abs_error_std"] = dict(zip(names, spearman_error_std(
+                mean.double().numpy(), std.double().numpy(), y.double().numpy())))
+            report["mean_std"] = dict(zip(names, std.mean(0).tolist()))
+    report.update(data_checksum=dm.checksum, git_sha=code_sha(), config=cfg.to_dict())
+    return report
