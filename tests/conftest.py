@@ -44,3 +44,23 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def zinc_property_table(raw_dir):
+    """The first 500 molecules of the real ZINC test file with targets RDKit computes (so
+    learning is checkable): Crippen logP, TPSA and a QED > 0.7 class; an ``id`` column."""
+    import gzip
+
+    import pandas as pd
+    from rdkit import Chem
+    from rdkit.Chem import QED, Descriptors
+
+    with gzip.open(raw_dir / "zinc" / "jtvae_test.txt.gz", "rt") as f:
+        smiles = [line.strip() for _, line in zip(range(500), f)]
+    rows = []
+    for k, s in enumerate(smiles):
+        mol = Chem.MolFromSmiles(s)
+        rows.append({"id": f"Z{k}", "smiles": s, "logp": round(Descriptors.MolLogP(mol), 3),
+                     "tpsa": round(Descriptors.TPSA(mol), 2), "qed_high": int(QED.qed(mol) > 0.7)})
+    return pd.DataFrame(rows)

@@ -223,7 +223,8 @@ def read_targets(table: MoleculeTable, columns: Sequence[str], task: str,
                  exclude: Sequence[str] = ()) -> tuple[np.ndarray, list[str]]:
     """Targets as float32 [rows, T] (NaN = missing label) and their column names.
 
-    ``columns`` empty: every column except the SMILES column and ``exclude``. ``task``:
+    ``columns`` empty: every mostly numeric column except the SMILES column and ``exclude``
+    (text columns such as ids are left out). ``task``:
     "regression" or "classification" (labels must be 0 or 1).
     """
     if task not in ("regression", "classification"):
@@ -232,10 +233,12 @@ def read_targets(table: MoleculeTable, columns: Sequence[str], task: str,
         names = [find_column(table, c, "--target-columns A B ...") for c in columns]
     else:
         skip = {table.smiles_column, *exclude}
-        names = [str(c) for c in table.frame.columns if c not in skip]
+        others = [str(c) for c in table.frame.columns if c not in skip]
+        names = [c for c in others if _mostly_numeric(table.frame[c])]  # not ids or names
         if not names:
-            raise TableError(f"{table.path}: no target column besides {table.smiles_column!r}; "
-                             "columns found: " + ", ".join(map(str, table.frame.columns)))
+            raise TableError(f"{table.path}: no numeric column besides {table.smiles_column!r} "
+                             f"to learn; columns found: {', '.join(map(str, table.frame.columns))}. "
+                             "Name the targets with --target-columns A B ...")
     dupes = sorted({c for c in names if names.count(c) > 1})
     if dupes:
         raise TableError(f"target columns named twice: {', '.join(dupes)}")
@@ -243,6 +246,14 @@ def read_targets(table: MoleculeTable, columns: Sequence[str], task: str,
     for j, name in enumerate(names):
         out[:, j] = _numeric_column(table, name, task)
     return out, names
+
+
+def _mostly_numeric(cells: pd.Series) -> bool:
+    """Most non-empty cells are numbers: a target column (its stray text is then an error),
+    not an id or name column."""
+    cells = cells.astype(str).str.strip()
+    cells = cells[~cells.str.lower().isin(MISSING)]
+    return len(cells) > 0 and pd.to_numeric(cells, errors="coerce").notna().mean() > 0.5
 
 
 def _numeric_column(table: MoleculeTable, name: str, task: str) -> np.ndarray:

@@ -35,9 +35,9 @@ def parse_split_sizes(sizes) -> tuple[float, float, float]:
     if len(values) != 3 or any(v < 0 for v in values) or abs(sum(values) - 1) > 1e-6:
         raise TableError(f"--split-sizes {sizes!r}: three non-negative fractions for train, "
                          "val and test that sum to 1, e.g. 0.8,0.1,0.1")
-    if values[0] == 0 or values[1] == 0:
-        raise TableError(f"--split-sizes {sizes!r}: train and val need a share (val picks the "
-                         "best checkpoint)")
+    if min(values) == 0:
+        raise TableError(f"--split-sizes {sizes!r}: every split needs a share (val picks the "
+                         "best checkpoint, test reports it)")
     return values
 
 
@@ -55,8 +55,6 @@ def random_split(n: int, sizes: Sequence[float], seed: int) -> dict[str, list[in
     order = np.random.default_rng(seed).permutation(n)
     n_train = int(round(sizes[0] * n))
     n_val = int(round(sizes[1] * n))
-    if sizes[2] == 0:
-        n_val = n - n_train
     parts = np.split(order, [n_train, n_train + n_val])
     return {k: sorted(p.tolist()) for k, p in zip(SPLIT_NAMES, parts)}
 
@@ -81,7 +79,7 @@ def balanced_scaffold_split(scaffolds: Sequence[str], sizes: Sequence[float], se
     for g in big + small:
         if len(out["train"]) + len(g) <= train_size:
             out["train"] += g
-        elif len(out["val"]) + len(g) <= val_size or test_size < 0.5:
+        elif len(out["val"]) + len(g) <= val_size:
             out["val"] += g
         else:
             out["test"] += g
