@@ -76,13 +76,15 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     own.add_argument("--smiles-column", dest="smiles_column",
                      help="SMILES column (default: the column named 'smiles')")
     own.add_argument("--target-columns", dest="target_columns", nargs="+", metavar="COLUMN",
-                     help="target columns, one model output each (default: every other column)")
+                     help="target columns, one model output each (default: every other "
+                     "numeric column)")
     own.add_argument("--task", choices=["regression", "classification"],
                      help="classification: 0/1 labels, ROC-AUC")
     own.add_argument("--split", help="scaffold, random, column:NAME (train/val/test per row) "
                      "or file:RUN/splits.json (a previous run's split)")
     own.add_argument("--split-sizes", dest="split_sizes", help="train,val,test fractions")
-    own.add_argument("--split-seed", dest="split_seed", type=int)
+    own.add_argument("--split-seed", dest="split_seed", type=int,
+                     help="seed of the scaffold/random split (apart from --seed)")
 
 
 def _train_config(args: argparse.Namespace, keys: Sequence[str]):
