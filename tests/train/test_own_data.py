@@ -154,6 +154,23 @@ def test_checkpoint_messages(ensemble, tmp_path, capsys):
         assert message in err and name in err and len(err.splitlines()) == 1, err
 
 
+def test_format_1_checkpoint_with_scalar_scaling_still_predicts(ensemble, tmp_path):
+    from graphnorm.predict import load_predictor
+
+    ckpt = torch.load(ensemble / "model_0" / "best.ckpt", weights_only=True)
+    meta = ckpt["graphnorm"]
+    mean, std = meta["target_mean"][0], meta["target_std"][0]
+    meta.update(format=1, target_mean=mean, target_std=std)  # what format 1 held: floats
+    meta["task"].pop("targets")
+    ckpt["state_dict"]["target_mean"] = torch.tensor(mean)
+    ckpt["state_dict"]["target_std"] = torch.tensor(std)
+    torch.save(ckpt, tmp_path / "old.ckpt")
+    old = load_predictor(tmp_path / "old.ckpt").predict(["CCO", "c1ccccc1"])
+    new = load_predictor(ensemble / "model_0").predict(["CCO", "c1ccccc1"])
+    assert old.columns.tolist() == ["smiles", "prediction", "prediction_1", "error"]
+    assert old.prediction.tolist() == pytest.approx(new.logp.tolist(), abs=1e-4)
+
+
 def test_bad_table_fails_before_any_output(table, tmp_path, capsys):
     path, _ = table
     out = tmp_path / "run"
