@@ -146,8 +146,11 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 def cmd_analyze(args: argparse.Namespace) -> int:
     from graphnorm.analysis.analyze import analyze
 
+    if (args.dataset is None) == (args.data is None):
+        raise ValueError("give --dataset NAME (a benchmark split) or --data FILE (own molecules)")
     analyze(args.checkpoint, args.dataset, Path(args.out), compare=args.compare,
-            raw_dir=args.raw_dir, split=args.split, limit=args.limit)
+            raw_dir=args.raw_dir, split=args.split, limit=args.limit, data_file=args.data,
+            smiles_column=args.smiles_column)
     return 0
 
 
@@ -196,7 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("analyze", help="[VNode]/token embedding analysis of a checkpoint")
     a.add_argument("--checkpoint", required=True)
-    a.add_argument("--dataset", required=True, choices=["zinc-subset", "zinc-full", "ogbg-molhiv"])
+    a.add_argument("--dataset", choices=["zinc-subset", "zinc-full", "ogbg-molhiv"],
+                   help="benchmark whose --split is analyzed (or --data)")
+    a.add_argument("--data", help="own molecules instead: every row of a .csv/.smi/.sdf/... file")
+    a.add_argument("--smiles-column", dest="smiles_column", help="--data's SMILES column")
     a.add_argument("--out", required=True)
     a.add_argument("--compare", help="second checkpoint drawn in the same figures")
     a.add_argument("--raw-dir", dest="raw_dir",

@@ -102,3 +102,16 @@ def write_embeddings(path, matrix: np.ndarray, errors: Sequence[str], inputs: pd
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def input_graphs(path, loaded, smiles_column: Optional[str] = None) -> list:
+    """The featurizable molecules of an input file, featurized as ``loaded`` was trained
+    (its vocab and hops), for analyses over a user's own molecules (``analyze --data``)."""
+    from graphnorm.predict import read_input
+
+    table = read_input(path, smiles_column)
+    graphs, errors = Predictor(loaded).featurize(table.smiles)
+    if not graphs:
+        raise ValueError(f"{path}: no row could be featurized (first error: "
+                         f"{next((e for e in errors if e), '?')})")
+    return [g for _, g in sorted(graphs, key=lambda t: t[0])]  # file order

@@ -47,20 +47,28 @@ def _label(path: str | Path, loaded) -> str:
 
 def analyze(checkpoint: str, dataset: str, out: Path, compare: Optional[str] = None,
             raw_dir: Optional[str] = None, split: str = "test", limit: Optional[int] = None,
-            max_token_samples: int = 20000) -> dict:
+            max_token_samples: int = 20000, data_file: Optional[str] = None,
+            smiles_column: Optional[str] = None) -> dict:
+    """``data_file``: a table of own molecules (all its rows; ``split`` unused) instead of
+    a benchmark, featurized as each checkpoint was trained."""
     from graphnorm.data import load_dataset
 
     out.mkdir(parents=True, exist_ok=True)
-    data = load_dataset(dataset, raw_dir=raw_dir)[split]
-    if limit:
-        data = Subset(data, range(min(limit, len(data))))
+    data = load_dataset(dataset, raw_dir=raw_dir)[split] if data_file is None else None
     runs = {}
     for path in [checkpoint] + ([compare] if compare else []):
         loaded = load_checkpoint(path)
+        if data_file is not None:
+            from graphnorm.embed import input_graphs
+
+            data = input_graphs(data_file, loaded, smiles_column)
+        if limit:
+            data = Subset(data, range(min(limit, len(data))))
         emb = collect_embeddings(loaded, data, max_token_samples=max_token_samples)
         runs[_label(path, loaded)] = {"checkpoint": str(path), **emb}
 
-    report = {"dataset": dataset, "split": split, "graphs": len(data), "runs": {}}
+    report = {"dataset": data_file or dataset, "split": "all rows" if data_file else split,
+              "graphs": len(data), "runs": {}}
     for label, r in runs.items():
         report["runs"][label] = {"checkpoint": r["checkpoint"],
                                  "vnode": embedding_report(r["vnode"]),

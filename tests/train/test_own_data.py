@@ -171,6 +171,21 @@ def test_format_1_checkpoint_with_scalar_scaling_still_predicts(ensemble, tmp_pa
     assert old.prediction.tolist() == pytest.approx(new.logp.tolist(), abs=1e-4)
 
 
+def test_benchmark_and_analyze_accept_data(ensemble, table, cache_root, tmp_path):
+    path, _ = table
+    assert main(["benchmark", "--data", str(path), "--target-columns", "logp", "--norms", "ln",
+                 "--seeds", "1", "--max-epochs", "1", "--cache-root", str(cache_root),
+                 "--out", str(tmp_path / "bench"), *TINY]) == 0
+    summary = json.loads((tmp_path / "bench" / "summary.json").read_text())
+    assert str(path) in json.dumps(summary)
+    run = json.loads((tmp_path / "bench" / "runs" / "ln" / "seed0" / "metrics.json").read_text())
+    assert list(run["per_target"]["test"]) == ["logp"]
+    assert main(["analyze", "--checkpoint", str(ensemble / "model_0" / "best.ckpt"), "--data",
+                 str(path), "--limit", "100", "--out", str(tmp_path / "an")]) == 0
+    report = json.loads((tmp_path / "an" / "analysis.json").read_text())
+    assert report["graphs"] == 100 and report["dataset"] == str(path)
+
+
 def test_bad_table_fails_before_any_output(table, tmp_path, capsys):
     path, _ = table
     out = tmp_path / "run"
