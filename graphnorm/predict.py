@@ -4,7 +4,11 @@
     >>> load_predictor("runs/x/best.ckpt").predict(["CCO", "c1ccccc1"])
 
 Each input row gets a prediction or an error message, never both; one bad row never costs
-the others their predictions. A prediction for a molecule larger than every training
+the others their predictions. ``checkpoint`` may be a file, a run directory or an ensemble
+directory (``model_<k>/best.ckpt``): an ensemble predicts the members' mean and adds
+``<column>_std``, their population standard deviation (model disagreement, not a calibrated
+interval). Messages name rows as the user counts them (``row 1`` is the first SMILES; files
+read with :func:`read_input` say ``line N``, the header being line 1). A prediction for a molecule larger than every training
 molecule (when the checkpoint records the training domain) is extrapolation: it is still
 made, and an :class:`ExtrapolationWarning` names the rows (also kept in
 ``df.attrs["warnings"]``). The model runs in eval mode, so BatchNorm/SepNorm use running

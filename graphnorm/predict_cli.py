@@ -44,12 +44,12 @@ def add_embed_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", dest="batch_size", type=int, default=128)
 
 
-def _inputs(args, command: str):
-    """(list of (table-or-None, smiles, labels, errors)) from --smiles and --input."""
+def _inputs(args):
+    """[(table or None, smiles, row labels)] from --smiles and --input."""
     from graphnorm.predict import read_input
 
     if not args.smiles and not args.input:
-        raise ValueError(f"give --smiles S [S ...] or --input FILE")
+        raise ValueError("give --smiles S [S ...] or --input FILE")
     parts = []
     if args.smiles:
         parts.append((None, list(args.smiles), [f"argument {k + 1}" for k in range(len(args.smiles))]))
@@ -77,7 +77,7 @@ def run_predict(args: argparse.Namespace) -> int:
 
     from graphnorm.predict import ExtrapolationWarning, load_predictor
 
-    parts = _inputs(args, "predict")
+    parts = _inputs(args)
     predictor = load_predictor(args.checkpoint, batch_size=args.batch_size)
     frames, warned = [], {}
     with warnings.catch_warnings(record=True) as caught:
@@ -106,7 +106,7 @@ def run_embed(args: argparse.Namespace) -> int:
 
     from graphnorm.embed import embed_smiles, load_embedder, write_embeddings
 
-    parts = _inputs(args, "embed")
+    parts = _inputs(args)
     embedder = load_embedder(args.checkpoint, batch_size=args.batch_size)
     mats, errs, frames, labels = [], [], [], []
     for table, smiles, lab in parts:
