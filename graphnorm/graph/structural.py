@@ -62,7 +62,7 @@ class RandomWalkEncoding(nn.Module):
 
     def forward(self, batch: GraphBatch) -> Tensor:
         """-> [B, N, dim], zero on padding atoms."""
-        pe = random_walk_pe(batch, self.steps)
+        pe = random_walk_pe(batch, self.steps).to(self.proj.weight.dtype)  # float64 models too
         return self.proj(pe) * batch.node_mask.unsqueeze(-1)
 
 
