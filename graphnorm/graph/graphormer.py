@@ -11,7 +11,9 @@ attention bias A built once (``AttentionBias``), every block computes
     h  = h' + Drop(FFN(Norm_ffn(h'))),     FFN = W_2 GELU(W_1 x)
 
 and the prediction is ``head(Norm_final(h)[:, 0])``. Every norm is a ``build_norm`` spec
-called with the token padding mask (position 0 = [VNode], never padding).
+called with the token padding mask (position 0 = [VNode], never padding). Blocks, the stack
+and the constant-[VNode] rule are the shared core (:class:`graphnorm.nn.TransformerEncoder`);
+this module adds the embeddings, the attention bias, the GINE branch and the readout.
 """
 from __future__ import annotations
 
@@ -20,14 +22,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..norms import build_norm, constant_special_spec
-from .attention import ATTENTION_IMPLS, biased_attention
+from ..nn import ATTENTION_IMPLS, TransformerBlock, TransformerEncoder, rename_keys
 from .collate import GraphBatch
 from .config_io import ConfigIO
-from .dropout import dropout, residual_dropout
 from .encodings import AtomEncoder, AttentionBias, CentralityEncoding
 from .structural import LocalGINE, RandomWalkEncoding
 
@@ -68,7 +67,7 @@ class GraphormerConfig(ConfigIO):
     max_dist: int = 20
     max_hops: int = 5
     num_tasks: int = 1
-    attention: str = "auto"  # "auto" | "sdpa" | "math", see graph.attention
+    attention: str = "auto"  # "auto" | "sdpa" | "math", see nn.attention
     readout: str = "vnode"  # one of READOUTS
     rwpe_steps: int = 0  # random-walk PE of this many steps added to atom tokens (0 = off)
     local_mp: str = "none"  # one of LOCAL_MP
@@ -87,13 +86,11 @@ class GraphormerConfig(ConfigIO):
         self.atom_feature_dims = tuple(int(d) for d in self.atom_feature_dims)
         self.edge_feature_dims = tuple(int(d) for d in self.edge_feature_dims)
 
-    def slot_norm(self, slot: str, layer: int = -1) -> str:
-        """Norm spec of a slot: "attn" / "ffn" of block ``layer``, or "final"."""
+    def slot_norm(self, slot: str) -> str:
+        """Norm spec of a slot: "attn" / "ffn" (every block) or "final". The first block's
+        attention norm, which sees the constant [VNode], is adjusted by the encoder stack."""
         chosen = {"all": True, "final": slot == "final", "blocks": slot != "final"}[self.sep_slots]
-        spec = self.norm if chosen else self.other_norm
-        if slot == "attn" and layer == 0:
-            spec = constant_special_spec(spec)  # the [VNode] is still the same for all graphs
-        return spec
+        return self.norm if chosen else self.other_norm
 
 
 class GraphEmbeddings(NamedTuple):
@@ -102,54 +99,9 @@ class GraphEmbeddings(NamedTuple):
     node_mask: Tensor  # bool [B, N]   True = real atom
 
 
-def _linear(x: Tensor, layer: nn.Linear) -> Tensor:
-    """``layer(x)`` as a matmul plus an in-place bias add: on CPU, ``addmm`` with a broadcast
-    bias (what ``F.linear`` calls) made the training step ~8% slower for these [B*L, 80] inputs."""
-    return F.linear(x, layer.weight).add_(layer.bias)
-
-
-class GraphormerBlock(nn.Module):
-    """Pre-norm Transformer block with an additive attention bias."""
-
-    def __init__(self, cfg: GraphormerConfig, layer: int = 0):
-        super().__init__()
-        D = cfg.hidden
-        self.heads, self.head_dim = cfg.heads, D // cfg.heads
-        self.attention_dropout, self.attention = cfg.attention_dropout, cfg.attention
-        self.attn_norm = build_norm(cfg.slot_norm("attn", layer), D)
-        self.qkv = nn.Linear(D, 3 * D)  # one matmul for Q, K, V
-        self.out = nn.Linear(D, D)
-        self.ffn_norm = build_norm(cfg.slot_norm("ffn"), D)
-        self.ffn1 = nn.Linear(D, cfg.ffn_hidden)
-        self.ffn2 = nn.Linear(cfg.ffn_hidden, D)
-        self.local = LocalGINE(cfg.edge_feature_dims, D) if cfg.local_mp == "gine" else None
-        self.dropout_p = cfg.dropout
-        self.reset_parameters(0.02 / math.sqrt(cfg.num_layers))
-
-    def reset_parameters(self, std: float = 0.02) -> None:
-        """Linear ~ N(0, std), biases 0 (v1 uses std = 0.02 / sqrt(layers)); norms reset."""
-        for lin in (self.qkv, self.out, self.ffn1, self.ffn2):
-            nn.init.normal_(lin.weight, std=std)
-            nn.init.zeros_(lin.bias)
-        self.attn_norm.reset_parameters()
-        self.ffn_norm.reset_parameters()
-        if self.local is not None:
-            self.local.reset_parameters()
-
-    def attend(self, qkv: Tensor, bias: Tensor) -> Tensor:
-        """softmax(q k^T / sqrt(d) + bias) v per head: qkv [B, L, 3D], bias [B, H, L, L] -> [B, L, D]."""
-        p = self.attention_dropout if self.training else 0.0
-        return biased_attention(qkv, bias, self.heads, p, self.attention)
-
-    def forward(self, h: Tensor, bias: Tensor, pad: Tensor, batch: GraphBatch | None = None) -> Tensor:
-        x = self.attn_norm(h, pad)
-        a = self.attend(_linear(x, self.qkv), bias)  # [B, L, D]
-        p, train = self.dropout_p, self.training
-        h = residual_dropout(h, _linear(a, self.out), p, train)
-        if self.local is not None:  # GraphGPS: attention and local MP both read x
-            h = residual_dropout(h, self.local(x, batch), p, train)
-        x = self.ffn_norm(h, pad)
-        return residual_dropout(h, _linear(F.gelu(_linear(x, self.ffn1)), self.ffn2), p, train)
+GraphormerBlock = TransformerBlock  # the block of ``Graphormer.transformer`` (old name)
+# state-dict keys before the shared core (checkpoints of format 1 and 2) -> now
+_LEGACY_KEYS = {"blocks": "transformer.blocks", "final_norm": "transformer.final_norm"}
 
 
 class Graphormer(nn.Module):
@@ -163,8 +115,12 @@ class Graphormer(nn.Module):
         self.degree_encoder = CentralityEncoding(cfg.max_degree, D)
         self.vnode = nn.Parameter(torch.empty(1, 1, D))  # [VNode] ("graph token")
         self.attn_bias = AttentionBias(cfg.heads, cfg.max_dist, cfg.edge_feature_dims, cfg.max_hops)
-        self.blocks = nn.ModuleList(GraphormerBlock(cfg, i) for i in range(cfg.num_layers))
-        self.final_norm = build_norm(cfg.slot_norm("final"), D)
+        local = (lambda i: LocalGINE(cfg.edge_feature_dims, D)) if cfg.local_mp == "gine" else None
+        self.transformer = TransformerEncoder(
+            D, cfg.num_layers, cfg.heads, cfg.ffn_hidden, norm=cfg.slot_norm("attn"),
+            final_norm=cfg.slot_norm("final"), dropout=cfg.dropout,
+            attention_dropout=cfg.attention_dropout, input_dropout=cfg.input_dropout,
+            local=local, attention=cfg.attention, init_std=0.02 / math.sqrt(cfg.num_layers))
         self.rwpe = RandomWalkEncoding(cfg.rwpe_steps, D) if cfg.rwpe_steps > 0 else None
         self.head = nn.Linear(D * (2 if "+" in cfg.readout else 1), cfg.num_tasks)
         self.reset_parameters()
@@ -172,31 +128,38 @@ class Graphormer(nn.Module):
     def reset_parameters(self) -> None:
         """Graphormer v1 init: Linear ~ N(0, 0.02 / sqrt(layers)), bias 0; embeddings N(0, 0.02)."""
         std = 0.02 / math.sqrt(self.config.num_layers)
-        for m in (self.atom_encoder, self.degree_encoder, self.attn_bias, self.final_norm,
-                  self.rwpe):
+        for m in (self.atom_encoder, self.degree_encoder, self.attn_bias, self.rwpe,
+                  self.transformer):
             if m is not None:
                 m.reset_parameters()
-        for block in self.blocks:
-            block.reset_parameters(std)
         nn.init.normal_(self.head.weight, std=std)
         nn.init.zeros_(self.head.bias)
         nn.init.normal_(self.vnode, std=0.02)
+
+    @property
+    def blocks(self) -> nn.ModuleList:
+        return self.transformer.blocks
+
+    @property
+    def final_norm(self) -> nn.Module:
+        return self.transformer.final_norm
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        rename_keys(state_dict, prefix, _LEGACY_KEYS)  # checkpoints from before the shared core
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def num_parameters(self, trainable: bool = True) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable)
 
     def _tokens(self, batch: GraphBatch) -> tuple[Tensor, Tensor]:
         """Final-norm token states [B, L, D] and the token padding mask [B, L]."""
-        pad = batch.token_padding_mask  # [B, L]
-        bias = self.attn_bias(batch)  # [B, H, L, L], shared by all blocks
+        bias = self.attn_bias(batch)  # [B, H, L, L], -inf on padded keys, shared by all blocks
         nodes = self.atom_encoder(batch.x) + self.degree_encoder(batch.degree, batch.node_mask)
         if self.rwpe is not None:
             nodes = nodes + self.rwpe(batch)
-        h = torch.cat([self.vnode.expand(nodes.shape[0], 1, -1), nodes], dim=1)  # [B, L, D]
-        h = dropout(h, self.config.input_dropout, self.training)
-        for block in self.blocks:
-            h = block(h, bias, pad, batch)
-        return self.final_norm(h, pad), pad
+        h = self.transformer(nodes, ~batch.node_mask, special=self.vnode, bias=bias,
+                             local_input=batch)  # [B, L, D], [VNode] at 0
+        return h, batch.token_padding_mask
 
     def readout(self, h: Tensor, node_mask: Tensor) -> Tensor:
         """The head's input from final-norm tokens h [B, L, D]: [B, D] or [B, 2D]."""

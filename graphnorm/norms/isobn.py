@@ -72,3 +72,17 @@ class IsoBN(TokenNorm):
 
     def extra_repr(self) -> str:
         return f"{self.dim}, beta={self.beta}, momentum={self.momentum}, eps={self.eps}"
+
+
+class VectorIsoBN(torch.nn.Module):
+    """IsoBN on a batch of vectors ``[B, D]`` (e.g. [CLS] embeddings before a classifier)."""
+
+    def __init__(self, dim: int, beta: float = 0.5):
+        super().__init__()
+        self.iso = IsoBN(dim, beta=beta)
+
+    def reset_parameters(self) -> None:
+        self.iso.reset_parameters()
+
+    def forward(self, h: Tensor) -> Tensor:
+        return self.iso(h[:, None], None)[:, 0]

@@ -20,16 +20,13 @@ statistics (``bn``, ``isobn``, ``sep:bn+...``) are taken over real tokens only. 
 
 Attention is ``softmax(Q K^T / sqrt(d_head) + M) V`` with ``M = -inf`` on padded keys
 (``torch.nn.functional.scaled_dot_product_attention``). Outputs at padded positions are
-defined but meaningless; real-token outputs never depend on them.
+defined but meaningless; real-token outputs never depend on them. Blocks, embedding/final
+norm and the constant-[CLS] rule are the shared core (:class:`graphnorm.nn.TransformerEncoder`).
 
 Constant [CLS]. Before the first attention the [CLS] vector ``E_tok[CLS] + E_pos[0]`` is
-the same for every sequence, so a batch-statistics norm (``bn``/``isobn``) on position 0 sees
-zero batch variance: in training it outputs its bias (a learned constant, as LN would), but
-its running variance decays to 0 and in evaluation ``(x - mu_run) / sqrt(var_run + eps)``
-amplifies the lag of ``mu_run`` behind the drifting embedding by up to ``eps^-1/2`` ~ 300x.
-By default (``constant_cls_ln=True``) the norm that sees this constant vector -- the
-embedding norm (post-LN) or the first block's first norm (pre-LN) -- therefore uses ``ln``
-for the [CLS] channel of a ``sep:bn+B`` / ``sep:isobn+B`` spec; every other norm is as given.
+the same for every sequence; by default (``constant_cls_ln=True``) the norm that sees it --
+the embedding norm (post-LN) or the first block's first norm (pre-LN) -- uses ``ln`` for the
+[CLS] channel of a ``sep:bn+B`` / ``sep:isobn+B`` spec (see :mod:`graphnorm.nn.encoder`).
 
 The optional head classifies the final [CLS] vector, optionally through IsoBN right before
 the linear classifier, as in Zhou et al. 2021, https://arxiv.org/abs/2005.02178, Sec. 4.3.
@@ -39,10 +36,13 @@ from __future__ import annotations
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnorm.norms import IsoBN, build_norm, constant_special_spec as constant_cls_spec
+from graphnorm.nn import TransformerEncoder, rename_keys
+from graphnorm.norms import TokenNorm, VectorIsoBN
+
+# state-dict keys before the shared core -> now (block-internal names: nn.block)
+_LEGACY_KEYS = {name: f"transformer.{name}" for name in ("emb_norm", "blocks", "final_norm")}
 
 
 def _bert_init(module: nn.Module, std: float = 0.02) -> None:
@@ -52,53 +52,6 @@ def _bert_init(module: nn.Module, std: float = 0.02) -> None:
             nn.init.normal_(m.weight, std=std)
             if isinstance(m, nn.Linear) and m.bias is not None:
                 nn.init.zeros_(m.bias)
-
-
-class SelfAttention(nn.Module):
-    """Multi-head self-attention with a key padding mask."""
-
-    def __init__(self, dim: int, heads: int, dropout: float = 0.0):
-        super().__init__()
-        if dim % heads:
-            raise ValueError(f"dim {dim} is not divisible by heads {heads}")
-        self.heads, self.dropout = heads, dropout
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.out = nn.Linear(dim, dim)
-
-    def forward(self, x: Tensor, padding_mask: Optional[Tensor] = None) -> Tensor:
-        B, L, D = x.shape
-        q, k, v = self.qkv(x).view(B, L, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
-        # SDPA boolean masks mean "may attend"; [B, 1, 1, L] broadcasts over heads and queries.
-        attn_mask = None if padding_mask is None else (~padding_mask)[:, None, None, :]
-        y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=attn_mask, dropout_p=self.dropout if self.training else 0.0
-        )
-        return self.out(y.transpose(1, 2).reshape(B, L, D))
-
-
-class Block(nn.Module):
-    """One transformer block, post-LN (BERT) or pre-LN, with norms from ``build_norm``."""
-
-    def __init__(self, dim: int, heads: int, norm: str, pre_norm: bool = False,
-                 mlp_ratio: int = 4, dropout: float = 0.1, isobn_beta: float = 0.5,
-                 norm1: Optional[str] = None):
-        super().__init__()
-        self.pre_norm = pre_norm
-        self.attn = SelfAttention(dim, heads, dropout)
-        self.mlp = nn.Sequential(
-            nn.Linear(dim, mlp_ratio * dim), nn.GELU(), nn.Linear(mlp_ratio * dim, dim)
-        )
-        self.norm1 = build_norm(norm1 or norm, dim, isobn_beta)
-        self.norm2 = build_norm(norm, dim, isobn_beta)
-        self.drop = nn.Dropout(dropout)
-
-    def forward(self, x: Tensor, padding_mask: Optional[Tensor] = None) -> Tensor:
-        m = padding_mask
-        if self.pre_norm:
-            x = x + self.drop(self.attn(self.norm1(x, m), m))
-            return x + self.drop(self.mlp(self.norm2(x, m)))
-        x = self.norm1(x + self.drop(self.attn(x, m)), m)
-        return self.norm2(x + self.drop(self.mlp(x)), m)
 
 
 class TextEncoder(nn.Module):
@@ -128,24 +81,21 @@ class TextEncoder(nn.Module):
         self.pos = nn.Embedding(max_len, dim)
         self.seg = nn.Embedding(type_vocab_size, dim) if type_vocab_size else None
         # Pre-LN transformers normalize inside each block; BERT normalizes the embeddings.
-        first = constant_cls_spec(norm) if constant_cls_ln else norm
-        self.emb_norm = None if pre_norm else build_norm(first, dim, isobn_beta)
-        self.drop = nn.Dropout(dropout)
-        self.blocks = nn.ModuleList(
-            Block(dim, heads, norm, pre_norm, mlp_ratio, dropout, isobn_beta,
-                  norm1=first if pre_norm and i == 0 else None)
-            for i in range(depth)
-        )
-        self.final_norm = build_norm(norm, dim, isobn_beta) if pre_norm else None
+        self.transformer = TransformerEncoder(
+            dim, depth, heads, mlp_ratio * dim, norm=norm, pre_norm=pre_norm, dropout=dropout,
+            attention_dropout=dropout, input_dropout=dropout, constant_special_ln=constant_cls_ln,
+            isobn_beta=isobn_beta)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         _bert_init(self)
         for m in self.modules():
-            if m is not self and hasattr(m, "reset_parameters") and not isinstance(
-                m, (nn.Linear, nn.Embedding)
-            ):
+            if isinstance(m, TokenNorm):  # linears stay BERT-initialized
                 m.reset_parameters()
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        rename_keys(state_dict, prefix, _LEGACY_KEYS)  # checkpoints from before the shared core
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def padding_mask_for(self, input_ids: Tensor, padding_mask: Optional[Tensor]) -> Optional[Tensor]:
         if padding_mask is not None:
@@ -164,26 +114,7 @@ class TextEncoder(nn.Module):
         if self.seg is not None:
             seg = torch.zeros_like(input_ids) if token_type_ids is None else token_type_ids
             h = h + self.seg(seg)
-        if self.emb_norm is not None:
-            h = self.emb_norm(h, m)
-        h = self.drop(h)
-        for block in self.blocks:
-            h = block(h, m)
-        return h if self.final_norm is None else self.final_norm(h, m)
-
-
-class VectorIsoBN(nn.Module):
-    """IsoBN on a batch of vectors ``[B, D]`` (the [CLS] embeddings), via ``norms.IsoBN``."""
-
-    def __init__(self, dim: int, beta: float = 0.5):
-        super().__init__()
-        self.iso = IsoBN(dim, beta=beta)
-
-    def reset_parameters(self) -> None:
-        self.iso.reset_parameters()
-
-    def forward(self, h: Tensor) -> Tensor:
-        return self.iso(h[:, None], None)[:, 0]
+        return self.transformer(h, m)  # [CLS] is input_ids[:, 0]
 
 
 class CLSHead(nn.Module):

@@ -15,7 +15,7 @@ normalization at all -- until :func:`calibrate_batchnorm` or some training has f
 
 Constant [CLS]. The embeddings LayerNorm sees the same [CLS] vector (word + position 0 +
 type 0 embedding) for every sequence; a ``bn``/``isobn`` [CLS] channel there would divide by
-a vanishing running variance in evaluation (see :mod:`graphnorm.text.encoder`). By default
+a vanishing running variance in evaluation (see :mod:`graphnorm.nn.encoder`). By default
 (``constant_cls_ln=True``) that one module keeps ``ln`` for [CLS] (``sep:bn+ln`` becomes
 ``sep:ln+ln`` there); pass False to use ``spec`` everywhere.
 
@@ -41,9 +41,10 @@ from typing import Iterable, Iterator, Optional
 import torch
 from torch import Tensor, nn
 
-from graphnorm.norms import BatchNorm, LayerNorm, SepNorm, build_norm, recalibrate_batch_stats
-
-from .encoder import VectorIsoBN, constant_cls_spec
+from graphnorm.nn import first_norm_spec
+from graphnorm.norms import (
+    BatchNorm, LayerNorm, SepNorm, VectorIsoBN, build_norm, recalibrate_batch_stats,
+)
 
 
 class PaddingContext:
@@ -127,7 +128,8 @@ def sepnorm_convert(model: nn.Module, spec: str = "sep:ln+ln",
     context = PaddingContext()
     replaced = {}
     for part in parts:
-        part_spec = constant_cls_spec(spec) if constant_cls_ln and part is parts[0] else spec
+        # HF BERT is post-LN: its embeddings LayerNorm is the one that sees the constant [CLS]
+        part_spec = first_norm_spec(spec, constant_cls_ln) if part is parts[0] else spec
         targets = [(n, m) for n, m in part.named_modules() if isinstance(m, nn.LayerNorm)]
         for name, ln in targets:
             parent_name, _, child = name.rpartition(".")

@@ -18,47 +18,19 @@ Wang & Isola uniformity form (seed paper Eq. 4, on L2-normalized z):
 
     L_unif = log mean_{i != j} exp(-2 ||z_i - z_j||^2)
 
-taken from ``graphnorm.analysis.uniformity_loss`` when that exists. (Eq. 8 as printed reads
+from ``graphnorm.nn.losses`` (shared with graph training). (Eq. 8 as printed reads
 ``E_i E_j[h_i^T h_j]``; the brief and the analysis module use the form above.)
 """
 from __future__ import annotations
 
-import math
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .vit import Block, VisionTransformer, init_weights, patchify, sincos_pos_embed_2d
+from graphnorm.nn import TransformerBlock, uniformity_loss
 
-
-def _local_uniformity_loss(z: Tensor, t: float = 2.0) -> Tensor:
-    """Fallback L_unif: log of the mean of exp(-t ||z_i - z_j||^2) over pairs i < j."""
-    h = F.normalize(z, dim=1)
-    sq = (2.0 - 2.0 * h @ h.T).clamp_min(0.0)  # unit rows: ||a-b||^2 = 2 - 2 a.b
-    i, j = torch.triu_indices(z.shape[0], z.shape[0], offset=1, device=z.device)
-    return torch.logsumexp(-t * sq[i, j], dim=0) - math.log(i.numel())
-
-
-def _resolve_uniformity_loss():
-    """Prefer the shared analysis implementation; fall back to the local one."""
-    try:
-        from graphnorm import analysis
-
-        fn = getattr(analysis, "uniformity_loss", None)
-        if fn is None:
-            from graphnorm.analysis import metrics
-
-            fn = getattr(metrics, "uniformity_loss", None)
-        if fn is not None:
-            return fn
-    except ImportError:
-        pass
-    return _local_uniformity_loss
-
-
-uniformity_loss = _resolve_uniformity_loss()
+from .vit import VisionTransformer, init_weights, patchify, sincos_pos_embed_2d
 
 
 def random_masking(
@@ -126,8 +98,9 @@ class MaskedAutoencoder(nn.Module):
         # position 0 of the decoder is [CLS]: zero position embedding, as in MAE
         pos = torch.cat([torch.zeros(1, decoder_dim), sincos_pos_embed_2d(decoder_dim, *encoder.grid)])
         self.register_buffer("decoder_pos_embed", pos[None])
-        self.decoder_blocks = nn.ModuleList(
-            Block(decoder_dim, decoder_heads, 4.0, "ln") for _ in range(decoder_depth)
+        self.decoder_blocks = nn.ModuleList(  # pre-norm, LayerNorm, no dropout
+            TransformerBlock(decoder_dim, decoder_heads, 4 * decoder_dim, "ln")
+            for _ in range(decoder_depth)
         )
         self.decoder_norm = nn.LayerNorm(decoder_dim)
         self.decoder_pred = nn.Linear(decoder_dim, encoder.patch_dim)

@@ -16,7 +16,9 @@ https://arxiv.org/abs/2309.12931, Eq. 5) the [CLS] token at position 0 gets norm
 patch tokens norm B. The [CLS] token's own position embedding is folded into ``cls_token``.
 
 MHSA uses ``torch.nn.functional.scaled_dot_product_attention``:
-``softmax(Q K^T / sqrt(d_head) + mask) V`` per head. Position embeddings are learned
+``softmax(Q K^T / sqrt(d_head) + mask) V`` per head. Blocks, final norm and the rule that the
+first norm (which sees the constant learned [CLS]) keeps LayerNorm for [CLS] are the shared
+core (:class:`graphnorm.nn.TransformerEncoder`). Position embeddings are learned
 (trunc-normal, std 0.02) or fixed 2-D sin-cos as in MAE (He et al. 2021,
 https://arxiv.org/abs/2111.06377).
 """
@@ -26,10 +28,13 @@ import math
 from typing import Optional
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphnorm.norms import DualPatchNorm, build_norm, constant_special_spec
+from graphnorm.nn import TransformerEncoder, rename_keys
+from graphnorm.norms import DualPatchNorm, TokenNorm
+
+# state-dict keys before the shared core -> now (block-internal names: nn.block)
+_LEGACY_KEYS = {"blocks": "transformer.blocks", "norm": "transformer.final_norm"}
 
 
 def patchify(images: Tensor, patch_size: int) -> Tensor:
@@ -70,44 +75,6 @@ def sincos_pos_embed_2d(dim: int, grid_h: int, grid_w: int) -> Tensor:
     return torch.cat([encode(rows), encode(cols)], dim=1).float()
 
 
-class Attention(nn.Module):
-    """Multi-head self-attention through ``F.scaled_dot_product_attention``."""
-
-    def __init__(self, dim: int, heads: int):
-        super().__init__()
-        if dim % heads:
-            raise ValueError(f"dim {dim} is not divisible by heads {heads}")
-        self.heads = heads
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, x: Tensor, padding_mask: Optional[Tensor] = None) -> Tensor:
-        b, n, d = x.shape
-        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        # boolean SDPA mask: True = may attend; padded keys are hidden from every query
-        mask = None if padding_mask is None else ~padding_mask[:, None, None, :]
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-        return self.proj(out.transpose(1, 2).reshape(b, n, d))
-
-
-class Block(nn.Module):
-    """Pre-norm transformer block: ``x + MHSA(N1(x))`` then ``x + MLP(N2(x))``."""
-
-    def __init__(self, dim: int, heads: int, mlp_ratio: float = 4.0, norm: str = "ln",
-                 first: bool = False):
-        super().__init__()
-        hidden = int(dim * mlp_ratio)
-        # the first norm sees the learned [CLS], the same for every image: no batch statistics
-        self.norm1 = build_norm(constant_special_spec(norm) if first else norm, dim)
-        self.attn = Attention(dim, heads)
-        self.norm2 = build_norm(norm, dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
-
-    def forward(self, x: Tensor, padding_mask: Optional[Tensor] = None) -> Tensor:
-        x = x + self.attn(self.norm1(x, padding_mask), padding_mask)
-        return x + self.mlp(self.norm2(x, padding_mask))
-
-
 def init_weights(module: nn.Module) -> None:
     """MAE-style init: Xavier-uniform linears with zero bias; norms reset themselves."""
     for m in module.modules():
@@ -115,10 +82,8 @@ def init_weights(module: nn.Module) -> None:
             nn.init.xavier_uniform_(m.weight)
             if m.bias is not None:
                 nn.init.zeros_(m.bias)
-        elif m is not module and hasattr(m, "reset_parameters") and not isinstance(
-            m, (nn.Linear, DualPatchNorm)
-        ):
-            m.reset_parameters()  # LayerNorm, TokenNorm (incl. BN running statistics)
+        elif isinstance(m, (TokenNorm, nn.LayerNorm)):
+            m.reset_parameters()  # incl. BN running statistics
 
 
 class VisionTransformer(nn.Module):
@@ -166,8 +131,7 @@ class VisionTransformer(nn.Module):
             self.pos_embed = nn.Parameter(torch.zeros(1, self.num_patches, dim))
         else:
             self.register_buffer("pos_embed", sincos_pos_embed_2d(dim, *self.grid)[None])
-        self.blocks = nn.ModuleList(Block(dim, heads, mlp_ratio, norm, first=i == 0) for i in range(depth))
-        self.norm = build_norm(norm, dim)
+        self.transformer = TransformerEncoder(dim, depth, heads, int(dim * mlp_ratio), norm)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -179,6 +143,10 @@ class VisionTransformer(nn.Module):
         nn.init.normal_(self.cls_token, std=0.02)
         if isinstance(self.pos_embed, nn.Parameter):
             nn.init.trunc_normal_(self.pos_embed, std=0.02)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        rename_keys(state_dict, prefix, _LEGACY_KEYS)  # checkpoints from before the shared core
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def embed_patches(self, images: Tensor) -> Tensor:
         """``[B, C, H, W] -> [B, P, dim]``: patch embedding plus position embedding."""
@@ -195,13 +163,7 @@ class VisionTransformer(nn.Module):
         ``padding_mask [B, N]`` (True = padding) refers to the patch tokens; [CLS] is never
         padding. Returns ``[B, 1 + N, dim]``.
         """
-        b = tokens.shape[0]
-        x = torch.cat([self.cls_token.expand(b, -1, -1), tokens], dim=1)
-        if padding_mask is not None:
-            padding_mask = torch.cat([padding_mask.new_zeros(b, 1), padding_mask], dim=1)
-        for block in self.blocks:
-            x = block(x, padding_mask)
-        return self.norm(x, padding_mask)
+        return self.transformer(tokens, padding_mask, special=self.cls_token)
 
     def forward(self, images: Tensor) -> Tensor:
         return self.encode(self.embed_patches(images))

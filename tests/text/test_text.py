@@ -110,7 +110,7 @@ def test_reset_parameters_restores_init():
         for p in model.parameters():
             p.add_(1.0)
     model.reset_parameters()
-    bn = model.encoder.blocks[0].norm1.special
+    bn = model.encoder.transformer.blocks[0].attn_norm.special
     assert isinstance(bn, BatchNorm) and torch.equal(bn.weight, torch.ones(D))
     assert torch.equal(bn.running_mean, torch.zeros(D)) and int(bn.num_batches_tracked) == 0
     assert model.encoder.tok.weight.std() < 0.05  # back to N(0, 0.02)
@@ -121,10 +121,10 @@ def test_reset_parameters_restores_init():
 def test_constant_cls_gets_ln(pre_norm):
     """The norm that sees the constant [CLS] embedding uses LN for [CLS]; the others do not."""
     enc = _model("sep:bn+ln", pre_norm).encoder
-    first = enc.blocks[0].norm1 if pre_norm else enc.emb_norm
+    first = enc.transformer.blocks[0].attn_norm if pre_norm else enc.transformer.emb_norm
     assert first.spec == "sep:ln+ln"
-    assert enc.blocks[0].norm2.spec == "sep:bn+ln" and enc.blocks[1].norm1.spec == "sep:bn+ln"
-    assert _model("bn", pre_norm).encoder.blocks[0].norm1.spec == "bn"
+    assert enc.transformer.blocks[0].ffn_norm.spec == "sep:bn+ln" and enc.transformer.blocks[1].attn_norm.spec == "sep:bn+ln"
+    assert _model("bn", pre_norm).encoder.transformer.blocks[0].attn_norm.spec == "bn"
 
 
 @pytest.mark.parametrize("constant_cls_ln", [True, False])
@@ -137,10 +137,11 @@ def test_constant_cls_train_eval_gap(constant_cls_ln):
     ids[:, 0] = 1
     with torch.no_grad():
         emb = enc.tok(ids) + enc.pos(torch.arange(6))  # what the embedding norm sees
+        emb_norm = enc.transformer.emb_norm
         for _ in range(200):  # running variance of the constant [CLS] decays to ~0
-            enc.emb_norm(emb)
+            emb_norm(emb)
         emb[:, 0] += 0.01  # the [CLS] embedding moves a little, as during training
-        gap = (enc.emb_norm(emb)[:, 0] - enc.emb_norm.eval()(emb)[:, 0]).abs().max().item()
+        gap = (emb_norm(emb)[:, 0] - emb_norm.eval()(emb)[:, 0]).abs().max().item()
     assert (gap < 1e-4) if constant_cls_ln else (gap > 1.0)
 
 

@@ -117,5 +117,5 @@ def test_only_linear_weights_are_decayed():
     ids = {id(p) for p in decay}
     assert id(model.vnode) not in ids and id(model.attn_bias.edge.hop_weight) not in ids
     assert id(model.attn_bias.virtual_distance) not in ids
-    assert id(model.blocks[0].qkv.weight) in ids and id(model.blocks[0].qkv.bias) not in ids
+    assert id(model.blocks[0].attn.qkv.weight) in ids and id(model.blocks[0].attn.qkv.bias) not in ids
     assert len(decay) + len(no_decay) == len(list(model.parameters()))

@@ -154,8 +154,8 @@ def test_cls_is_position_zero_and_sepnorm_special_sees_it():
     torch.manual_seed(0)
     vit = tiny_vit("sep:bn+ln")
     seen = {}
-    vit.norm.register_forward_hook(lambda m, inp, out: seen.update(x=inp[0]))
-    vit.norm.special.register_forward_hook(lambda m, inp, out: seen.update(special=inp[0]))
+    vit.transformer.final_norm.register_forward_hook(lambda m, inp, out: seen.update(x=inp[0]))
+    vit.transformer.final_norm.special.register_forward_hook(lambda m, inp, out: seen.update(special=inp[0]))
     vit.train()
     out = vit(images(32))
     assert torch.equal(seen["special"], seen["x"][:, :1])  # the special norm got position 0
@@ -195,14 +195,14 @@ def test_recalibrate_batch_stats():
     before = vit(x)[:, 0].mean(0).abs().max()  # fresh running stats (0, 1): a visible offset
     # the [CLS] BN of 2 blocks x 2 norms + final norm, less the first norm: it sees the
     # constant learned [CLS] and keeps LayerNorm there (norms.constant_special_spec)
-    assert isinstance(vit.blocks[0].norm1.special, LayerNorm)
-    assert isinstance(vit.blocks[0].norm2.special, BatchNorm)
+    assert isinstance(vit.transformer.blocks[0].attn_norm.special, LayerNorm)
+    assert isinstance(vit.transformer.blocks[0].ffn_norm.special, BatchNorm)
     assert recalibrate_batch_stats(vit, x) == 4
     cls = vit(x)[:, 0]
     # running stats = statistics of these very images (up to the unbiased-variance factor
     # propagating through the layers), so the eval-mode [CLS] is nearly centred
     assert cls.mean(0).abs().max() < 0.05 < before
-    assert vit.norm.special.momentum == 0.1 and not vit.training
+    assert vit.transformer.final_norm.special.momentum == 0.1 and not vit.training
 
 
 def test_reset_parameters_restores_init():
@@ -211,11 +211,11 @@ def test_reset_parameters_restores_init():
     vit(images())  # updates running statistics
     with torch.no_grad():
         vit.pos_embed.fill_(3.0)
-    assert vit.norm.special.running_mean.abs().sum() > 0
+    assert vit.transformer.final_norm.special.running_mean.abs().sum() > 0
     vit.reset_parameters()
-    assert vit.norm.special.running_mean.abs().sum() == 0
+    assert vit.transformer.final_norm.special.running_mean.abs().sum() == 0
     assert vit.pos_embed.abs().max() < 0.1  # trunc-normal std 0.02, cut at +-2
-    assert isinstance(vit.norm.tokens, LayerNorm) and isinstance(vit.norm.special, BatchNorm)
+    assert isinstance(vit.transformer.final_norm.tokens, LayerNorm) and isinstance(vit.transformer.final_norm.special, BatchNorm)
 
 
 def test_linear_probe_separable():

@@ -1,7 +1,7 @@
-"""Cheap CPU dropout masks (graphnorm.graph.dropout)."""
+"""Cheap CPU dropout masks (graphnorm.nn.dropout)."""
 import torch
 
-from graphnorm.graph.dropout import dropout, keep_mask, residual_dropout
+from graphnorm.nn.dropout import dropout, keep_mask, residual_dropout
 
 
 def test_drop_mask_rate_and_independence():

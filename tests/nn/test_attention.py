@@ -1,9 +1,9 @@
-"""CPU attention with a bias gradient (graphnorm.graph.attention)."""
+"""CPU attention with a bias gradient (graphnorm.nn.attention)."""
 import pytest
 import torch
 
-from graphnorm.graph.attention import BiasedAttentionCPU, biased_attention
-from graphnorm.graph.dropout import keep_mask
+from graphnorm.nn.attention import BiasedAttentionCPU, biased_attention
+from graphnorm.nn.dropout import keep_mask
 
 
 @pytest.mark.parametrize("p", [0.0, 0.3])

@@ -1,0 +1,68 @@
+"""The import graph reads in layers: norms -> nn -> graph/text/vision -> data -> train -> CLI.
+
+Imports are read with ``ast`` from every module of the package (also those inside
+functions), so a lazy import cannot hide a layer violation.
+"""
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[2] / "graphnorm"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PKG.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """module -> graphnorm modules it imports (relative imports resolved)."""
+    graph = {}
+    for path in PKG.rglob("*.py"):
+        name = _module_name(path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[:len(base) - node.level + 1]
+                    mod = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    mod = node.module or ""
+                found.add(mod)
+                found |= {f"{mod}.{a.name}" for a in node.names}  # `from pkg import module`
+        graph[name] = {m for m in found if m == "graphnorm" or m.startswith("graphnorm.")}
+    modules = set(graph)
+    # keep only names that are modules (drop `from pkg import function`)
+    return {k: {m for m in v if m in modules} - {k} for k, v in graph.items()}
+
+
+def _subpackage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _violations(layer: str, allowed: set[str]) -> list[str]:
+    return sorted(f"{mod} imports {dep}" for mod, deps in _imports().items()
+                  if _subpackage(mod) == layer for dep in deps
+                  if _subpackage(dep) not in allowed | {layer})
+
+
+def test_norms_import_nothing_from_graphnorm():
+    assert _violations("norms", set()) == []
+
+
+def test_nn_imports_only_norms():
+    assert _violations("nn", {"norms"}) == []
+
+
+def test_model_packages_stay_below_data_train_analysis_cli():
+    forbidden = {"data", "train", "analysis", "cli", "predict", "predict_cli", "checkpoint",
+                 "benchmark", "embed", "ensemble"}
+    for layer in ("graph", "text", "vision"):
+        bad = [v for v in _violations(layer, set()) if _subpackage(v.split()[-1]) in forbidden]
+        assert bad == [], bad
+    for layer in ("text", "vision"):  # the text and vision adapters need no molecules
+        assert _violations(layer, {"norms", "nn"}) == []
