@@ -62,7 +62,7 @@ class GraphormerModule(L.LightningModule):
         loss = self._loss(raw, batch.y)
         self.log("train/loss", loss, batch_size=batch.num_graphs, prog_bar=True, sync_dist=True)
         if weight > 0:
-            from graphnorm.analysis import uniformity_loss
+            from graphnorm.nn import uniformity_loss
 
             unif = uniformity_loss(emb.vnode)
             if self.tc.get("uniformity_on_tokens"):
