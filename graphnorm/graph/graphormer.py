@@ -151,15 +151,14 @@ class Graphormer(nn.Module):
     def num_parameters(self, trainable: bool = True) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable)
 
-    def _tokens(self, batch: GraphBatch) -> tuple[Tensor, Tensor]:
-        """Final-norm token states [B, L, D] and the token padding mask [B, L]."""
+    def _tokens(self, batch: GraphBatch) -> Tensor:
+        """Final-norm token states [B, L, D] ([VNode] at position 0)."""
         bias = self.attn_bias(batch)  # [B, H, L, L], -inf on padded keys, shared by all blocks
         nodes = self.atom_encoder(batch.x) + self.degree_encoder(batch.degree, batch.node_mask)
         if self.rwpe is not None:
             nodes = nodes + self.rwpe(batch)
-        h = self.transformer(nodes, ~batch.node_mask, special=self.vnode, bias=bias,
-                             local_input=batch)  # [B, L, D], [VNode] at 0
-        return h, batch.token_padding_mask
+        return self.transformer(nodes, ~batch.node_mask, special=self.vnode, bias=bias,
+                                local_input=batch)
 
     def readout(self, h: Tensor, node_mask: Tensor) -> Tensor:
         """The head's input from final-norm tokens h [B, L, D]: [B, D] or [B, 2D]."""
@@ -174,12 +173,12 @@ class Graphormer(nn.Module):
 
     def encode(self, batch: GraphBatch) -> GraphEmbeddings:
         """Embeddings after the final norm: ([VNode] [B, D], atoms [B, N, D], node_mask)."""
-        h, _ = self._tokens(batch)
+        h = self._tokens(batch)
         return GraphEmbeddings(h[:, 0], h[:, 1:], batch.node_mask)
 
     def forward(self, batch: GraphBatch, return_embeddings: bool = False):
         """Predictions [B, num_tasks]; with ``return_embeddings`` also :class:`GraphEmbeddings`."""
-        h, _ = self._tokens(batch)
+        h = self._tokens(batch)
         pred = self.head(self.readout(h, batch.node_mask))  # [B, T]
         if return_embeddings:
             return pred, GraphEmbeddings(h[:, 0], h[:, 1:], batch.node_mask)
