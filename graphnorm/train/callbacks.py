@@ -2,6 +2,7 @@
 the metrics history across resumes, and the learning-curve plot."""
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -51,6 +52,32 @@ class EpochProgressBar(TQDMProgressBar):
         super().on_train_epoch_start(trainer, *args)
         total = trainer.max_epochs if trainer.max_epochs and trainer.max_epochs > 0 else "?"
         self.train_progress_bar.set_description(f"Epoch {trainer.current_epoch + 1}/{total}")
+
+
+class EpochLines(L.Callback):
+    """One line per epoch instead of a bar, for output that is not a terminal (logs, CI,
+    ``nohup``): a bar redrawn every batch fills a log file with thousands of lines."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self._t0 = time.time()
+
+    def on_train_epoch_end(self, trainer, pl_module) -> None:  # after this epoch's validation
+        if trainer.global_rank != 0:
+            return
+        m = trainer.callback_metrics
+        shown = "  ".join(f"{k} {float(v):.4f}" for k, v in sorted(m.items())
+                          if k.startswith(("train/loss", "val/")))
+        print(f"epoch {trainer.current_epoch + 1}: {shown}  ({time.time() - self._t0:.0f} s)",
+              file=self.stream, flush=True)
+
+
+def progress_callbacks(enabled: bool, stream=None) -> list:
+    """A 1-based bar on a terminal, a line per epoch otherwise, nothing when disabled."""
+    if not enabled:
+        return []
+    stream = stream or sys.stdout
+    return [EpochProgressBar()] if stream.isatty() else [EpochLines(stream)]
 
 
 def keep_history(log_dir: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import functools
 import json
+import os
 import platform
 import warnings
 import subprocess
@@ -21,7 +22,7 @@ import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 
-from .callbacks import (EpochProgressBar, RecalibrateBatchStats, Throughput, keep_history,
+from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchStats, Throughput, keep_history,
                         merge_history, plot_learning_curve)
 from .config import TrainConfig
 from .datamodule import GraphDataModule
@@ -46,9 +47,20 @@ def git_sha() -> str:
     return sha + ("+dirty" if dirty else "")
 
 
+def _cpu_model() -> str:
+    """E.g. ``AMD EPYC (2 cpus)``: timings differ between hosts, so results name theirs."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cpus)"
+    except OSError:
+        pass
+    return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cpus)"
+
+
 def _hardware(trainer) -> str:
     """What the run actually used (``accelerator="auto"`` resolved), for metrics.json."""
-    cpu = f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+    cpu = f"{_cpu_model()}, {torch.get_num_threads()} threads"
     kind = type(trainer.accelerator).__name__.replace("Accelerator", "").lower()
     if kind == "cuda":
         kind = f"cuda {torch.cuda.get_device_name(trainer.strategy.root_device)}"
@@ -98,7 +110,8 @@ def train(cfg: TrainConfig) -> dict:
                               enable_version_counter=False)
     speed = Throughput(started)
     callbacks = [best_cb, last_cb, speed, RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed)]
-    callbacks += [EpochProgressBar()] if cfg.progress else []
+    progress = progress_callbacks(cfg.progress)
+    callbacks += progress
     max_time = None
     if cfg.budget_s is not None:  # Lightning's Timer; what data set-up took is not left to train
         max_time = datetime.timedelta(seconds=max(1.0, cfg.budget_s - (time.time() - started)))
@@ -110,7 +123,7 @@ def train(cfg: TrainConfig) -> dict:
         max_epochs=cfg.epochs_limit, max_time=max_time, accelerator=cfg.accelerator,
         devices=cfg.devices, strategy=cfg.strategy, callbacks=callbacks,
         logger=CSVLogger(out, name="logs", version=""), gradient_clip_val=cfg.grad_clip,
-        enable_progress_bar=cfg.progress, log_every_n_steps=max(1, min(10, dm.steps_per_epoch())), deterministic=False,
+        enable_progress_bar=any(isinstance(c, EpochProgressBar) for c in progress), log_every_n_steps=max(1, min(10, dm.steps_per_epoch())), deterministic=False,
         enable_model_summary=cfg.progress,
         use_distributed_sampler=False)  # GraphDataModule shards (size-bucketed) batches itself
     if cfg.resume and not resuming:

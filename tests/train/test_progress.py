@@ -1,0 +1,28 @@
+"""Progress output: a bar on a terminal, one line per epoch in logs (not a redraw per batch)."""
+import io
+
+from graphnorm.train.callbacks import EpochLines, EpochProgressBar, progress_callbacks
+from graphnorm.train.config import TrainConfig
+from graphnorm.train.run import train
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_bar_on_a_terminal_lines_otherwise():
+    assert [type(c) for c in progress_callbacks(True, FakeTerminal())] == [EpochProgressBar]
+    assert [type(c) for c in progress_callbacks(True, io.StringIO())] == [EpochLines]
+    assert progress_callbacks(False, FakeTerminal()) == []
+
+
+def test_log_output_is_a_line_per_epoch(raw_dir, cache_root, zinc_subset, tmp_path, capsys):
+    train(TrainConfig(dataset="zinc-subset", preset="tiny", raw_dir=str(raw_dir),
+                      cache_root=str(cache_root), max_epochs=3, batch_size=64, limit_train=128,
+                      limit_eval=64, out=str(tmp_path), progress=True))
+    out = capsys.readouterr().out  # pytest's capture is not a terminal
+    epoch_lines = [line for line in out.splitlines() if line.startswith("epoch ")]
+    assert [line.split(":")[0] for line in epoch_lines] == ["epoch 1", "epoch 2", "epoch 3"]
+    assert all("val/mae" in line for line in epoch_lines)
+    assert "it/s" not in out and "\r" not in out
