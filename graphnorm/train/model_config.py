@@ -41,8 +41,8 @@ def model_config_for(cfg, info: dict) -> dict:
                   max_hops=cfg.max_hops)
         options = dict(readout=cfg.readout, rwpe_steps=cfg.rwpe_steps, local_mp=cfg.local_mp)
         kw.update({k: v for k, v in options.items() if v is not None})
-    elif cfg.readout in ("sum", "mean"):
-        kw["pool"] = cfg.readout
+    elif cfg.readout and cfg.readout.split("+")[-1] in ("sum", "mean"):
+        kw["pool"] = cfg.readout.split("+")[-1]  # "vnode+mean": a GNN's pooling part is "mean"
     fields = {f.name for f in dataclasses.fields(GraphormerConfig if name == "graphormer" else GNNConfig)}
     unknown = sorted(set(cfg.model) - fields)
     if unknown:
