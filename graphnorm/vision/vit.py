@@ -24,7 +24,6 @@ https://arxiv.org/abs/2111.06377).
 """
 from __future__ import annotations
 
-import math
 from typing import Optional
 
 import torch

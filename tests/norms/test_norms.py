@@ -172,3 +172,13 @@ def test_constant_special_spec_removes_batch_stats_from_the_special_channel():
     for _ in range(50):
         norm(torch.cat([const, torch.randn(16, 3, D)], 1))
     assert norm.special.running_var.max() < 0.01
+
+
+def test_vector_isobn_is_isobn_on_one_token():
+    from graphnorm.norms import VectorIsoBN
+
+    torch.manual_seed(0)
+    h = torch.randn(32, D)
+    vec, tok = VectorIsoBN(D).train(), IsoBN(D).train()
+    torch.testing.assert_close(vec(h), tok(h[:, None], None)[:, 0], atol=0, rtol=0)
+    assert int(vec.iso.num_batches_tracked) == 1
