@@ -40,12 +40,12 @@ def main() -> None:
     ckpts = sorted(args.bench.glob("runs/*/seed*/best.ckpt"))
     if not ckpts:
         raise SystemExit(f"no runs/*/seed*/best.ckpt under {args.bench}")
-    data = load_dataset(args.dataset, progress=False)
-    split = data[args.split]
-    split = Subset(split, range(min(args.limit, len(split))))
     rows = []
     for i, path in enumerate(ckpts, 1):
         loaded = load_checkpoint(path)
+        # featurized as this checkpoint was trained (load_dataset caches per featurizer)
+        split = load_dataset(args.dataset, featurizer=loaded.featurizer, progress=False)[args.split]
+        split = Subset(split, range(min(args.limit, len(split))))
         emb = collect_embeddings(loaded, split, max_token_samples=args.max_token_samples)
         row = {"norm": loaded.meta["model_config"]["norm"], "seed": path.parent.name}
         for kind, z in emb.items():

@@ -25,12 +25,20 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import shortest_path
 
-from graphnorm.graph.featurize import smiles_to_data, smiles_to_data_many
-from graphnorm.graph.paths import shortest_paths, shortest_paths_many
+from graphnorm.chem import FeaturizerConfig, featurize_many, smiles_to_data
+from graphnorm.chem.paths import shortest_paths, shortest_paths_many
 
 REPO = Path(__file__).resolve().parents[1]
 RAW = Path(os.environ.get("GRAPHNORM_RAW_DIR", REPO.parent / "shared" / "datasets"))
 OFFICIAL_MS_23 = 2.0  # quoted per-graph cost of the official Cython Floyd–Warshall
+HOPS, DIST = FeaturizerConfig.max_hops, FeaturizerConfig.max_dist  # the defaults
+
+
+def featurize(smiles, vocab, workers):
+    """SMILES -> arrays through the one featurizer pool (graphnorm.chem.featurize_many)."""
+    result = featurize_many(smiles, FeaturizerConfig(vocab=vocab), workers=workers)
+    assert not result.failures(), result.failures()[:3]
+    return result.graphs
 
 
 def zinc_subset() -> list[str]:
@@ -82,35 +90,35 @@ def main() -> None:
     def row(what, wall, cpu, target="", ok=None):
         rows.append((what, wall, cpu, target, "" if ok is None else ("yes" if ok else "NO")))
 
-    # 1. end to end: SMILES -> Data (RDKit parse, features, kekulization, paths, tensors)
-    data, w, c = timed(smiles_to_data_many, smiles, "zinc", workers=2)
-    row(f"{m} ZINC-subset SMILES -> Data, vocab zinc, 2 workers", f"{w:.2f} s", f"{c:.2f} s",
+    # 1. end to end: SMILES -> arrays (RDKit parse, features, kekulization, paths)
+    data, w, c = timed(featurize, smiles, "zinc", workers=2)
+    row(f"{m} ZINC-subset SMILES -> arrays, vocab zinc, 2 workers", f"{w:.2f} s", f"{c:.2f} s",
         "< 15 s", w < 15)
     row("  throughput", f"{m / w:,.0f} mol/s", f"{m / c:,.0f} mol/s/core")
-    _, w1, c1 = timed(smiles_to_data_many, smiles, "zinc", workers=1)
-    row(f"{m} SMILES -> Data, vocab zinc, 1 process", f"{w1:.2f} s", f"{c1:.2f} s")
-    _, wo, co = timed(smiles_to_data_many, smiles, "ogb", workers=2)
-    row(f"{m} SMILES -> Data, vocab ogb, 2 workers", f"{wo:.2f} s", f"{co:.2f} s", "< 15 s",
+    _, w1, c1 = timed(featurize, smiles, "zinc", workers=1)
+    row(f"{m} SMILES -> arrays, vocab zinc, 1 process", f"{w1:.2f} s", f"{c1:.2f} s")
+    _, wo, co = timed(featurize, smiles, "ogb", workers=2)
+    row(f"{m} SMILES -> arrays, vocab ogb, 2 workers", f"{wo:.2f} s", f"{co:.2f} s", "< 15 s",
         wo < 15)
 
     # validation of the ZINC vocabulary and sizes on all molecules (raises if an atom is unknown)
-    nodes = np.mean([d.num_nodes for d in data])
-    edges = np.mean([d.edge_index.shape[1] for d in data])
+    nodes = np.mean([d["x"].shape[0] for d in data])
+    edges = np.mean([d["edge_index"].shape[1] for d in data])
     assert len(data) == 12000 and abs(nodes - 23.15) < 0.01 and abs(edges - 49.83) < 0.01
-    assert data[0].num_nodes == 29 and data[0].edge_index.shape[1] == 64
+    assert data[0]["x"].shape[0] == 29 and data[0]["edge_index"].shape[1] == 64
     row(f"ZINC check: {len(data)}/12000 in the 28-atom dict, mean nodes / edges",
         f"{nodes:.3f} / {edges:.3f}", "", "23.15 / 49.83", True)
 
     # 2. shortest paths + edge paths alone
-    graphs = [(d.edge_index.numpy(), d.num_nodes) for d in data]
-    _, w, c = timed(shortest_paths_many, graphs, repeat=3)
+    graphs = [(d["edge_index"], d["x"].shape[0]) for d in data]
+    _, w, c = timed(shortest_paths_many, graphs, HOPS, DIST, repeat=3)
     row("spd + edge paths, batched (shortest_paths_many), per molecule",
         f"{w / m * 1e3:.3f} ms", f"{c / m * 1e3:.3f} ms", "<= 0.2 ms", w / m <= 2e-4)
     row("  speed-up vs official Cython Floyd-Warshall (2 ms, quoted)",
         f"{OFFICIAL_MS_23 / (w / m * 1e3):.0f}x", f"{OFFICIAL_MS_23 / (c / m * 1e3):.0f}x",
         ">= 10x", OFFICIAL_MS_23 / (w / m * 1e3) >= 10)
     few = graphs[:2000]
-    _, w, c = timed(lambda: [shortest_paths(e, n) for e, n in few])
+    _, w, c = timed(lambda: [shortest_paths(e, n, HOPS, DIST) for e, n in few])
     row("spd + edge paths, one graph per call, per molecule",
         f"{w / len(few) * 1e3:.3f} ms", f"{c / len(few) * 1e3:.3f} ms")
     _, w, c = timed(scipy_reference, few)
@@ -122,7 +130,7 @@ def main() -> None:
 
     # 3. peak memory of the batched paths (numpy allocations are traced by tracemalloc)
     tracemalloc.start()
-    out = shortest_paths_many(graphs)
+    out = shortest_paths_many(graphs, HOPS, DIST)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     stored = sum(s.nbytes + p.nbytes for s, p in out)
@@ -139,7 +147,7 @@ def main() -> None:
         row(f"{name} ({d.num_nodes} atoms) SMILES -> Data, ogb", f"{w * 1e3:.1f} ms",
             f"{c * 1e3:.1f} ms", "< 20 ms", w < 0.02)
         g = [(d.edge_index.numpy(), d.num_nodes)]
-        _, w, c = timed(shortest_paths, *g[0], repeat=5)
+        _, w, c = timed(shortest_paths, *g[0], HOPS, DIST, repeat=5)
         _, wn, _ = timed(networkx_reference, g)
         row(f"  paths alone / networkx ref", f"{w * 1e3:.1f} / {wn * 1e3:.1f} ms",
             f"{c * 1e3:.1f} ms")

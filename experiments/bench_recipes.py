@@ -44,7 +44,7 @@ def measure(cfg, dm, steps_n: int, compile_model: bool) -> tuple[float, float]:
     sampler = LengthBucketSampler(graph_sizes(ds).tolist(), cfg.batch_size, pool_batches=cfg.bucket_pool)
     batches = [collate_graphs([ds[i] for i in idx]) for _, idx in zip(range(steps_n + 3), sampler)]
     torch.manual_seed(0)
-    model = build_model(model_config_for(cfg, dm.info)).train()
+    model = build_model(model_config_for(cfg, dm.info, dm.featurizer)).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     if compile_model:
         model = torch.compile(model, dynamic=True)
@@ -71,7 +71,7 @@ def main() -> None:
         path, _, model_name = spec.partition(":")
         over = {"model_name": model_name, "model": {}} if model_name else {}
         cfg = TrainConfig.from_yaml(path, raw_dir=raw, **over)
-        dm = GraphDataModule(cfg.dataset, cfg.batch_size, cfg.raw_dir, progress=False)
+        dm = GraphDataModule.from_config(cfg, progress=False)
         dm.setup()
         for threads in args.threads:
             torch.set_num_threads(threads)

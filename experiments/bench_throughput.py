@@ -50,12 +50,13 @@ RAW = Path(os.environ.get("GRAPHNORM_RAW_DIR", REPO.parent / "shared" / "dataset
 def zinc_train_graphs(n: int) -> tuple[list, str]:
     """The first n ZINC-subset training molecules, featurized; synthetic graphs as fallback."""
     try:
-        from graphnorm.graph.featurize import smiles_to_data_many
+        from graphnorm.chem import FeaturizerConfig, featurize_many, graph_data
 
         lines = gzip.open(RAW / "zinc" / "jtvae_train.txt.gz", "rt").read().splitlines()
         index = [int(i) for i in (RAW / "zinc" / "train.index").read_text().strip().split(",")]
         smiles = [lines[i].strip() for i in index[:n]]
-        return smiles_to_data_many(smiles, vocab="zinc"), "ZINC-subset train (featurized)"
+        graphs = featurize_many(smiles, FeaturizerConfig(vocab="zinc")).graphs
+        return [graph_data(g, s) for s, g in zip(smiles, graphs)], "ZINC-subset train (featurized)"
     except (ImportError, OSError) as e:
         print(f"[bench] falling back to synthetic graphs: {e}", file=sys.stderr)
         return synthetic_graphs(n), "synthetic (~23-node chains with rings)"
@@ -65,7 +66,8 @@ def synthetic_graphs(n: int, seed: int = 0) -> list:
     """Chains with one ring closure, 11-37 nodes (ZINC-subset: mean 23.2, max 37)."""
     from torch_geometric.data import Data
 
-    from graphnorm.graph.paths import shortest_paths
+    from graphnorm.chem import FeaturizerConfig
+    from graphnorm.chem.paths import shortest_paths
 
     gen = torch.Generator().manual_seed(seed)
     out = []
@@ -74,7 +76,7 @@ def synthetic_graphs(n: int, seed: int = 0) -> list:
         src = list(range(k - 1)) + [0]
         dst = list(range(1, k)) + [min(5, k - 1)]
         ei = torch.tensor([src + dst, dst + src])
-        spd, path = shortest_paths(ei.numpy(), k)
+        spd, path = shortest_paths(ei.numpy(), k, FeaturizerConfig.max_hops, FeaturizerConfig.max_dist)
         out.append(Data(
             x=torch.randint(0, 28, (k, 1), generator=gen), edge_index=ei,
             edge_attr=torch.randint(0, 3, (ei.shape[1], 1), generator=gen),

@@ -1,7 +1,16 @@
-"""Loading graphnorm checkpoints safely (``weights_only=True``: no pickled code runs).
+"""The checkpoint contract: its format, the writer of its ``graphnorm`` block and the reader.
 
-A checkpoint written by training carries a ``graphnorm`` block: format version, model config,
-task, target scaling and featurizer settings, so prediction needs nothing else.
+A checkpoint written by training (a Lightning checkpoint) carries a ``graphnorm`` block:
+format number, graphnorm version, model config, task, target scaling, training config,
+training domain and the FeaturizerConfig, so prediction needs nothing else. It is read with
+``weights_only=True`` (no pickled code runs). Formats:
+
+1. scalar ``target_mean``/``target_std``; featurizer {name, version, vocab, max_hops[, max_dist]}
+2. per-target lists of ``target_mean``/``target_std``; ``task`` may name its ``targets``
+3. ``featurizer`` is a whole `graphnorm.chem.FeaturizerConfig` (vocab, max_hops, max_dist,
+   version); the model's sizes were taken from it
+
+Older formats load with the settings they were trained with (`FeaturizerConfig.from_checkpoint`).
 """
 from __future__ import annotations
 
@@ -12,9 +21,11 @@ from pathlib import Path
 
 import torch
 
+from graphnorm.chem import FeaturizerConfig
 from graphnorm.models import build_model
 
-SUPPORTED_FORMATS = (1, 2)  # 2: per-target target_mean/std lists, task["targets"]
+CHECKPOINT_FORMAT = 3  # bump when the "graphnorm" block changes; list it in the docstring
+SUPPORTED_FORMATS = (1, 2, 3)
 TRAIN_HINT = "pass the best.ckpt (or the run directory) that `graphnorm train --out DIR` wrote"
 
 
@@ -26,7 +37,7 @@ class CheckpointError(RuntimeError):
 class LoadedModel:
     model: torch.nn.Module  # Graphormer or a baseline GNN (graphnorm.models)
     task: dict
-    featurizer: dict
+    featurizer: FeaturizerConfig
     target_mean: torch.Tensor  # [T] (format 1: a float, one target)
     target_std: torch.Tensor
     epoch: int
@@ -45,11 +56,32 @@ class LoadedModel:
 
     def predict_batch(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or probabilities (binary): [B, T]."""
+        from graphnorm.task import predictions
+
         with torch.no_grad():
             out = self.model(batch)
-        if self.task["task_type"] == "regression":
-            return out * self.target_std + self.target_mean
-        return torch.sigmoid(out)
+        return predictions(self.task, out, self.target_mean, self.target_std)
+
+
+def graphnorm_block(model_config: dict, task: dict, train_config: dict, target_mean: torch.Tensor,
+                    target_std: torch.Tensor, featurizer: FeaturizerConfig,
+                    train_domain: dict) -> dict:
+    """The ``graphnorm`` block a training run writes into every checkpoint (format 3)."""
+    from graphnorm import __version__
+
+    return {"format": CHECKPOINT_FORMAT, "version": __version__,
+            "model_config": dict(model_config), "task": dict(task),
+            "train_config": dict(train_config),
+            "target_mean": target_mean.tolist(), "target_std": target_std.tolist(),
+            "featurizer": featurizer.to_dict(), "train_domain": dict(train_domain)}
+
+
+def upgrade_state(checkpoint: dict) -> None:
+    """Format 1 held scalar target_mean/target_std buffers; today's are [T] (in place)."""
+    state = checkpoint.get("state_dict", {})
+    for name in ("target_mean", "target_std"):
+        if name in state and state[name].dim() == 0:
+            state[name] = state[name].reshape(1)
 
 
 def checkpoint_files(path: str | Path) -> list[Path]:
@@ -118,15 +150,23 @@ def load_checkpoint(path: str | Path, map_location: str = "cpu") -> LoadedModel:
     if meta.get("format") not in SUPPORTED_FORMATS:
         raise CheckpointError(
             f"{path} has checkpoint format {meta.get('format')!r} (written by graphnorm "
-            f"{meta.get('version', '?')}); this graphnorm reads formats {SUPPORTED_FORMATS}")
+            f"{meta.get('version', '?')}); this graphnorm {_version()} reads formats "
+            f"{', '.join(map(str, SUPPORTED_FORMATS))}; use the graphnorm version that wrote it")
     try:
+        featurizer = FeaturizerConfig.from_checkpoint(meta["featurizer"], meta["model_config"])
         model = build_model(meta["model_config"])
         state = {k[len("model."):]: v for k, v in ckpt["state_dict"].items() if k.startswith("model.")}
         model.load_state_dict(state)
-    except (KeyError, TypeError, RuntimeError) as err:
+    except (KeyError, TypeError, ValueError, RuntimeError) as err:
         raise CheckpointError(f"{path} does not match this graphnorm version's model: {err}") from err
     model.eval()
     mean = torch.tensor(meta["target_mean"], dtype=torch.float32).reshape(-1)
     std = torch.tensor(meta["target_std"], dtype=torch.float32).reshape(-1)
-    return LoadedModel(model, meta["task"], meta["featurizer"], mean, std,
+    return LoadedModel(model, meta["task"], featurizer, mean, std,
                        int(ckpt.get("epoch", -1)), meta, path)
+
+
+def _version() -> str:
+    from graphnorm import __version__
+
+    return __version__

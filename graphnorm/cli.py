@@ -11,7 +11,10 @@ import warnings
 from pathlib import Path
 from typing import Optional, Sequence
 
-from graphnorm.models import MODEL_NAMES  # torch-free import: --help stays instant
+# torch-free registries: --help stays instant
+from graphnorm.data.info import DATASET_INFO, SPLITS, TABLE_TASKS
+from graphnorm.graph.options import LOCAL_MP, READOUTS, SEP_SLOTS
+from graphnorm.models import MODEL_NAMES, PRESETS, presets_help
 
 
 TRAIN_DEFAULTS_NOTE = ("Defaults are TrainConfig's (graphnorm/train/config.py); a --config "
@@ -39,22 +42,22 @@ def _show_defaults(parser: argparse.ArgumentParser, train: bool = True) -> None:
 
 def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="YAML config (see experiments/configs/)")
-    p.add_argument("--dataset", choices=["zinc-subset", "zinc-full", "ogbg-molhiv"])
+    p.add_argument("--dataset", choices=list(DATASET_INFO))
     p.add_argument("--model", dest="model_name", choices=list(MODEL_NAMES),
                    help="graphormer (default) or a PyG baseline: gine, gin-vn")
-    p.add_argument("--preset", help="model size: graphormer slim (default) | small | tiny; "
-                   "gine/gin-vn base (default, 4 x 150) | tiny")
-    p.add_argument("--readout", choices=["vnode", "sum", "mean", "vnode+sum", "vnode+mean"],
+    p.add_argument("--preset", choices=sorted({p for table in PRESETS.values() for p in table}),
+                   help=f"model size: {presets_help()}")
+    p.add_argument("--readout", choices=list(READOUTS),
                    help="graphormer head input (default vnode); GNNs: sum or mean pooling")
     p.add_argument("--rwpe-steps", dest="rwpe_steps", type=int,
                    help="graphormer: random-walk PE with this many steps (default 0 = off)")
-    p.add_argument("--local-mp", dest="local_mp", choices=["none", "gine"],
+    p.add_argument("--local-mp", dest="local_mp", choices=list(LOCAL_MP),
                    help="graphormer: GINE message passing beside attention in every block")
     p.add_argument("--max-time", dest="max_time",
                    help="wall-time budget of the whole run, e.g. 25m, 1h30m, 90s; the LR "
                    "schedule spans it")
     p.add_argument("--norm", help="norm spec, e.g. ln, sep:bn+ln, isobn (see graphnorm.norms)")
-    p.add_argument("--sep-slots", dest="sep_slots", choices=["all", "blocks", "final"])
+    p.add_argument("--sep-slots", dest="sep_slots", choices=list(SEP_SLOTS))
     p.add_argument("--max-epochs", dest="max_epochs", type=int)
     p.add_argument("--batch-size", dest="batch_size", type=int)
     p.add_argument("--lr", type=float)
@@ -78,7 +81,7 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     own.add_argument("--target-columns", dest="target_columns", nargs="+", metavar="COLUMN",
                      help="target columns, one model output each (default: every other "
                      "numeric column)")
-    own.add_argument("--task", choices=["regression", "classification"],
+    own.add_argument("--task", choices=list(TABLE_TASKS),
                      help="classification: 0/1 labels, ROC-AUC")
     own.add_argument("--split", help="scaffold, random, column:NAME (train/val/test per row) "
                      "or file:RUN/splits.json (a previous run's split)")
@@ -146,8 +149,9 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 def cmd_analyze(args: argparse.Namespace) -> int:
     from graphnorm.analysis.analyze import analyze
 
-    if (args.dataset is None) == (args.data is None):
-        raise ValueError("give --dataset NAME (a benchmark split) or --data FILE (own molecules)")
+    if args.dataset is not None and args.data is not None:
+        raise ValueError("give --dataset NAME (a benchmark split) or --data FILE (own "
+                         "molecules), not both")
     analyze(args.checkpoint, args.dataset, Path(args.out), compare=args.compare,
             raw_dir=args.raw_dir, split=args.split, limit=args.limit, data_file=args.data,
             smiles_column=args.smiles_column)
@@ -199,8 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("analyze", help="[VNode]/token embedding analysis of a checkpoint")
     a.add_argument("--checkpoint", required=True)
-    a.add_argument("--dataset", choices=["zinc-subset", "zinc-full", "ogbg-molhiv"],
-                   help="benchmark whose --split is analyzed (or --data)")
+    a.add_argument("--dataset", choices=list(DATASET_INFO),
+                   help="benchmark whose --split is analyzed (default: the one the checkpoint "
+                   "was trained on; or --data)")
     a.add_argument("--data", help="own molecules instead: every row of a .csv/.smi/.sdf/... file")
     a.add_argument("--smiles-column", dest="smiles_column", help="--data's SMILES column")
     a.add_argument("--out", required=True)
@@ -208,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--raw-dir", dest="raw_dir",
                    help="offline raw data folder holding zinc/ and molhiv/ (default: "
                    "$GRAPHNORM_RAW_DIR, else the official download)")
-    a.add_argument("--split", default="test", choices=["train", "val", "test"])
+    a.add_argument("--split", default="test", choices=list(SPLITS))
     a.add_argument("--limit", type=int, help="use the first N graphs of the split")
     a.set_defaults(func=cmd_analyze)
     _show_defaults(a, train=False)

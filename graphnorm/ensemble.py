@@ -101,17 +101,13 @@ def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list
 
 def evaluate_ensemble(cfg) -> dict:
     from graphnorm.checkpoint import checkpoint_files, load_checkpoint
-    from graphnorm.data.table_dataset import spec_from_config
+    from graphnorm.task import compute_metric, per_target_metrics
     from graphnorm.train.datamodule import GraphDataModule
-    from graphnorm.train.metrics import compute_metric
     from graphnorm.train.run import code_sha
-    from graphnorm.train.target_metrics import per_target_metrics
 
     out = Path(cfg.out)
     models = [load_checkpoint(p) for p in checkpoint_files(out)]
-    dm = GraphDataModule(cfg.dataset, cfg.batch_size, cfg.raw_dir, cfg.cache_root, cfg.max_hops,
-                         limit_train=cfg.limit_train, limit_eval=cfg.limit_eval, progress=False,
-                         table=spec_from_config(cfg))
+    dm = GraphDataModule.from_config(cfg, progress=False, num_workers=0)
     dm.setup()
     task = models[0].task
     metric, names = task["metric"], models[0].targets

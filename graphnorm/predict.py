@@ -25,9 +25,9 @@ import pandas as pd
 import torch
 
 from graphnorm.checkpoint import CheckpointError, LoadedModel, checkpoint_files, load_checkpoint
+from graphnorm.chem import featurize_many, graph_data
 from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs
-from graphnorm.graph.featurize import FEATURIZER_VERSION, smiles_to_data, smiles_to_data_many
 
 
 class ExtrapolationWarning(UserWarning):
@@ -52,12 +52,8 @@ class Predictor:
         self.loaded, self.batch_size = self.members[0], batch_size
         _same(self.members, "the featurizer", lambda m: m.featurizer)
         _same(self.members, "the task", lambda m: (m.task["task_type"], m.targets))
-        feat = self.loaded.featurizer
-        if str(feat.get("version")) != str(FEATURIZER_VERSION):
-            raise ValueError(
-                f"checkpoint was trained with featurizer version {feat.get('version')!r}, "
-                f"this graphnorm has {FEATURIZER_VERSION!r}; retrain or install the matching version")
-        self.vocab, self.max_hops, self.max_dist = feat["vocab"], feat["max_hops"], feat["max_dist"]
+        self.featurizer = self.loaded.featurizer  # as the checkpoint was trained
+        self.featurizer.check_current(f"checkpoint {self.loaded.path}")
 
     @property
     def task(self) -> dict:
@@ -73,34 +69,23 @@ class Predictor:
     def is_ensemble(self) -> bool:
         return len(self.members) > 1
 
-    def _featurize(self, smiles: str):
-        if smiles is None or not str(smiles).strip():
-            raise ValueError("empty SMILES")
-        return smiles_to_data(str(smiles).strip(), vocab=self.vocab, max_hops=self.max_hops,
-                              max_dist=self.max_dist)
-
     def featurize(self, smiles: Sequence[str], errors: Optional[list] = None):
         """([(row, Data)] sorted by size, per-row error messages). Rows that already carry an
         error in ``errors`` (e.g. unreadable bytes) are not featurized."""
         errors = list(errors) if errors is not None else [""] * len(smiles)
-        # batched featurization (shortest paths of many molecules at once); a row it cannot
-        # featurize is redone alone to get its own error message
         clean = [None if x is None else str(x).strip() for x in smiles]
-        todo = [i for i, x in enumerate(clean) if x and not errors[i]]
-        done = smiles_to_data_many([clean[i] for i in todo], vocab=self.vocab, max_hops=self.max_hops,
-                                   max_dist=self.max_dist, errors="none") if todo else []
-        got = dict(zip(todo, done))
+        for i, x in enumerate(clean):
+            if not x and not errors[i]:
+                errors[i] = "ValueError: empty SMILES"
+        todo = [i for i in range(len(smiles)) if not errors[i]]
+        # one batched pass (shortest paths of many molecules at once) with per-row messages
+        result = featurize_many([clean[i] for i in todo], self.featurizer)
         graphs = []
-        for i in range(len(smiles)):
-            if errors[i]:
-                continue
-            if got.get(i) is not None:
-                graphs.append((i, got[i]))
-                continue
-            try:
-                graphs.append((i, self._featurize(smiles[i])))
-            except Exception as err:  # a bad row gets its message; the others go on
-                errors[i] = f"{type(err).__name__}: {err}"
+        for i, arrays, err in zip(todo, result.graphs, result.errors):
+            if err is not None:
+                errors[i] = f"FeaturizationError: {err}"
+            else:
+                graphs.append((i, graph_data(arrays, clean[i])))
         graphs.sort(key=lambda t: int(t[1].num_nodes))  # similar sizes together: less padding
         return graphs, errors
 

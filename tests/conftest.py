@@ -37,6 +37,17 @@ def zinc_subset(raw_dir, cache_root):
     return load_dataset("zinc-subset", raw_dir=raw_dir, root=cache_root, progress=False)
 
 
+@pytest.fixture(scope="session")
+def tiny_run(raw_dir, cache_root, zinc_subset, tmp_path_factory):
+    """(run directory, metrics) of one tiny training run, shared by the train, checkpoint,
+    predict and analyze tests."""
+    from graphnorm.train.run import train
+    from tiny_runs import tiny_config
+
+    out = tmp_path_factory.mktemp("run")
+    return out, train(tiny_config(raw_dir, cache_root, out))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def one_thread():
     """Small tensors: extra OpenMP threads only add overhead (and spin on a busy machine)."""

@@ -56,3 +56,32 @@ def test_cli_asks_openmp_for_passive_waiting_before_torch_loads(tmp_path):
     env["OMP_WAIT_POLICY"] = "ACTIVE"  # a user's choice is kept
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert run.stdout.split() == ["ACTIVE"], run.stderr[-2000:]
+
+
+def _choices(command: str, dest: str):
+    sub = build_parser()._subparsers._group_actions[0].choices[command]
+    return next(a for a in sub._actions if a.dest == dest).choices
+
+
+def test_cli_choices_are_the_registries():
+    from graphnorm.data.info import DATASET_INFO, SPLITS, TABLE_TASKS
+    from graphnorm.graph import graphormer
+    from graphnorm.models import MODEL_NAMES, PRESETS
+
+    assert tuple(_choices("train", "model_name")) == MODEL_NAMES
+    assert list(_choices("train", "dataset")) == list(DATASET_INFO) == list(_choices("analyze", "dataset"))
+    assert set(_choices("benchmark", "preset")) == {p for t in PRESETS.values() for p in t}
+    assert tuple(_choices("train", "task")) == TABLE_TASKS
+    assert tuple(_choices("analyze", "split")) == SPLITS
+    assert tuple(_choices("train", "readout")) == graphormer.READOUTS
+    assert tuple(_choices("train", "local_mp")) == graphormer.LOCAL_MP
+    assert tuple(_choices("benchmark", "sep_slots")) == graphormer.SEP_SLOTS
+
+
+def test_analyze_takes_the_dataset_from_the_checkpoint_unless_data_is_given():
+    args = build_parser().parse_args(["analyze", "--checkpoint", "x.ckpt", "--out", "o"])
+    assert args.dataset is None and args.data is None  # the checkpoint's dataset
+    from graphnorm.cli import main
+
+    assert main(["analyze", "--checkpoint", "x.ckpt", "--out", "o", "--dataset", "zinc-subset",
+                 "--data", "m.csv"]) == 2

@@ -45,16 +45,28 @@ def _label(path: str | Path, loaded) -> str:
     return f"{norm} ({Path(path).parent.name})"
 
 
-def analyze(checkpoint: str, dataset: str, out: Path, compare: Optional[str] = None,
+def checkpoint_dataset(loaded, dataset: Optional[str] = None) -> str:
+    """The benchmark to analyze: ``dataset`` if given, else the one the checkpoint was
+    trained on (its task names it)."""
+    from graphnorm.data import DATASET_INFO
+
+    name = dataset or loaded.task.get("name")
+    if name not in DATASET_INFO:
+        raise ValueError(f"{loaded.path} was trained on {name!r}, not a benchmark; give "
+                         "--data FILE (own molecules) or --dataset NAME")
+    return name
+
+
+def analyze(checkpoint: str, dataset: Optional[str], out: Path, compare: Optional[str] = None,
             raw_dir: Optional[str] = None, split: str = "test", limit: Optional[int] = None,
             max_token_samples: int = 20000, data_file: Optional[str] = None,
             smiles_column: Optional[str] = None) -> dict:
-    """``data_file``: a table of own molecules (all its rows; ``split`` unused) instead of
-    a benchmark, featurized as each checkpoint was trained."""
+    """``dataset``: a benchmark split (None: the one the checkpoint was trained on);
+    ``data_file``: a table of own molecules (all its rows; ``split`` unused) instead. Either
+    is featurized as each checkpoint was trained (its FeaturizerConfig)."""
     from graphnorm.data import load_dataset
 
     out.mkdir(parents=True, exist_ok=True)
-    data = load_dataset(dataset, raw_dir=raw_dir)[split] if data_file is None else None
     runs = {}
     for path in [checkpoint] + ([compare] if compare else []):
         loaded = load_checkpoint(path)
@@ -62,6 +74,9 @@ def analyze(checkpoint: str, dataset: str, out: Path, compare: Optional[str] = N
             from graphnorm.embed import input_graphs
 
             data = input_graphs(data_file, loaded, smiles_column)
+        else:
+            dataset = checkpoint_dataset(loaded, dataset)
+            data = load_dataset(dataset, raw_dir=raw_dir, featurizer=loaded.featurizer)[split]
         if limit:
             data = Subset(data, range(min(limit, len(data))))
         emb = collect_embeddings(loaded, data, max_token_samples=max_token_samples)

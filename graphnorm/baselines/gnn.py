@@ -26,7 +26,8 @@ from torch_geometric.nn import GINEConv, global_add_pool, global_mean_pool
 from graphnorm.graph.collate import GraphBatch
 from graphnorm.graph.config_io import ConfigIO
 from graphnorm.graph.encodings import AtomEncoder, _MultiFeatureEmbedding
-from graphnorm.graph.graphormer import GraphEmbeddings, ZINC_ATOM_DIMS, ZINC_BOND_DIMS
+from graphnorm.chem.config import ZINC_ATOM_DIMS, ZINC_BOND_DIMS
+from graphnorm.graph.graphormer import GraphEmbeddings
 
 GNN_KINDS = ("gine", "gin-vn")
 POOLS = {"sum": global_add_pool, "mean": global_mean_pool}

@@ -1,17 +1,20 @@
-"""Processed-data cache: one torch file + a JSON manifest per (dataset, source, hops, dist).
+"""Processed-data cache: featurized arrays in one torch file + a JSON manifest.
 
 Layout::
 
     <root>/<dataset>/<source>-h<max_hops>-d<max_dist>/data.pt        all three splits
     <root>/<dataset>/<source>-h<max_hops>-d<max_dist>/manifest.json  key + sha256 of data.pt
+    <root>/tables/<file>-<sha>-h<max_hops>-d<max_dist>/...           own tables (table_dataset)
 
 `root` is the `root=` argument, else $GRAPHNORM_CACHE, else ``<checkout>/data/cache`` when
 graphnorm runs from a source checkout, else ``~/.cache/graphnorm``. The manifest key holds
-the source checksum, featurizer and label versions, max_hops and max_dist. A cache whose key
-differs (stale) or whose data.pt does not match its recorded sha256 or does not load
-(corrupt) is reported with a warning and rebuilt, never used. data.pt holds only tensors,
-lists, strings and numbers (``InMemoryDataset.collate`` output as plain dicts), so it loads
-with ``torch.load(weights_only=True)``.
+the cache format, the source checksum, the FeaturizerConfig and the label version. A cache
+whose key differs (stale: e.g. written by an older format) or whose data.pt does not match
+its recorded sha256 or does not load (corrupt) is reported with a warning and rebuilt, never
+used. A split is stored as the featurizer made it (`pack_split`): each array field
+concatenated over the split's molecules, plus atoms and edges per molecule, SMILES and
+labels -- tensors, lists and strings only, so it loads with ``torch.load(weights_only=True)``.
+`split_dataset` serves it as a PyG ``InMemoryDataset`` without building per-molecule objects.
 """
 from __future__ import annotations
 
@@ -22,26 +25,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Optional
 
+import numpy as np
 import torch
 from torch_geometric.data import Data, InMemoryDataset
 
-from .info import SPLITS
+from .files import atomic_write, repo_root, sha256_file, torch_save
 
 ENV_CACHE = "GRAPHNORM_CACHE"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: packed featurizer arrays (1: PyG-collated Data dicts)
 DATA_FILE, MANIFEST_FILE = "data.pt", "manifest.json"
 
 
 class CacheWarning(UserWarning):
     """A cached dataset was stale or corrupt and is being rebuilt."""
-
-
-def repo_root() -> Optional[Path]:
-    """The source checkout graphnorm is imported from, or None for an installed wheel."""
-    root = Path(__file__).resolve().parents[2]
-    if (root / "pyproject.toml").is_file() and (root / "graphnorm").is_dir():
-        return root
-    return None
 
 
 def cache_root(root: Optional[os.PathLike | str] = None) -> Path:
@@ -55,8 +51,8 @@ def cache_root(root: Optional[os.PathLike | str] = None) -> Path:
     return Path.home() / ".cache" / "graphnorm"
 
 
-def cache_dir(root: Path, name: str, source: str, max_hops: int, max_dist: int) -> Path:
-    return root / name / f"{source}-h{max_hops}-d{max_dist}"
+def cache_dir(root: Path, name: str, source: str, featurizer) -> Path:
+    return root / name / f"{source}-{featurizer.tag}"
 
 
 class GraphDataset(InMemoryDataset):
@@ -87,9 +83,8 @@ class GraphDataset(InMemoryDataset):
 class DatasetSplits(dict):
     """``{"train", "val", "test"} -> GraphDataset`` plus where the data came from.
 
-    `checksum` is the sha256 of the processed file (what a run trained on; reproducible
-    for a given source, featurizer and label version); `source_checksum` the sha256 of
-    the raw or official source files; `manifest` the whole cache manifest.
+    `checksum` is the sha256 of the cache key (see `datasets.key_digest`); `source_checksum`
+    the sha256 of the raw or official source files; `manifest` the whole cache manifest.
     """
 
     def __init__(self, splits: dict, manifest: dict, path: Optional[Path] = None):
@@ -108,54 +103,66 @@ class DatasetSplits(dict):
         return DATASET_INFO[self.name]
 
 
-def collate_split(data_list: list[Data]) -> dict:
-    """Plain-dict PyG storage of one split: {"data": Data.to_dict(), "slices": {...}}."""
-    data, slices = InMemoryDataset.collate(data_list)
-    return {"data": data.to_dict(), "slices": slices}
+def pack_split(graphs: list[dict], smiles: list[str], y: Optional[np.ndarray] = None) -> dict:
+    """The stored form of a split: featurizer arrays (graphnorm.chem.FIELDS) concatenated
+    over molecules (edge_index along its edge axis, ids stay local), ``num_nodes`` and
+    ``num_edges`` per molecule, ``smiles``, and ``y`` float32 [G, T] when given."""
+    from graphnorm.chem import FIELDS
+
+    def cat(key: str, axis: int = 0) -> torch.Tensor:
+        return torch.from_numpy(np.concatenate([g[key] for g in graphs], axis=axis))
+
+    out = {k: cat(k, axis=1 if k == "edge_index" else 0) for k in FIELDS}
+    out["num_nodes"] = torch.tensor([g["x"].shape[0] for g in graphs], dtype=torch.long)
+    out["num_edges"] = torch.tensor([g["edge_index"].shape[1] for g in graphs], dtype=torch.long)
+    out["smiles"] = list(smiles)
+    if y is not None:
+        out["y"] = torch.as_tensor(np.asarray(y, dtype=np.float32).reshape(len(graphs), -1))
+    return out
 
 
-def _atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    # Writers in parallel (e.g. one per DDP rank) each finish their own temp file.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+def _offsets(sizes: torch.Tensor) -> torch.Tensor:
+    return torch.cat([sizes.new_zeros(1), sizes.cumsum(0)])
 
 
-def _torch_save(obj, path: Path) -> None:
-    # Through a file object: torch.save(obj, path) names the zip records after the (temp)
-    # file name, which would make identical builds differ byte-wise.
-    with open(path, "wb") as f:
-        torch.save(obj, f)
+def split_dataset(packed: dict, name: str, split: str,
+                  y: Optional[torch.Tensor] = None) -> GraphDataset:
+    """A `GraphDataset` over a packed split; ``y`` [G, T] replaces stored labels (own tables
+    attach each run's targets to one cached featurization)."""
+    nodes, edges = packed["num_nodes"], packed["num_edges"]
+    count = torch.arange(len(nodes) + 1)
+    y = packed.get("y") if y is None else y
+    storage = {k: packed[k] for k in ("x", "edge_index", "edge_attr", "spd", "path")}
+    smiles = packed["smiles"]
+    # PyG serves a one-graph storage whole (no slicing): its SMILES must be the string itself
+    storage.update(num_nodes=int(nodes.sum()), smiles=smiles[0] if len(smiles) == 1 else smiles)
+    slices = {"x": _offsets(nodes), "edge_index": _offsets(edges), "edge_attr": _offsets(edges),
+              "spd": _offsets(nodes * nodes), "path": _offsets(nodes * nodes), "smiles": count}
+    if y is not None:
+        storage["y"], slices["y"] = y, count
+    storage["_num_nodes"] = nodes.tolist()  # items get num_nodes without inferring it
+    return GraphDataset(Data.from_dict(storage), slices, name, split)
 
 
-def save_cache(directory: Path, key: dict, splits: dict[str, dict], extra: dict) -> dict:
+def save_cache(directory: Path, key: dict, payload: dict, extra: dict) -> dict:
     """Write data.pt then manifest.json (manifest last: a crash leaves no valid-looking
     cache). Returns the manifest."""
-    from .raw import sha256_file
-
     directory.mkdir(parents=True, exist_ok=True)
     data_path = directory / DATA_FILE
-    payload = {"format": CACHE_FORMAT, "splits": splits}
-    _atomic_write(data_path, lambda p: _torch_save(payload, p))
+    atomic_write(data_path, lambda p: torch_save({"format": CACHE_FORMAT, **payload}, p))
     manifest = {**key, **extra, "data_file": DATA_FILE, "data_sha256": sha256_file(data_path),
                 "data_bytes": data_path.stat().st_size,
                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    _atomic_write(directory / MANIFEST_FILE,
-                  lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
+    atomic_write(directory / MANIFEST_FILE,
+                 lambda p: p.write_text(json.dumps(manifest, indent=2) + "\n"))
     return manifest
 
 
-def load_cache(directory: Path, key: dict) -> Optional[tuple[dict, dict]]:
-    """(splits payload, manifest) when a valid cache for `key` exists, else None.
+def load_cache(directory: Path, key: dict, fields: tuple = ()) -> Optional[tuple[dict, dict]]:
+    """(payload, manifest) when a valid cache for `key` (holding ``fields``) exists, else None.
 
     Stale or corrupt caches give a `CacheWarning` saying why; a missing cache is silent.
     """
-    from .raw import sha256_file
-
     data_path, man_path = directory / DATA_FILE, directory / MANIFEST_FILE
     if not data_path.exists() and not man_path.exists():
         return None
@@ -180,14 +187,8 @@ def load_cache(directory: Path, key: dict) -> Optional[tuple[dict, dict]]:
         return reject(f"corrupt ({DATA_FILE} does not match the sha256 in its manifest)")
     try:
         payload = torch.load(data_path, weights_only=True)
-        splits = payload["splits"]
-        if payload.get("format") != CACHE_FORMAT or set(splits) != set(SPLITS):
+        if payload.get("format") != CACHE_FORMAT or not set(fields) <= set(payload):
             raise ValueError("unexpected layout")
     except Exception as e:  # unpickling garbage raises many exception types
         return reject(f"corrupt (cannot load {DATA_FILE}: {type(e).__name__}: {e})")
-    return splits, manifest
-
-
-def to_datasets(splits: dict[str, dict], name: str) -> dict[str, GraphDataset]:
-    return {s: GraphDataset(Data.from_dict(splits[s]["data"]), splits[s]["slices"], name, s)
-            for s in SPLITS}
+    return payload, manifest

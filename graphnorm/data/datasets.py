@@ -15,8 +15,8 @@ import warnings
 from pathlib import Path
 from typing import Optional
 
-from .cache import (CACHE_FORMAT, DatasetSplits, cache_dir, cache_root, collate_split,
-                    load_cache, save_cache, to_datasets)
+from .cache import (CACHE_FORMAT, DatasetSplits, cache_dir, cache_root, load_cache, pack_split,
+                    save_cache, split_dataset)
 from .info import (MOLHIV_ACTIVES, MOLHIV_ROWS, SPLITS, DatasetError, check_split_sizes,
                    dataset_info)
 from .raw import (ENV_RAW_DIR, RawDataError, default_raw_dir, expected_files, find_raw_files,
@@ -29,12 +29,6 @@ OFFICIAL_LABEL_VERSION = "official-1"
 
 class DatasetUnavailableError(DatasetError):
     """Neither a raw directory nor the official download could provide the dataset."""
-
-
-def _featurizer_version() -> str:
-    from graphnorm.graph.featurize import FEATURIZER_VERSION
-
-    return str(FEATURIZER_VERSION)
 
 
 def _label_version(name: str, source: str) -> str:
@@ -91,30 +85,44 @@ def _open_official(name: str, root: Path):
         raise
 
 
-def _key(name: str, source: str, checksum: str, max_hops: int, max_dist: int) -> dict:
+def _key(name: str, source: str, checksum: str, featurizer) -> dict:
     return {"format": CACHE_FORMAT, "name": name, "source": source,
-            "source_checksum": checksum, "featurizer_version": _featurizer_version(),
-            "label_version": _label_version(name, source), "max_hops": int(max_hops),
-            "max_dist": int(max_dist)}
+            "source_checksum": checksum, "featurizer": featurizer.to_dict(),
+            "label_version": _label_version(name, source)}
+
+
+def dataset_featurizer(name: str, featurizer=None):
+    """The FeaturizerConfig to build `name` with: ``featurizer`` (checked against the
+    dataset's vocabulary), else the default config of that vocabulary."""
+    from graphnorm.chem import FeaturizerConfig
+
+    vocab = dataset_info(name)["vocab"]
+    if featurizer is None:
+        return FeaturizerConfig(vocab=vocab)
+    if featurizer.vocab != vocab:
+        raise ValueError(f"{name} is featurized with the {vocab!r} vocabulary, not "
+                         f"{featurizer.vocab!r}")
+    featurizer.check_current(f"a {name} featurizer config")
+    return featurizer
 
 
 def key_digest(key: dict) -> str:
-    """The data checksum reported to runs: sha256 of the cache key (source bytes +
-    featurizer/label versions + max_hops/max_dist), identical wherever it is rebuilt."""
+    """The data checksum reported to runs: sha256 of the cache key (source bytes + cache
+    format + featurizer config + label version), identical wherever it is rebuilt."""
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
 
-def _build_raw(name: str, files: dict[str, Path], max_hops: int, max_dist: int,
-               workers: int, progress: bool) -> dict:
+def _build_raw(name: str, files: dict[str, Path], featurizer, workers: int,
+               progress: bool) -> dict:
     from . import build, raw
 
     if name == "ogbg-molhiv":
         smiles, active = raw.read_molhiv(files["csv"])
-        splits = build.build_molhiv(smiles, active, max_hops, max_dist, workers, progress)
-        total = sum(len(v) for v in splits.values())
+        splits = build.build_molhiv(smiles, active, featurizer, workers, progress)
+        total = sum(len(v[0]) for v in splits.values())
         if total != MOLHIV_ROWS:
             raise DatasetError(f"ogbg-molhiv: built {total} graphs, expected {MOLHIV_ROWS}")
-        actives = {s: int(sum(float(d.y) for d in splits[s])) for s in SPLITS}
+        actives = {s: int(splits[s][2].sum()) for s in SPLITS}
         if actives != MOLHIV_ACTIVES:
             warnings.warn(f"ogbg-molhiv: actives per split {actives} differ from OGB's "
                           f"{MOLHIV_ACTIVES}; check {files['csv']}", stacklevel=3)
@@ -125,7 +133,7 @@ def _build_raw(name: str, files: dict[str, Path], max_hops: int, max_dist: int,
         index = {s: raw.read_zinc_index(files[f"index_{s}"], len(rows[s])) for s in SPLITS}
         check_split_sizes(name, {s: len(v) for s, v in index.items()},
                           source=str(files["index_train"].parent))
-    return build.build_zinc(name, rows, index, max_hops, max_dist, workers, progress)
+    return build.build_zinc(name, rows, index, featurizer, workers, progress)
 
 
 def _official_root(root: Path) -> Path:
@@ -133,8 +141,8 @@ def _official_root(root: Path) -> Path:
 
 
 def load_dataset(name: str, raw_dir: Optional[os.PathLike | str] = None,
-                 root: Optional[os.PathLike | str] = None, max_hops: int = 5,
-                 progress: bool = True, *, max_dist: int = 20, source: Optional[str] = None,
+                 root: Optional[os.PathLike | str] = None, featurizer=None,
+                 progress: bool = True, *, source: Optional[str] = None,
                  workers: int = 2) -> DatasetSplits:
     """Featurized, cached, checked splits of a benchmark.
 
@@ -142,7 +150,8 @@ def load_dataset(name: str, raw_dir: Optional[os.PathLike | str] = None,
         name: "zinc-subset", "zinc-full" or "ogbg-molhiv" (metadata: `DATASET_INFO[name]`).
         raw_dir: offline raw directory (default $GRAPHNORM_RAW_DIR, then <checkout>/data/raw).
         root: cache root (default $GRAPHNORM_CACHE, <checkout>/data/cache, ~/.cache/graphnorm).
-        max_hops, max_dist: edge-path length and SPD cap of the featurizer (Contract 2).
+        featurizer: a `graphnorm.chem.FeaturizerConfig` (default: the dataset vocabulary's
+            defaults); it keys the cache.
         progress: tqdm bars while building.
         source: None (raw dir if available, else official), "raw" or "official".
         workers: featurization processes when building.
@@ -152,7 +161,7 @@ def load_dataset(name: str, raw_dir: Optional[os.PathLike | str] = None,
         items carry x, edge_index, edge_attr, spd, path, num_nodes, smiles, y float [1, T]),
         with `.checksum` (see `key_digest`), `.source_checksum`, `.manifest`, `.info`.
     """
-    dataset_info(name)
+    featurizer = dataset_featurizer(name, featurizer)
     if source not in (None, "raw", "official"):
         raise ValueError(f"source must be None, 'raw' or 'official', got {source!r}")
     root = cache_root(root)
@@ -168,9 +177,9 @@ def load_dataset(name: str, raw_dir: Optional[os.PathLike | str] = None,
             raise DatasetUnavailableError(_unavailable_message(
                 name, f"no raw directory, and the official loader failed "
                       f"({type(e).__name__}: {e})")) from e
-    key = _key(name, src, checksum, max_hops, max_dist)
-    directory = cache_dir(root, name, src, max_hops, max_dist)
-    cached = load_cache(directory, key)
+    key = _key(name, src, checksum, featurizer)
+    directory = cache_dir(root, name, src, featurizer)
+    cached = load_cache(directory, key, SPLITS)
     if cached is None:
         from .build import stage
 
@@ -179,20 +188,20 @@ def load_dataset(name: str, raw_dir: Optional[os.PathLike | str] = None,
                         f"read the cache {directory})")
         if src == "raw":
             _warn_unknown_copies(name, files, per_file)
-            data = _build_raw(name, files, max_hops, max_dist, workers, progress)
+            data = _build_raw(name, files, featurizer, workers, progress)
         else:
             from .official import convert_official
 
-            data = convert_official(name, handle, max_hops, max_dist, progress)
-        check_split_sizes(name, {s: len(v) for s, v in data.items()}, source=src)
+            data = convert_official(name, handle, featurizer, progress)
+        check_split_sizes(name, {s: len(v[0]) for s, v in data.items()}, source=src)
         extra = _manifest_extra(data, files, per_file, time.perf_counter() - start)
-        payload = {s: collate_split(data.pop(s)) for s in SPLITS}  # pop: frees graphs early
+        payload = {s: pack_split(*data.pop(s)) for s in SPLITS}  # pop: frees arrays early
         manifest = save_cache(directory, key, payload, extra)
         stage(progress, f"{name}: {sum(extra['split_sizes'].values()):,} graphs built and cached "
                         f"in {time.perf_counter() - start:.0f} s")
     else:
         payload, manifest = cached
-    splits = to_datasets(payload, name)
+    splits = {s: split_dataset(payload[s], name, s) for s in SPLITS}
     check_split_sizes(name, {s: len(v) for s, v in splits.items()}, source=str(directory))
     out = DatasetSplits(splits, manifest, directory)
     out.checksum = key_digest(key)
@@ -214,20 +223,20 @@ def _manifest_extra(data: dict, files, per_file: dict, seconds: float) -> dict:
 
     from .build import label_stats
 
-    return {"split_sizes": {s: len(data[s]) for s in SPLITS},
-            "label_stats": {s: label_stats(data[s]) for s in SPLITS},
+    return {"split_sizes": {s: len(data[s][0]) for s in SPLITS},
+            "label_stats": {s: label_stats(data[s][2]) for s in SPLITS},
             "source_files": {k: {"path": str(files[k]), "sha256": v}
                              for k, v in per_file.items()} if files else {},
             "build_seconds": round(seconds, 1), "graphnorm_version": __version__}
 
 
 def dataset_checksum(name: str, raw_dir: Optional[os.PathLike | str] = None,
-                     root: Optional[os.PathLike | str] = None, max_hops: int = 5,
-                     max_dist: int = 20, source: Optional[str] = None) -> str:
+                     root: Optional[os.PathLike | str] = None, featurizer=None,
+                     source: Optional[str] = None) -> str:
     """`load_dataset(...).checksum` without building: hashes the raw (or official) files."""
-    dataset_info(name)
+    featurizer = dataset_featurizer(name, featurizer)
     files = _resolve_raw(name, raw_dir, source)
     if files is not None:
-        return key_digest(_key(name, "raw", source_checksum(files)[0], max_hops, max_dist))
+        return key_digest(_key(name, "raw", source_checksum(files)[0], featurizer))
     _, checksum = _open_official(name, cache_root(root))
-    return key_digest(_key(name, "official", checksum, max_hops, max_dist))
+    return key_digest(_key(name, "official", checksum, featurizer))

@@ -10,6 +10,7 @@ Split sizes are those of the public benchmarks:
 from __future__ import annotations
 
 SPLITS = ("train", "val", "test")
+TABLE_TASKS = ("regression", "classification")  # own tables (train --data --task)
 
 # Plain dicts of str/int only: they are copied into self-describing checkpoints that are
 # loaded with torch.load(weights_only=True).

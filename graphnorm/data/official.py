@@ -9,7 +9,7 @@ converted into graphnorm's featurized format (Contract 2, docs/design.md).
 - OGB ``ogbg-molhiv``: ``x`` [N, 9] / ``edge_attr`` [E, 3] are ``ogb.utils.smiles2graph``
   features (0-based) as they are; ``y`` long [1, 1] becomes float; ``smiles`` comes from
   ``mapping/mol.csv.gz``; splits from ``get_idx_split()`` ("valid" is our "val").
-- ``spd`` / ``path`` are computed with ``graphnorm.graph.paths`` on the official edge order.
+- ``spd`` / ``path`` are computed with ``graphnorm.chem.paths`` on the official edge order.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ ZINC_BONDS = ["SINGLE", "DOUBLE", "TRIPLE"]
 
 
 def _hash_files(paths: list[Path]) -> str:
-    from .raw import sha256_file
+    from .files import sha256_file
 
     lines = [f"{p.name}:{sha256_file(p)}" for p in sorted(paths)]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
@@ -38,7 +38,7 @@ def zinc_graph_to_smiles(x: torch.Tensor, edge_index: torch.Tensor,
     """Canonical SMILES of a ZINC graph (x: dictionary ids [N, 1], edge_attr: 0-based)."""
     from rdkit import Chem
 
-    from graphnorm.graph.featurize import ZINC_ATOM_DICT
+    from graphnorm.chem import ZINC_ATOM_DICT
 
     atoms = {v: k for k, v in ZINC_ATOM_DICT.items()}
     mol = Chem.RWMol()
@@ -61,22 +61,22 @@ def zinc_graph_to_smiles(x: torch.Tensor, edge_index: torch.Tensor,
         return ""
 
 
-def convert(graphs: list[Data], smiles: list[str], max_hops: int, max_dist: int,
-            zinc: bool) -> list[Data]:
-    """Official PyG graphs -> Contract-2 Data (+ y float [1, T]), spd/path batched by size."""
-    from graphnorm.graph.paths import shortest_paths_many
+def convert(graphs: list[Data], smiles: list[str], featurizer, zinc: bool) -> tuple:
+    """Official PyG graphs -> (featurizer arrays per graph, smiles, y float [G, T]), with
+    spd/path batched by size on the official edge order."""
+    from graphnorm.chem.paths import shortest_paths_many
 
     pairs = shortest_paths_many([(g.edge_index.numpy(), int(g.num_nodes)) for g in graphs],
-                                max_hops, max_dist)
-    out = []
-    for g, s, (spd, path) in zip(graphs, smiles, pairs):
+                                featurizer.max_hops, featurizer.max_dist)
+    arrays = []
+    for g, (spd, path) in zip(graphs, pairs):
         edge_attr = g.edge_attr.long()
         edge_attr = (edge_attr - 1).view(-1, 1) if zinc else edge_attr.view(-1, edge_attr.size(-1))
-        out.append(Data(x=g.x.long().view(int(g.num_nodes), -1), edge_index=g.edge_index.long(),
-                        edge_attr=edge_attr, spd=torch.from_numpy(np.asarray(spd)),
-                        path=torch.from_numpy(np.asarray(path)), num_nodes=int(g.num_nodes),
-                        smiles=s, y=g.y.float().view(1, -1)))
-    return out
+        arrays.append({"x": g.x.long().view(int(g.num_nodes), -1).numpy(),
+                       "edge_index": g.edge_index.long().numpy(), "edge_attr": edge_attr.numpy(),
+                       "spd": np.asarray(spd), "path": np.asarray(path)})
+    y = np.stack([g.y.float().view(-1).numpy() for g in graphs]) if graphs else np.zeros((0, 1))
+    return arrays, list(smiles), y
 
 
 def _pyg_safe_globals():
@@ -109,9 +109,8 @@ def open_official(name: str, root: Path) -> tuple[dict, str]:
     return handle, _hash_files(files)
 
 
-def convert_official(name: str, handle: dict, max_hops: int, max_dist: int, progress: bool
-                     ) -> dict[str, list[Data]]:
-    """{split: [Data]} in graphnorm's format from an `open_official` handle."""
+def convert_official(name: str, handle: dict, featurizer, progress: bool) -> dict[str, tuple]:
+    """{split: (arrays, smiles, y)} in graphnorm's format from an `open_official` handle."""
     from tqdm.auto import tqdm
 
     from .build import bar_enabled
@@ -130,7 +129,7 @@ def convert_official(name: str, handle: dict, max_hops: int, max_dist: int, prog
         for split, key in zip(SPLITS, ("train", "valid", "test")):
             rows = [int(i) for i in idx[key]]
             graphs = [ds[i] for i in tqdm(rows, desc=f"{name} {split}", disable=not progress)]
-            out[split] = convert(graphs, [smiles[i] for i in rows], max_hops, max_dist, False)
+            out[split] = convert(graphs, [smiles[i] for i in rows], featurizer, False)
         return out
     out = {}
     for split in SPLITS:
@@ -138,5 +137,5 @@ def convert_official(name: str, handle: dict, max_hops: int, max_dist: int, prog
         graphs = [ds[i] for i in range(len(ds))]
         smiles = [zinc_graph_to_smiles(g.x, g.edge_index, g.edge_attr.long() - 1)
                   for g in tqdm(graphs, desc=f"{name} {split}: SMILES", disable=not progress)]
-        out[split] = convert(graphs, smiles, max_hops, max_dist, zinc=True)
+        out[split] = convert(graphs, smiles, featurizer, zinc=True)
     return out

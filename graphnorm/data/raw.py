@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
+from .files import repo_root, sha256_file
 from .info import MOLHIV_ROWS, SPLITS, ZINC_ROWS, DatasetError, SplitSizeError
 
 ENV_RAW_DIR = "GRAPHNORM_RAW_DIR"
@@ -61,8 +62,6 @@ def default_raw_dir() -> Optional[Path]:
     env = os.environ.get(ENV_RAW_DIR)
     if env:
         return Path(env).expanduser()
-    from .cache import repo_root
-
     repo = repo_root()
     if repo is not None and (repo / "data" / "raw").is_dir():
         return repo / "data" / "raw"
@@ -91,14 +90,6 @@ def find_raw_files(name: str, raw_dir: os.PathLike | str) -> dict[str, Path]:
             f"{', '.join(expected_files(name))}; pass --raw-dir DIR or set {ENV_RAW_DIR}=DIR, "
             f"in Python raw_dir=DIR).")
     return found
-
-
-def sha256_file(path: os.PathLike | str, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def source_checksum(files: dict[str, Path]) -> tuple[str, dict[str, str]]:

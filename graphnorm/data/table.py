@@ -22,6 +22,8 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from .info import TABLE_TASKS
+
 FORMATS = (".csv", ".tsv", ".smi", ".sdf", ".parquet")
 # cells read as a missing label (pandas' usual NA spellings, case-insensitive)
 MISSING = {"", "na", "n/a", "nan", "null", "none", "-", "?"}
@@ -67,7 +69,7 @@ def read_table(path, smiles_column: Optional[str] = None, *, strict_encoding: bo
     case). ``strict_encoding``: a line that is not UTF-8 refuses the whole file (training);
     otherwise that row gets an entry in ``bad_rows`` and the others are read (prediction).
     """
-    from .raw import sha256_file
+    from .files import sha256_file
 
     path = Path(path)
     if not path.is_file():
@@ -227,8 +229,8 @@ def read_targets(table: MoleculeTable, columns: Sequence[str], task: str,
     (text columns such as ids are left out). ``task``:
     "regression" or "classification" (labels must be 0 or 1).
     """
-    if task not in ("regression", "classification"):
-        raise TableError(f"task must be 'regression' or 'classification', got {task!r}")
+    if task not in TABLE_TASKS:
+        raise TableError(f"task must be one of {', '.join(TABLE_TASKS)}, got {task!r}")
     if columns:
         names = [find_column(table, c, "--target-columns A B ...") for c in columns]
     else:

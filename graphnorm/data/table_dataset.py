@@ -6,8 +6,8 @@
     write_run_files(out, splits)  # splits.json, skipped_rows.csv, data_report.json
 
 Featurization (OGB features, strict RDKit sanitization) runs once per file: the cache under
-``<cache root>/tables/`` is keyed by the file's sha256, the SMILES column and the featurizer
-(version, max_hops, max_dist), so other targets or splits of the same file reuse it. Rows
+``<cache root>/tables/`` is keyed by the file's sha256, the SMILES column and the
+FeaturizerConfig, so other targets or splits of the same file reuse it. Rows
 whose SMILES cannot be featurized, or that have no label in any target column, are skipped,
 counted and listed in ``skipped_rows.csv``. Duplicate molecules (same canonical SMILES) are
 kept, counted and reported.
@@ -23,12 +23,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .cache import _atomic_write, _torch_save, cache_root, collate_split
+from .cache import CACHE_FORMAT, cache_root, load_cache, pack_split, save_cache, split_dataset
 from .table import MoleculeTable, TableError, read_table, read_targets
 from .table_split import (SPLIT_NAMES, balanced_scaffold_split, check_split, column_split,
                           file_split, parse_split_sizes, random_split, split_kind)
 
-TABLE_CACHE_FORMAT = 1
 VOCAB = "ogb"  # any organic chemistry, not only ZINC's 28 atom types
 CHUNK = 512
 ROW_NUMBERING = ("rows are named as a user finds them: 'line N' = line number of the file "
@@ -64,113 +63,56 @@ def table_info(task: str, targets: list[str], name: str) -> dict:
             "targets": list(targets), "source": name}
 
 
-def _work(task: tuple) -> list[tuple]:
-    """Worker: [(arrays | None, canonical, scaffold, error | None)] for one chunk."""
-    from rdkit import Chem, rdBase
-
-    from graphnorm.graph import featurize
+def canonical_and_scaffold(smiles: str) -> tuple[str, str]:
+    """Worker extra of a featurized row: (canonical SMILES, Murcko scaffold or canonical)."""
+    from rdkit import Chem
 
     from .scaffold import murcko_scaffold
 
-    smiles, max_hops, max_dist = task
-    datas = featurize.smiles_to_data_many(smiles, VOCAB, max_hops, max_dist, errors="none")
-    out = []
-    with rdBase.BlockLogs():
-        for s, d in zip(smiles, datas):
-            if d is None:
-                try:
-                    featurize.smiles_to_data(s, vocab=VOCAB, max_hops=max_hops, max_dist=max_dist)
-                    err = "failed in a batch but not alone"
-                except ValueError as e:
-                    err = str(e) if s else "empty SMILES"
-                out.append((None, "", "", err))
-                continue
-            arrays = {k: v.numpy() for k, v in d.items() if torch.is_tensor(v)}
-            arrays["num_nodes"] = int(d.num_nodes)
-            mol = Chem.MolFromSmiles(s)
-            canonical = Chem.MolToSmiles(mol)
-            out.append((arrays, canonical, murcko_scaffold(s, mol) or canonical, None))
-    return out
+    mol = Chem.MolFromSmiles(smiles)
+    canonical = Chem.MolToSmiles(mol)
+    return canonical, murcko_scaffold(smiles, mol) or canonical
 
 
-def _featurize(smiles: list[str], max_hops: int, max_dist: int, progress: bool, workers: int):
-    from tqdm.auto import tqdm
+def table_featurizer(featurizer=None):
+    """The FeaturizerConfig of own tables: ``featurizer`` (its vocab must be `VOCAB`),
+    else the defaults."""
+    from graphnorm.chem import FeaturizerConfig
 
-    from .build import _context, _init_worker, bar_enabled, stage
-
-    tasks = [(smiles[i:i + CHUNK], max_hops, max_dist) for i in range(0, len(smiles), CHUNK)]
-    workers = max(1, min(workers, len(tasks)))
-    results, quarter, bar_on = [], 0, bar_enabled(progress)
-    pool = _context().Pool(workers, initializer=_init_worker) if workers > 1 else None
-    try:
-        chunks = pool.imap(_work, tasks) if pool else map(_work, tasks)
-        with tqdm(total=len(smiles), desc="featurizing", unit="mol", disable=not bar_on) as bar:
-            for chunk in chunks:
-                results += chunk
-                bar.update(len(chunk))
-                if progress and not bar_on and 4 * len(results) // len(smiles) > quarter:
-                    quarter = 4 * len(results) // len(smiles)  # a line at 25/50/75/100 %
-                    stage(True, f"featurized {len(results):,}/{len(smiles):,} molecules")
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-    return results
+    if featurizer is None:
+        return FeaturizerConfig(vocab=VOCAB)
+    if featurizer.vocab != VOCAB:
+        raise ValueError(f"own tables are featurized with the {VOCAB!r} vocabulary, not "
+                         f"{featurizer.vocab!r}")
+    return featurizer
 
 
-def _cache_key(table: MoleculeTable, max_hops: int, max_dist: int) -> dict:
-    from graphnorm.graph.featurize import FEATURIZER_VERSION
+def featurized_table(table: MoleculeTable, root=None, featurizer=None, progress: bool = True,
+                     workers: int = 2) -> dict:
+    """{"graphs": packed featurized rows (`cache.pack_split`) or None, "rows", "canonical",
+    "scaffold", "failed": [(row, message)]}, from the cache when the file was featurized
+    before with the same featurizer."""
+    from .build import featurize_with_progress, stage
 
-    return {"format": TABLE_CACHE_FORMAT, "sha256": table.sha256,
-            "smiles_column": table.smiles_column, "featurizer_version": str(FEATURIZER_VERSION),
-            "vocab": VOCAB, "max_hops": int(max_hops), "max_dist": int(max_dist)}
-
-
-def _load_cached(directory: Path, key: dict) -> Optional[dict]:
-    from .raw import sha256_file
-
-    try:
-        manifest = json.loads((directory / "manifest.json").read_text())
-        if {k: manifest.get(k) for k in key} != key:
-            return None
-        if sha256_file(directory / "data.pt") != manifest["data_sha256"]:
-            return None
-        return torch.load(directory / "data.pt", weights_only=True)
-    except Exception:  # missing, stale or corrupt: featurize again
-        return None
-
-
-def featurized_table(table: MoleculeTable, root=None, max_hops: int = 5, max_dist: int = 20,
-                     progress: bool = True, workers: int = 2) -> dict:
-    """{"graphs": PyG storage of the featurized rows, "rows", "canonical", "scaffold",
-    "failed": [(row, message)]}, from the cache when the file was featurized before."""
-    from .build import stage
-    from .raw import sha256_file
-
-    key = _cache_key(table, max_hops, max_dist)
-    directory = cache_root(root) / "tables" / f"{table.path.stem[:40]}-{table.sha256[:16]}-h{max_hops}-d{max_dist}"
-    cached = _load_cached(directory, key)
+    featurizer = table_featurizer(featurizer)
+    key = {"format": CACHE_FORMAT, "sha256": table.sha256, "smiles_column": table.smiles_column,
+           "featurizer": featurizer.to_dict()}
+    directory = cache_root(root) / "tables" / f"{table.path.stem[:40]}-{table.sha256[:16]}-{featurizer.tag}"
+    cached = load_cache(directory, key, ("graphs", "rows", "failed"))
     if cached is not None:
-        return cached
+        return cached[0]
     stage(progress, f"{table.path}: featurizing {len(table):,} rows (once; cached in {directory})")
     smiles = table.smiles
-    results = _featurize(smiles, max_hops, max_dist, progress,
-                         workers if len(smiles) > 4 * CHUNK else 1)
-    from .build import to_data
-
-    rows = [i for i, r in enumerate(results) if r[0] is not None]
-    graphs = [to_data(results[i][0], smiles[i], []) for i in rows]
-    for g in graphs:
-        del g.y  # targets are attached per run: the cache serves any target columns
-    payload = {"format": TABLE_CACHE_FORMAT,
-               "graphs": collate_split(graphs) if graphs else None,
-               "rows": rows, "canonical": [results[i][1] for i in rows],
-               "scaffold": [results[i][2] for i in rows],
-               "failed": [(i, r[3]) for i, r in enumerate(results) if r[0] is None]}
-    directory.mkdir(parents=True, exist_ok=True)
-    _atomic_write(directory / "data.pt", lambda p: _torch_save(payload, p))
-    manifest = {**key, "file": str(table.path), "data_sha256": sha256_file(directory / "data.pt")}
-    _atomic_write(directory / "manifest.json", lambda p: p.write_text(json.dumps(manifest, indent=2)))
+    result = featurize_with_progress(smiles, featurizer, "strict", canonical_and_scaffold,
+                                     workers if len(smiles) > 4 * CHUNK else 1, progress,
+                                     chunk_size=CHUNK)
+    rows = [i for i, g in enumerate(result.graphs) if g is not None]
+    payload = {"graphs": pack_split([result.graphs[i] for i in rows], [smiles[i] for i in rows])
+               if rows else None,
+               "rows": rows, "canonical": [result.extras[i][0] for i in rows],
+               "scaffold": [result.extras[i][1] for i in rows],
+               "failed": [(i, msg if smiles[i] else "empty SMILES") for i, msg in result.failures()]}
+    save_cache(directory, key, payload, {"file": str(table.path)})
     return payload
 
 
@@ -191,12 +133,10 @@ def _split_rows(spec: TableSpec, table: MoleculeTable, usable: list[int], scaffo
     return file_split(arg, labels, table.sha256)
 
 
-def load_table_dataset(spec: TableSpec, root=None, max_hops: int = 5, max_dist: int = 20,
-                       progress: bool = True, workers: int = 2) -> TableSplits:
+def load_table_dataset(spec: TableSpec, root=None, featurizer=None, progress: bool = True,
+                       workers: int = 2) -> TableSplits:
     """Read, check, featurize (cached) and split a table; raises TableError on bad input."""
     from .build import stage
-    from .cache import GraphDataset
-    from torch_geometric.data import Data
 
     sizes = parse_split_sizes(spec.split_sizes)
     kind, arg = split_kind(spec.split)
@@ -207,7 +147,7 @@ def load_table_dataset(spec: TableSpec, root=None, max_hops: int = 5, max_dist: 
 
         exclude.append(find_column(table, arg, "--split column:NAME"))
     targets, names = read_targets(table, list(spec.target_columns or []), spec.task, exclude)
-    feat = featurized_table(table, root, max_hops, max_dist, progress, workers)
+    feat = featurized_table(table, root, featurizer, progress, workers)
     rows = list(feat["rows"])
     skipped = [(table.labels[i], table.smiles[i], msg) for i, msg in feat["failed"]]
     labelled = [k for k, i in enumerate(rows) if not np.isnan(targets[i]).all()]
@@ -220,10 +160,8 @@ def load_table_dataset(spec: TableSpec, root=None, max_hops: int = 5, max_dist: 
     split = _split_rows(spec, table, usable, [feat["scaffold"][k] for k in labelled], sizes)
     check_split(split, len(usable), sizes, spec.split)
     # one storage for every featurized row; y attached from this run's target columns
-    storage = Data.from_dict(feat["graphs"]["data"])
-    storage.y = torch.from_numpy(targets[rows])
-    slices = dict(feat["graphs"]["slices"], y=torch.arange(len(rows) + 1))
-    base = GraphDataset(storage, slices, Path(spec.path).name, "all")
+    base = split_dataset(feat["graphs"], Path(spec.path).name, "all",
+                         y=torch.from_numpy(targets[rows]))
     splits = {}
     for name in SPLIT_NAMES:
         splits[name] = base[[labelled[p] for p in split[name]]]

@@ -18,9 +18,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from .info import SPLITS as SPLIT_NAMES  # a table is split like a benchmark
 from .table import TableError
 
-SPLIT_NAMES = ("train", "val", "test")
 COLUMN_VALUES = {"train": "train", "training": "train", "val": "val", "valid": "val",
                  "validation": "val", "test": "test", "testing": "test"}
 

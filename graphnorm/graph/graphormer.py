@@ -24,33 +24,19 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
+from ..chem.config import ZINC_ATOM_DIMS, ZINC_BOND_DIMS, FeaturizerConfig, vocab_dims
 from ..nn import ATTENTION_IMPLS, TransformerBlock, TransformerEncoder, rename_keys
 from .collate import GraphBatch
 from .config_io import ConfigIO
 from .encodings import AtomEncoder, AttentionBias, CentralityEncoding
+from .options import LOCAL_MP, READOUTS, SEP_SLOTS
 from .structural import LocalGINE, RandomWalkEncoding
 
-ZINC_ATOM_DIMS = (28,)  # ZINC (Dwivedi et al.) atom-type dictionary
-ZINC_BOND_DIMS = (3,)  # single, double, triple (kekulized)
-SEP_SLOTS = ("all", "final", "blocks")
-# what the head reads: the [VNode], a sum / mean of the atom tokens, or the [VNode] beside one
-READOUTS = ("vnode", "sum", "mean", "vnode+sum", "vnode+mean")
-LOCAL_MP = ("none", "gine")  # message passing beside attention in every block (GraphGPS)
-
-
-def vocab_dims(vocab: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Atom and bond feature sizes of a featurizer vocabulary ("zinc" or "ogb")."""
-    if vocab == "zinc":
-        return ZINC_ATOM_DIMS, ZINC_BOND_DIMS
-    if vocab == "ogb":
-        from ogb.utils.features import get_atom_feature_dims, get_bond_feature_dims
-
-        return tuple(get_atom_feature_dims()), tuple(get_bond_feature_dims())
-    raise ValueError(f"unknown vocab {vocab!r}; expected 'zinc' or 'ogb'")
 
 
 @dataclass
 class GraphormerConfig(ConfigIO):
+    # the defaults are Graphormer-slim (Ying et al. 2021, ZINC): 12 layers, hidden 80, FFN 80
     num_layers: int = 12
     hidden: int = 80
     ffn_hidden: int = 80
@@ -64,8 +50,8 @@ class GraphormerConfig(ConfigIO):
     atom_feature_dims: tuple = ZINC_ATOM_DIMS
     edge_feature_dims: tuple = ZINC_BOND_DIMS
     max_degree: int = 16
-    max_dist: int = 20
-    max_hops: int = 5
+    max_dist: int = FeaturizerConfig.max_dist  # the featurizer's: sizes the distance buckets
+    max_hops: int = FeaturizerConfig.max_hops  # the featurizer's: one hop matrix each
     num_tasks: int = 1
     attention: str = "auto"  # "auto" | "sdpa" | "math", see nn.attention
     readout: str = "vnode"  # one of READOUTS
@@ -200,10 +186,7 @@ def graphormer_slim(num_tasks: int = 1, vocab: str = "zinc", **overrides) -> Gra
     vocab has a 175-row atom table and 14 bond rows (486,785 parameters).
     """
     atom_dims, bond_dims = vocab_dims(vocab)
-    kw = dict(
-        num_layers=12, hidden=80, ffn_hidden=80, heads=8, dropout=0.1, attention_dropout=0.1,
-        input_dropout=0.0, atom_feature_dims=atom_dims, edge_feature_dims=bond_dims,
-        num_tasks=num_tasks,
-    )
+    # GraphormerConfig's defaults are slim (the "slim" preset of graphnorm.models)
+    kw = dict(atom_feature_dims=atom_dims, edge_feature_dims=bond_dims, num_tasks=num_tasks)
     kw.update(overrides)
     return Graphormer(GraphormerConfig(**kw))

@@ -16,7 +16,9 @@ class TrainConfig:
     dataset: str = "zinc-subset"
     raw_dir: Optional[str] = None
     cache_root: Optional[str] = None
-    max_hops: int = 5
+    # FeaturizerConfig fields other than the vocab (which follows the dataset): max_hops,
+    # max_dist; they key the data cache and size the model (graphnorm/chem/config.py)
+    featurizer: dict = field(default_factory=dict)
     limit_train: Optional[int] = None  # use the first N training graphs (smoke tests)
     limit_eval: Optional[int] = None
     # own data (graphnorm/data/table_dataset.py): a table file replaces `dataset`
@@ -83,11 +85,24 @@ class TrainConfig:
     def budget_s(self) -> Optional[float]:
         return None if self.max_time is None else parse_duration(self.max_time)
 
+    def featurizer_config(self, vocab: str):
+        """The FeaturizerConfig of this run's data (``vocab``: the dataset's)."""
+        from graphnorm.chem import FeaturizerConfig
+
+        settings = dict(self.featurizer or {})  # YAML `featurizer:` with nothing under it
+        if settings.get("vocab", vocab) != vocab:
+            raise ValueError(f"featurizer vocab {settings['vocab']!r} conflicts with the "
+                             f"data's vocab {vocab!r}; leave it out (the dataset decides it)")
+        if "version" in settings:
+            raise ValueError("featurizer version is the code's, not a setting; leave it out")
+        return FeaturizerConfig.from_dict(dict(settings, vocab=vocab))
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
+        data = _fold_flat_featurizer_keys(data)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -104,6 +119,20 @@ class TrainConfig:
             raise ValueError(f"config file {path} must hold a mapping, got {type(data).__name__}")
         data.update({k: v for k, v in overrides.items() if v is not None})
         return cls.from_dict(data)
+
+
+def _fold_flat_featurizer_keys(data: dict) -> dict:
+    """Configs before `featurizer:` (YAML files, metrics.json) had top-level max_hops /
+    max_dist; they mean the same featurizer setting."""
+    flat = {k: data[k] for k in ("max_hops", "max_dist") if k in data}
+    if not flat:
+        return data
+    nested = dict(data.get("featurizer") or {})
+    for k, v in flat.items():
+        if k in nested and nested[k] != v:
+            raise ValueError(f"{k} is given twice: {k}: {v} and featurizer: {{{k}: {nested[k]}}}")
+        nested[k] = v
+    return dict({k: v for k, v in data.items() if k not in flat}, featurizer=nested)
 
 
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}

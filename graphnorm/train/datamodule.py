@@ -20,8 +20,23 @@ from graphnorm.graph import LengthBucketSampler, collate_graphs
 
 
 class GraphDataModule(L.LightningDataModule):
+    @classmethod
+    def from_config(cls, cfg, **overrides) -> "GraphDataModule":
+        """The data of a TrainConfig, featurized by ``cfg.featurizer_config`` (the one
+        FeaturizerConfig of a run: the model is sized from ``dm.featurizer``)."""
+        from graphnorm.data.table_dataset import VOCAB, spec_from_config
+
+        table = spec_from_config(cfg)
+        vocab = VOCAB if table is not None else DATASET_INFO.get(cfg.dataset, {}).get("vocab", VOCAB)
+        kw = dict(batch_size=cfg.batch_size, raw_dir=cfg.raw_dir, cache_root=cfg.cache_root,
+                  featurizer=cfg.featurizer_config(vocab), num_workers=cfg.num_workers,
+                  limit_train=cfg.limit_train, limit_eval=cfg.limit_eval,
+                  bucket_by_size=cfg.bucket_by_size, seed=cfg.seed, progress=cfg.progress,
+                  bucket_pool=cfg.bucket_pool, table=table)
+        return cls(cfg.dataset, **dict(kw, **overrides))
+
     def __init__(self, dataset: str, batch_size: int = 256, raw_dir: Optional[str] = None,
-                 cache_root: Optional[str] = None, max_hops: int = 5, num_workers: int = 0,
+                 cache_root: Optional[str] = None, featurizer=None, num_workers: int = 0,
                  limit_train: Optional[int] = None, limit_eval: Optional[int] = None,
                  bucket_by_size: bool = True, seed: int = 0, progress: bool = True,
                  bucket_pool: int = 4, table=None):
@@ -37,7 +52,12 @@ class GraphDataModule(L.LightningDataModule):
         else:
             self.name, self.info = dataset, DATASET_INFO[dataset]
         self.batch_size, self.num_workers = batch_size, num_workers
-        self.raw_dir, self.cache_root, self.max_hops = raw_dir, cache_root, max_hops
+        self.raw_dir, self.cache_root = raw_dir, cache_root
+        if featurizer is None:  # the defaults of the data's vocabulary
+            from graphnorm.chem import FeaturizerConfig
+
+            featurizer = FeaturizerConfig(vocab=self.info["vocab"])
+        self.featurizer = featurizer  # a graphnorm.chem.FeaturizerConfig: keys the cache
         self.limit_train, self.limit_eval = limit_train, limit_eval
         self.bucket_by_size, self.seed, self.progress = bucket_by_size, seed, progress
         self.bucket_pool = bucket_pool
@@ -49,12 +69,12 @@ class GraphDataModule(L.LightningDataModule):
         if self.table is not None:
             from graphnorm.data.table_dataset import load_table_dataset
 
-            splits = load_table_dataset(self.table, root=self.cache_root, max_hops=self.max_hops,
-                                        progress=self.progress)
+            splits = load_table_dataset(self.table, root=self.cache_root,
+                                        featurizer=self.featurizer, progress=self.progress)
             self.info, self.table_splits = splits.info, splits
         else:
             splits = load_dataset(self.name, raw_dir=self.raw_dir, root=self.cache_root,
-                                  max_hops=self.max_hops, progress=self.progress)
+                                  featurizer=self.featurizer, progress=self.progress)
         self.checksum = splits.checksum
         limits = {"train": self.limit_train, "val": self.limit_eval, "test": self.limit_eval}
         self.splits = {k: _head(splits[k], limits[k]) for k in ("train", "val", "test")}
@@ -62,16 +82,10 @@ class GraphDataModule(L.LightningDataModule):
     def target_stats(self) -> tuple[list[float], list[float]]:
         """Per-target mean and std of the training labels (regression scaling; missing
         labels ignored), one entry per target."""
+        from graphnorm.task import target_scaling
+
         self.setup()
-        ys = _targets(self.splits["train"])
-        if self.info["task_type"] != "regression":
-            return [0.0] * ys.shape[1], [1.0] * ys.shape[1]
-        means, stds = [], []
-        for col in ys.T:
-            have = col[~torch.isnan(col)]
-            means.append(float(have.mean()) if have.numel() else 0.0)
-            stds.append(float(have.std().clamp_min(1e-6)) if have.numel() > 1 else 1.0)
-        return means, stds
+        return target_scaling(self.info["task_type"], _targets(self.splits["train"]))
 
     def write_data_files(self, out) -> None:
         """Own data: splits.json, skipped_rows.csv and data_report.json into the run folder."""

@@ -6,7 +6,7 @@ from pathlib import Path
 import torch
 
 from graphnorm.checkpoint import load_checkpoint
-from .metrics import compute_metric
+from graphnorm.task import compute_metric, per_target_metrics
 
 
 def predictloader(loaded, loader) -> tuple[torch.Tensor, torch.Tensor]:
@@ -25,8 +25,6 @@ def evaluate_checkpoint(path: Path, dm) -> dict:
         pred, y = predictloader(loaded, dm.loader(split, train=False))
         scores[split] = compute_metric(metric, pred, y)
         if "targets" in loaded.task:  # own data: every target's MAE/RMSE or ROC-AUC
-            from .target_metrics import per_target_metrics
-
             scores.setdefault("per_target", {})[split] = per_target_metrics(
                 loaded.task["task_type"], pred, y, loaded.task["targets"])
     return scores

@@ -1,53 +1,62 @@
-"""Model config of a training run: the model's preset plus the run's norm, dropout and overrides."""
+"""Model config of a training run: the model's preset (graphnorm.models), the featurizer's
+sizes, then the run's norm, dropout and ``model:`` overrides."""
 from __future__ import annotations
 
 import dataclasses
 
 from graphnorm.baselines import GNNConfig
-from graphnorm.graph import GraphormerConfig, vocab_dims
-from graphnorm.models import MODEL_NAMES
+from graphnorm.chem import FeaturizerConfig
+from graphnorm.graph import GraphormerConfig
+from graphnorm.models import MODEL_NAMES, preset_fields
 
-GRAPHORMER_PRESETS = {
-    # Graphormer-slim (Ying et al. 2021, ZINC): 12 layers, hidden 80, FFN 80, 8 heads
-    "slim": dict(num_layers=12, hidden=80, ffn_hidden=80, heads=8),
-    # a CPU-budget model for MolHIV benchmarks: a third of slim's depth, ~4x faster
-    "small": dict(num_layers=4, hidden=64, ffn_hidden=64, heads=8),
-    # a small model for smoke tests and quick CPU experiments
-    "tiny": dict(num_layers=2, hidden=32, ffn_hidden=32, heads=4),
-}
-GNN_PRESETS = {
-    # the reference GINE of the accuracy-per-CPU-minute issue: 4 layers x 150
-    "base": dict(num_layers=4, hidden=150),
-    "tiny": dict(num_layers=2, hidden=32),
-}
-PRESETS = {"graphormer": GRAPHORMER_PRESETS, "gine": GNN_PRESETS, "gin-vn": GNN_PRESETS}
-DEFAULT_PRESET = {"graphormer": "slim", "gine": "base", "gin-vn": "base"}
+# model fields that the featurizer decides: set them through `featurizer:`, never `model:`
+FEATURIZER_SIZED = ("max_hops", "max_dist", "atom_feature_dims", "edge_feature_dims")
 
 
-def model_config_for(cfg, info: dict) -> dict:
-    """The model config dict (``"model"`` + fields, see graphnorm.models) of a TrainConfig."""
+def featurizer_sizes(featurizer: FeaturizerConfig, name: str) -> dict:
+    """The model fields that must agree with the featurized data."""
+    atom_dims, bond_dims = featurizer.feature_dims
+    sizes = dict(atom_feature_dims=atom_dims, edge_feature_dims=bond_dims)
+    if name == "graphormer":
+        sizes.update(max_hops=featurizer.max_hops, max_dist=featurizer.max_dist)
+    return sizes
+
+
+def _check_overrides(overrides: dict, sizes: dict, fields: set, name: str) -> None:
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise ValueError(f"model overrides {unknown} do not apply to model {name}; "
+                         f"its fields are {sorted(fields - {'kind'})}")
+    for key in FEATURIZER_SIZED:
+        if key in overrides and key in sizes and _same_value(overrides[key]) != _same_value(sizes[key]):
+            hint = (f"set `featurizer: {{{key}: {overrides[key]}}}` instead: it sizes the data "
+                    "and the model alike" if key in ("max_hops", "max_dist")
+                    else "it follows the dataset's vocabulary")
+            raise ValueError(f"model override {key}={overrides[key]!r} conflicts with the "
+                             f"featurizer's {key}={sizes[key]!r}; {hint}")
+
+
+def _same_value(v):
+    return tuple(v) if isinstance(v, (list, tuple)) else v
+
+
+def model_config_for(cfg, info: dict, featurizer: FeaturizerConfig) -> dict:
+    """The model config dict (``"model"`` + fields, see graphnorm.models) of a TrainConfig
+    whose data is featurized by ``featurizer``."""
     name = cfg.model_name
     if name not in MODEL_NAMES:
         raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)}")
-    preset = cfg.preset or DEFAULT_PRESET[name]
-    if preset not in PRESETS[name]:
-        raise ValueError(f"unknown preset {preset!r} for model {name}; choose from "
-                         f"{', '.join(sorted(PRESETS[name]))}")
-    atom_dims, bond_dims = vocab_dims(info["vocab"])
-    kw = dict(PRESETS[name][preset], atom_feature_dims=atom_dims, edge_feature_dims=bond_dims,
-              num_tasks=info["num_tasks"], dropout=cfg.dropout)
+    sizes = featurizer_sizes(featurizer, name)
+    kw = dict(preset_fields(name, cfg.preset), **sizes, num_tasks=info["num_tasks"],
+              dropout=cfg.dropout)
     if name == "graphormer":
-        kw.update(norm=cfg.norm, sep_slots=cfg.sep_slots, attention_dropout=cfg.attention_dropout,
-                  max_hops=cfg.max_hops)
+        kw.update(norm=cfg.norm, sep_slots=cfg.sep_slots, attention_dropout=cfg.attention_dropout)
         options = dict(readout=cfg.readout, rwpe_steps=cfg.rwpe_steps, local_mp=cfg.local_mp)
         kw.update({k: v for k, v in options.items() if v is not None})
     elif cfg.readout and cfg.readout.split("+")[-1] in ("sum", "mean"):
         kw["pool"] = cfg.readout.split("+")[-1]  # "vnode+mean": a GNN's pooling part is "mean"
-    fields = {f.name for f in dataclasses.fields(GraphormerConfig if name == "graphormer" else GNNConfig)}
-    unknown = sorted(set(cfg.model) - fields)
-    if unknown:
-        raise ValueError(f"model overrides {unknown} do not apply to model {name}; "
-                         f"its fields are {sorted(fields - {'kind'})}")
+    config_class = GraphormerConfig if name == "graphormer" else GNNConfig
+    _check_overrides(cfg.model, sizes, {f.name for f in dataclasses.fields(config_class)}, name)
     kw.update(cfg.model)
     if name == "graphormer":
         return dict(GraphormerConfig(**kw).to_dict(), model=name)  # validates early

@@ -1,7 +1,7 @@
-"""LightningModule around the Graphormer: loss, target scaling, metrics, optimiser.
+"""LightningModule around a model of graphnorm.models: training steps and the optimiser.
 
-Regression targets are standardized with the training mean/std (stored in the checkpoint) so
-the L1 loss is on unit scale; predictions are mapped back before metrics and prediction.
+The task (loss, target scaling, metric) is `graphnorm.task`'s; the checkpoint block is
+written by `graphnorm.checkpoint`.
 """
 from __future__ import annotations
 
@@ -10,20 +10,17 @@ from typing import Any, Optional
 
 import lightning as L
 import torch
-import torch.nn.functional as F
 
 from graphnorm.models import build_model
-from .metrics import compute_metric
+from graphnorm.task import compute_metric, in_units, is_regression, task_loss
 from .schedule import warmup_linear_decay
-
-CHECKPOINT_FORMAT = 2  # bump when the "graphnorm" block of a checkpoint changes
-# (2: target_mean/target_std are per-target lists; task may name "targets")
 
 
 class GraphormerModule(L.LightningModule):
     def __init__(self, model_config: dict, task: dict, train_config: dict,
                  target_mean: float = 0.0, target_std: float = 1.0,
-                 steps_per_epoch: int = 1, train_domain: Optional[dict] = None):
+                 steps_per_epoch: int = 1, train_domain: Optional[dict] = None,
+                 featurizer: Optional[dict] = None):
         super().__init__()
         self.save_hyperparameters()
         self.model = build_model(model_config)  # Graphormer or a baseline (graphnorm.models)
@@ -34,24 +31,20 @@ class GraphormerModule(L.LightningModule):
         self.register_buffer("target_std", torch.tensor(target_std, dtype=torch.float32).reshape(-1))
         self.steps_per_epoch = steps_per_epoch
         self.train_domain = train_domain or {}  # e.g. {"max_atoms": 38}: prediction warns beyond
+        self.featurizer = featurizer  # FeaturizerConfig dict of the data: the checkpoint keeps it
         self._val_outputs: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     # ---- forward and loss -------------------------------------------------------------
     @property
     def is_regression(self) -> bool:
-        return self.task["task_type"] == "regression"
+        return is_regression(self.task)
 
     def forward(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or logits (binary): [B, T]."""
-        out = self.model(batch)
-        return out * self.target_std + self.target_mean if self.is_regression else out
+        return in_units(self.task, self.model(batch), self.target_mean, self.target_std)
 
     def _loss(self, raw: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        valid = ~torch.isnan(y)  # OGB marks missing labels with NaN
-        if self.is_regression:
-            target = (y - self.target_mean) / self.target_std
-            return F.l1_loss(raw[valid], target[valid])
-        return F.binary_cross_entropy_with_logits(raw[valid], y[valid])
+        return task_loss(self.task, raw, y, self.target_mean, self.target_std)
 
     def training_step(self, batch, batch_idx: int) -> torch.Tensor:
         weight = self.tc.get("uniformity_weight", 0.0)
@@ -134,28 +127,19 @@ class GraphormerModule(L.LightningModule):
             pass
         return (self.tc.get("max_epochs") or 200) * self.steps_per_epoch
 
-    # ---- self-describing checkpoints --------------------------------------------------
+    # ---- self-describing checkpoints (format: graphnorm.checkpoint) ---------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        from graphnorm import __version__
+        from graphnorm.checkpoint import graphnorm_block
+        from graphnorm.chem import FeaturizerConfig
 
-        checkpoint["graphnorm"] = {
-            "format": CHECKPOINT_FORMAT,
-            "version": __version__,
-            "model_config": dict(self.hparams.model_config),
-            "task": dict(self.task),
-            "train_config": dict(self.tc),
-            "target_mean": self.target_mean.tolist(),  # per target (format 2; 1 held a float)
-            "target_std": self.target_std.tolist(),
-            "featurizer": _featurizer_info(self.task["vocab"], self.hparams.model_config),
-            "train_domain": dict(self.train_domain),
-        }
+        checkpoint["graphnorm"] = graphnorm_block(
+            self.hparams.model_config, self.task, self.tc, self.target_mean, self.target_std,
+            FeaturizerConfig.from_dict(self.featurizer), self.train_domain)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
-        # format-1 checkpoints hold scalar target_mean/std buffers; these are [T]
-        state = checkpoint.get("state_dict", {})
-        for name in ("target_mean", "target_std"):
-            if name in state and state[name].dim() == 0:
-                state[name] = state[name].reshape(1)
+        from graphnorm.checkpoint import upgrade_state
+
+        upgrade_state(checkpoint)
 
 
 def decay_groups(model: torch.nn.Module) -> tuple[list, list]:
@@ -168,11 +152,3 @@ def decay_groups(model: torch.nn.Module) -> tuple[list, list]:
     for p in model.parameters():
         (decay if id(p) in linear else no_decay).append(p)
     return decay, no_decay
-
-
-def _featurizer_info(vocab: str, model_config: dict) -> dict:
-    from graphnorm.graph.featurize import FEATURIZER_VERSION
-
-    return {"name": "smiles_to_data", "version": FEATURIZER_VERSION, "vocab": vocab,
-            "max_hops": model_config.get("max_hops", 5),
-            "max_dist": model_config.get("max_dist", 20)}

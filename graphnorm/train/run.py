@@ -27,10 +27,9 @@ from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchSt
 from .config import TrainConfig
 from .datamodule import GraphDataModule
 from .evaluate import evaluate_checkpoint
-from .metrics import HIGHER_IS_BETTER
 from .model_config import model_config_for
 from .module import GraphormerModule
-from graphnorm.data.table_dataset import spec_from_config
+from graphnorm.task import HIGHER_IS_BETTER
 
 
 def git_sha() -> str:
@@ -91,15 +90,14 @@ def train(cfg: TrainConfig) -> dict:
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
-    dm = GraphDataModule(cfg.dataset, cfg.batch_size, cfg.raw_dir, cfg.cache_root, cfg.max_hops,
-                         cfg.num_workers, cfg.limit_train, cfg.limit_eval, cfg.bucket_by_size,
-                         cfg.seed, cfg.progress, cfg.bucket_pool, table=spec_from_config(cfg))
+    dm = GraphDataModule.from_config(cfg)
     dm.setup()
+    model_config = model_config_for(cfg, dm.info, dm.featurizer)  # own tables: info after setup
     out.mkdir(parents=True, exist_ok=True)  # after the data: a failed load leaves no empty folder
     dm.write_data_files(out)  # own data: splits.json, skipped_rows.csv, data_report.json
     mean, std = dm.target_stats()
-    module = GraphormerModule(model_config_for(cfg, dm.info), dict(dm.info, name=dm.name),
-                              cfg.to_dict(), mean, std, dm.steps_per_epoch(), dm.train_domain())
+    module = GraphormerModule(model_config, dict(dm.info, name=dm.name), cfg.to_dict(), mean, std,
+                              dm.steps_per_epoch(), dm.train_domain(), dm.featurizer.to_dict())
     metric = dm.info["metric"]
     mode = "max" if HIGHER_IS_BETTER[metric] else "min"
     # best.ckpt at the best validation epoch; last.ckpt after every validation ...

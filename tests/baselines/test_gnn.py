@@ -4,11 +4,13 @@ import torch
 from torch_geometric.nn import global_add_pool
 
 from graphnorm.baselines import GNN, GNNConfig
+from graphnorm.chem import FeaturizerConfig, smiles_to_data
 from graphnorm.graph import collate_graphs
-from graphnorm.graph.featurize import smiles_to_data
 from graphnorm.models import build_model, split_model_config
-from graphnorm.train.model_config import model_config_for
 from graphnorm.train.config import TrainConfig
+from graphnorm.train.model_config import model_config_for
+
+ZINC = {"vocab": "zinc", "num_tasks": 1}
 
 MOLS = ["CC(=O)Nc1ccc(O)cc1", "C1CCCCCCCCCCC1", "CCN(CC)CCOC(=O)c1ccccc1N", "O=C1CCCN1",
         "C[NH3+].[O-]C(=O)c1ccccc1"]
@@ -61,7 +63,7 @@ def test_virtual_node_changes_the_model(graphs):
 
 def test_registry_round_trip_and_errors():
     cfg = TrainConfig(model_name="gin-vn", preset="tiny", readout="mean")
-    mc = model_config_for(cfg, {"vocab": "ogb", "num_tasks": 1})
+    mc = model_config_for(cfg, {"vocab": "ogb", "num_tasks": 1}, FeaturizerConfig(vocab="ogb"))
     assert mc["model"] == "gin-vn" and mc["pool"] == "mean" and mc["num_layers"] == 2
     model = build_model(mc)
     assert isinstance(model, GNN) and model.config.kind == "gin-vn"
@@ -69,19 +71,9 @@ def test_registry_round_trip_and_errors():
     with pytest.raises(ValueError, match="choose from graphormer, gine, gin-vn"):
         build_model({"model": "gat"})
     with pytest.raises(ValueError, match=r"overrides \['heads'\] do not apply to model gine"):
-        model_config_for(TrainConfig(model_name="gine", model={"heads": 4}), {"vocab": "zinc", "num_tasks": 1})
+        model_config_for(TrainConfig(model_name="gine", model={"heads": 4}), ZINC, FeaturizerConfig(vocab="zinc"))
     with pytest.raises(ValueError, match="unknown preset 'slim' for model gine"):
-        model_config_for(TrainConfig(model_name="gine", preset="slim"), {"vocab": "zinc", "num_tasks": 1})
-
-
-def test_cli_model_choices_are_the_registry():
-    from graphnorm.cli import build_parser
-    from graphnorm.models import MODEL_NAMES
-
-    parser = build_parser()
-    train = parser._subparsers._group_actions[0].choices["train"]
-    action = next(a for a in train._actions if a.dest == "model_name")
-    assert tuple(action.choices) == MODEL_NAMES
+        model_config_for(TrainConfig(model_name="gine", preset="slim"), ZINC, FeaturizerConfig(vocab="zinc"))
 
 
 def test_checkpoint_from_before_the_registry_loads(tmp_path):

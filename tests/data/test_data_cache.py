@@ -5,31 +5,32 @@ import json
 import shutil
 import warnings
 
+import numpy as np
 import pytest
 import torch
-from torch_geometric.data import Data
 
-from graphnorm.data import CacheWarning, load_dataset
-from graphnorm.data.cache import (DATA_FILE, MANIFEST_FILE, cache_root, collate_split,
-                                  load_cache, save_cache, to_datasets)
+from graphnorm.chem import FeaturizerConfig
+from graphnorm.data import SPLITS, CacheWarning, load_dataset
+from graphnorm.data.cache import (CACHE_FORMAT, DATA_FILE, MANIFEST_FILE, cache_root,
+                                  load_cache, pack_split, save_cache, split_dataset)
 
-KEY = {"format": 1, "name": "zinc-subset", "source": "raw", "source_checksum": "abc",
-       "featurizer_version": "1", "label_version": "x", "max_hops": 2, "max_dist": 20}
+KEY = {"format": CACHE_FORMAT, "name": "zinc-subset", "source": "raw", "source_checksum": "abc",
+       "featurizer": FeaturizerConfig(vocab="zinc", max_hops=2).to_dict(), "label_version": "x"}
 
 
-def _graph(n: int, y: float) -> Data:
-    ei = torch.tensor([[i for i in range(n - 1)] + [i + 1 for i in range(n - 1)],
-                       [i + 1 for i in range(n - 1)] + [i for i in range(n - 1)]])
-    return Data(x=torch.arange(n).view(-1, 1), edge_index=ei,
-                edge_attr=torch.zeros(ei.shape[1], 1, dtype=torch.long),
-                spd=torch.zeros(n * n, dtype=torch.uint8),
-                path=torch.full((n * n, 2), -1, dtype=torch.int16), num_nodes=n,
-                smiles="C" * n, y=torch.tensor([[y]]))
+def _graph(n: int) -> dict:
+    """Featurizer arrays of a chain of n atoms."""
+    ei = np.array([[i for i in range(n - 1)] + [i + 1 for i in range(n - 1)],
+                   [i + 1 for i in range(n - 1)] + [i for i in range(n - 1)]], dtype=np.int64)
+    return {"x": np.arange(n).reshape(-1, 1), "edge_index": ei.reshape(2, -1),
+            "edge_attr": np.zeros((ei.shape[1], 1), dtype=np.int64),
+            "spd": np.zeros(n * n, dtype=np.uint8), "path": np.full((n * n, 2), -1, dtype=np.int16)}
 
 
 def _payload():
-    return {s: collate_split([_graph(n, float(n)) for n in (2, 3, 4)])
-            for s in ("train", "val", "test")}
+    sizes = (2, 3, 4)
+    return {s: pack_split([_graph(n) for n in sizes], ["C" * n for n in sizes],
+                          np.array(sizes, dtype=np.float32).reshape(-1, 1)) for s in SPLITS}
 
 
 def test_round_trip_weights_only(tmp_path):
@@ -37,8 +38,8 @@ def test_round_trip_weights_only(tmp_path):
     assert json.loads((tmp_path / MANIFEST_FILE).read_text())["data_sha256"] == \
         manifest["data_sha256"]
     torch.load(tmp_path / DATA_FILE, weights_only=True)  # plain tensors/lists/str only
-    splits, man = load_cache(tmp_path, KEY)
-    ds = to_datasets(splits, "zinc-subset")
+    splits, man = load_cache(tmp_path, KEY, SPLITS)
+    ds = {s: split_dataset(splits[s], "zinc-subset", s) for s in SPLITS}
     g = ds["val"][1]
     assert g.num_nodes == 3 and g.smiles == "CCC" and g.edge_index.tolist() == [[0, 1, 1, 2],
                                                                                [1, 2, 0, 1]]
@@ -66,12 +67,28 @@ def test_corrupt_cache_is_detected(tmp_path, damage):
 
 def test_stale_cache_is_detected(tmp_path):
     save_cache(tmp_path, KEY, _payload(), {})
-    for field, value in [("featurizer_version", "2"), ("source_checksum", "def"),
-                         ("max_hops", 3), ("label_version", "y")]:
+    for field, value in [("featurizer", FeaturizerConfig(vocab="zinc").to_dict()),
+                         ("source_checksum", "def"), ("label_version", "y")]:
         with pytest.warns(CacheWarning, match=f"stale.*{field}"):
             assert load_cache(tmp_path, {**KEY, field: value}) is None
     assert load_cache(tmp_path, KEY) is not None  # nothing was deleted by the checks
     assert load_cache(tmp_path / "empty", KEY) is None  # no cache: silent
+
+
+def test_a_one_graph_split_serves_its_molecule():
+    """PyG serves a one-graph storage whole, so its fields must be that graph's own."""
+    ds = split_dataset(pack_split([_graph(3)], ["CCC"], np.array([[7.0]])), "x", "test")
+    g = ds[0]
+    assert len(ds) == 1 and g.smiles == "CCC" and g.num_nodes == 3 and float(g.y) == 7.0
+
+
+def test_old_cache_format_is_rebuilt_with_a_clear_reason(tmp_path):
+    """A cache written by an older graphnorm (format 1: PyG-collated dicts) is stale: the
+    warning says so and the caller rebuilds; nothing crashes on the old layout."""
+    old = {**KEY, "format": 1}
+    save_cache(tmp_path, old, {s: {"data": {}, "slices": {}} for s in SPLITS}, {})
+    with pytest.warns(CacheWarning, match=f"stale \\(format: cached 1 != {CACHE_FORMAT}\\); rebuilding"):
+        assert load_cache(tmp_path, KEY, SPLITS) is None
 
 
 def test_cache_root_resolution(tmp_path, monkeypatch):

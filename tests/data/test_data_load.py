@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from graphnorm.chem import FeaturizerConfig
 from graphnorm.data import DATASET_INFO, dataset_checksum, load_dataset
 
 ZINC_SUBSET_TRAIN0 = "COc1ccc2ccc(O)c(CN3CCN(S(=O)(=O)c4ccn(C)c4)CC3)c2c1"
@@ -61,11 +62,14 @@ def test_zinc_subset_label_statistics(zinc_subset):
 
 def test_zinc_subset_manifest_and_checksum(zinc_subset, raw_dir):
     man = zinc_subset.manifest
-    assert man["source"] == "raw" and man["max_hops"] == 5
+    assert man["source"] == "raw" and man["featurizer"] == FeaturizerConfig(vocab="zinc").to_dict()
     assert man["split_sizes"] == DATASET_INFO["zinc-subset"]["split_sizes"]
     assert len(zinc_subset.checksum) == 64
     assert dataset_checksum("zinc-subset", raw_dir=raw_dir) == zinc_subset.checksum
-    assert dataset_checksum("zinc-subset", raw_dir=raw_dir, max_hops=3) != zinc_subset.checksum
+    hops3 = FeaturizerConfig(vocab="zinc", max_hops=3)
+    assert dataset_checksum("zinc-subset", raw_dir=raw_dir, featurizer=hops3) != zinc_subset.checksum
+    with pytest.raises(ValueError, match="featurized with the 'zinc' vocabulary, not 'ogb'"):
+        dataset_checksum("zinc-subset", raw_dir=raw_dir, featurizer=FeaturizerConfig())
 
 
 def test_zinc_subset_warm_cache(zinc_subset, raw_dir, cache_root):

@@ -10,7 +10,9 @@ import pytest
 import torch
 from torch_geometric.data import Data, InMemoryDataset
 
+from graphnorm.chem import FeaturizerConfig
 from graphnorm.data import SplitSizeError, load_dataset
+from graphnorm.data.cache import pack_split, split_dataset
 from graphnorm.data.official import convert_official, open_official, zinc_graph_to_smiles
 from graphnorm.data.raw import find_raw_files, read_molhiv
 
@@ -49,12 +51,17 @@ def fake_zinc_root(zinc_subset, tmp_path_factory):
     return root
 
 
+def _items(converted: dict) -> dict:
+    """{split: [Data]} as the cache will serve the converted (arrays, smiles, y)."""
+    return {s: list(split_dataset(pack_split(*converted[s]), "x", s)) for s in SPLITS}
+
+
 def test_official_zinc_matches_raw(zinc_subset, fake_zinc_root):
     from rdkit import Chem
 
     handle, checksum = open_official("zinc-subset", fake_zinc_root)
     assert len(checksum) == 64 and len(handle["train"]) == 12
-    out = convert_official("zinc-subset", handle, max_hops=5, max_dist=20, progress=False)
+    out = _items(convert_official("zinc-subset", handle, FeaturizerConfig(vocab="zinc"), False))
     for s in SPLITS:
         for i, ours in enumerate(out[s]):
             ref = zinc_subset[s][i]
@@ -84,7 +91,7 @@ def test_official_zinc_through_load_dataset(fake_zinc_root, tmp_path, monkeypatc
 
 
 def test_zinc_graph_to_smiles_charged_atoms():
-    from graphnorm.graph.featurize import smiles_to_data
+    from graphnorm.chem import smiles_to_data
 
     for smiles in ["C[NH3+]", "CC(=O)[O-]", "C[N+](C)(C)C", "c1cc[nH]c1", "C[C@@H](N)O"]:
         g = smiles_to_data(smiles, vocab="zinc")
@@ -103,7 +110,7 @@ def _write_csv_gz(path, rows, header=None):
 @pytest.fixture(scope="module")
 def fake_ogb_root(raw_dir, tmp_path_factory):
     """ogbg_molhiv as OGB's download unpacks it, with 6 HIV molecules (one hypervalent Al)."""
-    from graphnorm.graph.featurize import smiles_to_data
+    from graphnorm.chem import smiles_to_data
 
     smiles, active = read_molhiv(find_raw_files("ogbg-molhiv", raw_dir)["csv"])
     rows = [0, 1, 2, 137, 40000, 41126]  # 137: O=C1O[Al]23(...)
@@ -134,12 +141,12 @@ def fake_ogb_root(raw_dir, tmp_path_factory):
 def test_official_molhiv_matches_raw(fake_ogb_root):
     """OGB's stored graphs converted == our featurization of the same SMILES, tensor for
     tensor (same smiles2graph features and edge order)."""
-    from graphnorm.graph.featurize import smiles_to_data
+    from graphnorm.chem import smiles_to_data
 
     root, smiles, active = fake_ogb_root
     handle, checksum = open_official("ogbg-molhiv", root)  # OGB's own class + torch.load
     assert len(checksum) == 64
-    out = convert_official("ogbg-molhiv", handle, max_hops=5, max_dist=20, progress=False)
+    out = _items(convert_official("ogbg-molhiv", handle, FeaturizerConfig(vocab="ogb"), False))
     assert [len(out[s]) for s in SPLITS] == [3, 2, 1]
     for s, rows in zip(SPLITS, ([0, 1, 3], [2, 5], [4])):
         for g, r in zip(out[s], rows):

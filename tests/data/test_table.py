@@ -185,10 +185,11 @@ def test_split_helpers():
 
 
 def test_featurized_once_then_cached(table_csv, tmp_path, monkeypatch):
-    import graphnorm.data.table_dataset as td
+    import graphnorm.data.build as build
 
     first = load_table_dataset(spec(table_csv), root=tmp_path / "c", progress=False)
-    monkeypatch.setattr(td, "_featurize", lambda *a, **k: pytest.fail("featurized again"))
+    monkeypatch.setattr(build, "featurize_with_progress",
+                        lambda *a, **k: pytest.fail("featurized again"))
     other = load_table_dataset(spec(table_csv, target_columns=["qed_high"], task="classification"),
                                root=tmp_path / "c", progress=False)
     assert len(other["train"]) == len(first["train"]) and other.info["task_type"] == "binary"

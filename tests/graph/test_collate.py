@@ -5,7 +5,7 @@ from torch_geometric.data import Data
 
 from graphnorm.graph import (SPD_PAD, SPD_UNREACHABLE, GraphBatch, LengthBucketSampler,
                              collate_graphs)
-from graphnorm.graph.featurize import smiles_to_data
+from graphnorm.chem import smiles_to_data
 
 SMILES = ["CCO", "c1ccoc1C(=O)N", "C[NH3+].[O-]C", "C"]  # a salt, a single atom
 

@@ -8,7 +8,7 @@ from torch_geometric.data import Data
 
 from graphnorm.graph import (AttentionBias, EdgeEncoding, Graphormer, GraphormerConfig,
                              collate_graphs, graphormer_slim)
-from graphnorm.graph.featurize import smiles_to_data
+from graphnorm.chem import smiles_to_data
 from graphnorm.norms import NORM_SPECS, LayerNorm, SepNorm
 
 MOLS = ["CC(=O)Nc1ccc(O)cc1", "c1ccc2ccccc2c1", "CCN(CC)CCOC(=O)c1ccccc1N", "O=C1CCCN1",

@@ -5,7 +5,7 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import AddRandomWalkPE
 
 from graphnorm.graph import Graphormer, GraphormerConfig, collate_graphs
-from graphnorm.graph.featurize import smiles_to_data
+from graphnorm.chem import smiles_to_data
 from graphnorm.graph.structural import LocalGINE, padded_adjacency, random_walk_pe
 
 # a macrocycle (12-ring), fused rings, a salt (isolated ion), a chain

@@ -13,7 +13,7 @@ from graphnorm.train.module import decay_groups
 from graphnorm.train.run import train
 from graphnorm.train.schedule import lr_factor
 
-from test_train import tiny_config  # pytest puts this folder on sys.path
+from tiny_runs import tiny_config
 
 
 @pytest.mark.parametrize("text,seconds", [("25m", 1500), ("1h30m", 5400), ("90s", 90),

@@ -66,7 +66,9 @@ def test_run_files_and_checkpoint_record_the_task(ensemble, table):
     train = _split_frame(df, ensemble, "train")
     assert loaded.target_mean.tolist() == pytest.approx([train.logp.mean(), train.tpsa.mean()], rel=1e-4)
     assert loaded.meta["train_domain"]["max_atoms"] >= 20
-    assert loaded.meta["format"] == 2
+    from graphnorm.checkpoint import CHECKPOINT_FORMAT
+
+    assert loaded.meta["format"] == CHECKPOINT_FORMAT
 
 
 def test_predict_ensemble_keeps_columns_and_adds_std(ensemble, table, tmp_path):
@@ -128,7 +130,7 @@ def test_embed_vnode_per_row(ensemble, table, tmp_path, capsys):
     # the same vector the model's head reads
     loaded = load_checkpoint(member)
     from graphnorm.graph import collate_graphs
-    from graphnorm.graph.featurize import smiles_to_data
+    from graphnorm.chem import smiles_to_data
 
     with torch.no_grad():
         vnode = loaded.model.encode(collate_graphs([smiles_to_data("CCO")])).vnode[0].numpy()

@@ -1,4 +1,4 @@
-"""Shortest-path distances and edge paths (graphnorm.graph.paths) against networkx."""
+"""Shortest-path distances and edge paths (graphnorm.chem.paths) against networkx."""
 import csv
 import gzip
 import os
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rdkit import Chem
 
-from graphnorm.graph.paths import UNREACHABLE, shortest_paths, shortest_paths_many
+from graphnorm.chem.paths import UNREACHABLE, shortest_paths, shortest_paths_many
 
 RAW = Path(os.environ.get("GRAPHNORM_RAW_DIR",
                           Path(__file__).resolve().parents[3] / "shared" / "datasets"))
@@ -77,7 +77,7 @@ def test_distances_and_paths_match_networkx_on_molecules():
     for (ei, n), (spd, path) in zip(graphs, batched):
         _check_against_networkx(ei, n, spd, path, 5, 20)
     for (ei, n), (spd, path) in list(zip(graphs, batched))[:10]:  # one-by-one == batched
-        spd1, path1 = shortest_paths(ei, n)
+        spd1, path1 = shortest_paths(ei, n, 5, 20)
         np.testing.assert_array_equal(spd1, spd)
         np.testing.assert_array_equal(path1, path)
 
@@ -96,7 +96,7 @@ def test_random_directed_graphs_with_self_loops_and_multi_edges(seed):
 
 def test_benzene_known_values():
     ei, n = _edges("c1ccccc1")
-    spd, path = shortest_paths(ei, n, max_hops=5)
+    spd, path = shortest_paths(ei, n, max_hops=5, max_dist=20)
     d = spd.reshape(6, 6)
     assert d[0].tolist() == [0, 1, 2, 3, 2, 1]
     assert (path[0 * 6 + 3] >= 0).sum() == 3 and (path[0 * 6 + 1] >= 0).sum() == 1
@@ -116,14 +116,14 @@ def test_cap_at_max_dist_keeps_true_first_hops():
 
 
 def test_no_edges_single_atom_and_empty_graph():
-    spd, path = shortest_paths(np.zeros((2, 0), np.int64), 1)
+    spd, path = shortest_paths(np.zeros((2, 0), np.int64), 1, 5, 20)
     assert spd.tolist() == [0] and path.tolist() == [[-1] * 5]
-    spd, path = shortest_paths(np.zeros((2, 0), np.int64), 3, max_hops=2)
+    spd, path = shortest_paths(np.zeros((2, 0), np.int64), 3, max_hops=2, max_dist=20)
     assert spd.reshape(3, 3).tolist() == [[0, 255, 255], [255, 0, 255], [255, 255, 0]]
     assert (path == -1).all() and path.shape == (9, 2)
-    spd, path = shortest_paths(np.zeros((2, 0), np.int64), 0)
+    spd, path = shortest_paths(np.zeros((2, 0), np.int64), 0, 5, 20)
     assert spd.shape == (0,) and path.shape == (0, 5)
-    spd, path = shortest_paths(np.array([[0, 1], [1, 0]]), 2, max_hops=0)
+    spd, path = shortest_paths(np.array([[0, 1], [1, 0]]), 2, max_hops=0, max_dist=20)
     assert spd.tolist() == [0, 1, 1, 0] and path.shape == (4, 0)
 
 
@@ -145,8 +145,8 @@ def test_disconnected_graph_memory_is_bounded_by_output():
 
 def test_invalid_inputs_raise():
     with pytest.raises(ValueError, match="shape"):
-        shortest_paths(np.zeros((3, 2), np.int64), 3)
+        shortest_paths(np.zeros((3, 2), np.int64), 3, 5, 20)
     with pytest.raises(ValueError, match="outside"):
-        shortest_paths(np.array([[0], [5]]), 3)
+        shortest_paths(np.array([[0], [5]]), 3, 5, 20)
     with pytest.raises(ValueError, match="max_dist"):
-        shortest_paths(np.array([[0], [1]]), 2, max_dist=255)
+        shortest_paths(np.array([[0], [1]]), 2, max_hops=5, max_dist=255)

@@ -17,7 +17,7 @@ once per molecule, for many molecules at a time, with a bit-parallel breadth-fir
 * Edge paths follow first hops: hop k of i → j is the first-hop edge of (cur_k, j), then
   cur_{k+1} = its head — max_hops numpy gathers for all pairs at once.
 
-Outputs (Contract 2, docs/design.md): `spd` uint8 [N*N] row-major, capped at `max_dist`,
+Outputs (Contract 2, docs/design.md; `max_hops`/`max_dist` come from `FeaturizerConfig`): `spd` uint8 [N*N] row-major, capped at `max_dist`,
 255 = unreachable; `path` int16 [N*N, max_hops], local edge ids (columns of edge_index) of one
 shortest path, first hop first, -1 after its end, beyond max_hops or when unreachable.
 Edges are followed from edge_index[0] to edge_index[1] (molecules list both directions).
@@ -36,14 +36,14 @@ _MAX_PAIRS = 1 << 20  # node pairs per stacked chunk: bounds peak memory to ~100
 _MAX_EDGES = 32767  # edge ids are stored as int16
 
 
-def shortest_paths(edge_index: np.ndarray, num_nodes: int, max_hops: int = 5,
-                   max_dist: int = 20) -> tuple[np.ndarray, np.ndarray]:
+def shortest_paths(edge_index: np.ndarray, num_nodes: int, max_hops: int,
+                   max_dist: int) -> tuple[np.ndarray, np.ndarray]:
     """(spd uint8 [N*N], path int16 [N*N, max_hops]) of one graph; see the module docstring."""
     return shortest_paths_many([(edge_index, num_nodes)], max_hops, max_dist)[0]
 
 
-def shortest_paths_many(graphs: Sequence[tuple[np.ndarray, int]], max_hops: int = 5,
-                        max_dist: int = 20) -> list[tuple[np.ndarray, np.ndarray]]:
+def shortest_paths_many(graphs: Sequence[tuple[np.ndarray, int]], max_hops: int,
+                        max_dist: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """`shortest_paths` for many (edge_index, num_nodes) graphs, batched by size; input order."""
     if not 0 <= max_dist < UNREACHABLE:
         raise ValueError(f"max_dist must be in [0, {UNREACHABLE - 1}], got {max_dist}")

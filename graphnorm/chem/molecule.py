@@ -1,4 +1,4 @@
-"""SMILES -> model-ready PyG `Data` (Contract 2 in docs/design.md).
+"""SMILES -> RDKit molecule -> categorical feature arrays (Contract 2 in docs/design.md).
 
 Two vocabularies, both categorical and 0-based, heavy atoms only (hydrogens implicit):
 
@@ -10,7 +10,8 @@ Two vocabularies, both categorical and 0-based, heavy atoms only (hydrogens impl
   Kekulé SMILES (element, plus " H<n>" and " +"/" -" for bracket atoms, e.g. 'C H1' is a
   chiral [C@@H]), and one bond feature single/double/triple (0/1/2) after kekulization.
 
-Shortest-path distances and edge paths come from `graphnorm.graph.paths` (batched BFS).
+Shortest-path distances and edge paths are added by `graphnorm.chem.featurize` (batched BFS
+of `graphnorm.chem.paths`).
 Sanitization (``sanitize=``): "strict" (the default, for user input such as predict) refuses
 any molecule RDKit cannot sanitize, e.g. a five-valent carbon, with RDKit's reason.
 "benchmark" keeps molecules that fail only RDKit's valence check (7 in MoleculeNet HIV:
@@ -19,19 +20,12 @@ valence step. Dataset building uses "benchmark" so the official split sizes hold
 """
 from __future__ import annotations
 
-import multiprocessing as mp
-from typing import Iterable, Sequence
-
 import numpy as np
-import torch
 from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 from rdkit import Chem, rdBase
-from torch_geometric.data import Data
 
-from graphnorm.graph.paths import shortest_paths_many
+from .config import VOCABS
 
-FEATURIZER_VERSION = 1  # bump whenever any produced tensor changes: it keys the dataset cache
-VOCABS = ("ogb", "zinc")
 SANITIZE_MODES = ("strict", "benchmark")  # see the module docstring
 
 ZINC_ATOM_DICT = {
@@ -63,7 +57,7 @@ def _check_vocab(vocab: str) -> None:
         raise ValueError(f"vocab must be one of {VOCABS}, got {vocab!r}")
 
 
-def _check_sanitize(sanitize: str) -> None:
+def check_sanitize(sanitize: str) -> None:
     if sanitize not in SANITIZE_MODES:
         raise ValueError(f"sanitize must be one of {SANITIZE_MODES}, got {sanitize!r}")
 
@@ -71,7 +65,7 @@ def _check_sanitize(sanitize: str) -> None:
 def mol_from_smiles(smiles: str, sanitize: str = "strict") -> Chem.Mol:
     """RDKit molecule (heavy atoms). sanitize="strict" refuses what RDKit cannot sanitize;
     "benchmark" falls back to skipping only the valence check (see the module docstring)."""
-    _check_sanitize(sanitize)
+    check_sanitize(sanitize)
     if not isinstance(smiles, str) or not smiles.strip():
         raise FeaturizationError(f"not a SMILES string: {smiles!r}")
     with rdBase.BlockLogs():  # failures become exceptions, not stderr noise
@@ -185,79 +179,3 @@ def smiles_to_graph(smiles: str, vocab: str = "ogb", sanitize: str = "strict"):
     """RDKit part only: (x, edge_index, edge_attr) numpy arrays of one SMILES."""
     _check_vocab(vocab)
     return mol_to_graph(mol_from_smiles(smiles, sanitize), vocab, smiles, copy=False)
-
-
-def _to_data(smiles, x, edge_index, edge_attr, spd, path) -> Data:
-    return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(edge_index),
-                edge_attr=torch.from_numpy(edge_attr), spd=torch.from_numpy(spd),
-                path=torch.from_numpy(path), num_nodes=int(x.shape[0]), smiles=smiles)
-
-
-def smiles_to_data(smiles: str, vocab: str = "ogb", max_hops: int = 5,
-                   max_dist: int = 20, sanitize: str = "strict") -> Data:
-    """One SMILES -> Data(x, edge_index, edge_attr, spd, path, num_nodes, smiles)."""
-    return smiles_to_data_many([smiles], vocab, max_hops, max_dist, sanitize=sanitize)[0]
-
-
-def _featurize_chunk(args) -> list:
-    """Worker: SMILES -> tuples of numpy arrays (cheap to pickle), or the error message."""
-    smiles_list, vocab, max_hops, max_dist, sanitize = args
-    graphs, out = [], []
-    for s in smiles_list:
-        try:
-            graphs.append(smiles_to_graph(s, vocab, sanitize))
-            out.append(None)
-        except FeaturizationError as e:
-            out.append(str(e))
-    paths = iter(shortest_paths_many([(g[1], g[0].shape[0]) for g in graphs], max_hops, max_dist))
-    graphs = iter(graphs)
-    return [err if err is not None else (*next(graphs), *next(paths)) for err in out]
-
-
-def _chunks(items: Sequence, size: int) -> Iterable:
-    return (items[i:i + size] for i in range(0, len(items), size))
-
-
-def smiles_to_data_many(smiles_list: Sequence[str], vocab: str = "ogb", max_hops: int = 5,
-                        max_dist: int = 20, workers: int = 1, chunk_size: int = 512,
-                        errors: str = "raise", sanitize: str = "strict") -> list[Data | None]:
-    """Featurize many SMILES, in input order; shortest paths are batched per chunk.
-
-    workers > 1 uses a process pool ("fork" where available: workers need no re-import).
-    errors="raise" raises the first FeaturizationError; errors="none" leaves None in its place
-    so that positions stay aligned with labels. sanitize: "strict" or "benchmark" (module doc).
-    """
-    _check_vocab(vocab)
-    _check_sanitize(sanitize)
-    if errors not in ("raise", "none"):
-        raise ValueError(f"errors must be 'raise' or 'none', got {errors!r}")
-    smiles_list = list(smiles_list)
-    tasks = [(c, vocab, max_hops, max_dist, sanitize)
-             for c in _chunks(smiles_list, max(1, chunk_size))]
-    if workers > 1 and len(tasks) > 1:
-        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        with mp.get_context(method).Pool(min(workers, len(tasks))) as pool:
-            results = pool.imap(_featurize_chunk, tasks)
-            return _collect(smiles_list, results, errors)
-    return _collect(smiles_list, map(_featurize_chunk, tasks), errors)
-
-
-def _collect(smiles_list, results, errors) -> list[Data | None]:
-    out: list[Data | None] = []
-    for chunk in results:
-        for item in chunk:
-            if isinstance(item, str):
-                if errors == "raise":
-                    raise FeaturizationError(item)
-                out.append(None)
-            else:
-                out.append(_to_data(smiles_list[len(out)], *item))
-    return out
-
-
-def add_paths(data: Data, max_hops: int = 5, max_dist: int = 20) -> Data:
-    """Add `spd` and `path` to a graph from another loader (PyG `ZINC`, OGB `PygGraphPropPred`)."""
-    (spd, path), = shortest_paths_many([(data.edge_index.cpu().numpy(), data.num_nodes)],
-                                       max_hops, max_dist)
-    data.spd, data.path = torch.from_numpy(spd), torch.from_numpy(path)
-    return data

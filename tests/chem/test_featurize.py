@@ -1,4 +1,4 @@
-"""SMILES -> Data featurization (graphnorm.graph.featurize), Contract 2 of docs/design.md."""
+"""SMILES -> feature arrays (graphnorm.chem), Contract 2 of docs/design.md."""
 import csv
 import gzip
 import os
@@ -11,9 +11,9 @@ from ogb.utils import smiles2graph
 from rdkit import Chem
 from torch_geometric.data import Batch
 
-from graphnorm.graph.featurize import (FEATURIZER_VERSION, ZINC_ATOM_DICT, FeaturizationError,
-                                       add_paths, smiles_to_data, smiles_to_data_many)
-from graphnorm.graph.paths import shortest_paths
+from graphnorm.chem import (FEATURIZER_VERSION, ZINC_ATOM_DICT, FeaturizationError,
+                            FeaturizerConfig, featurize_many, graph_data, smiles_to_data)
+from graphnorm.chem.paths import shortest_paths, shortest_paths_many
 
 RAW = Path(os.environ.get("GRAPHNORM_RAW_DIR",
                           Path(__file__).resolve().parents[3] / "shared" / "datasets"))
@@ -35,6 +35,12 @@ UNSANITIZABLE_HIV = {
             27),
 }
 ZINC_TRAIN0 = "COc1ccc2ccc(O)c(CN3CCN(S(=O)(=O)c4ccn(C)c4)CC3)c2c1"
+
+
+def many(smiles, vocab="ogb", **kw):
+    """Data per SMILES (None where it failed), through the one featurizer pool."""
+    result = featurize_many(smiles, FeaturizerConfig(vocab=vocab), **kw)
+    return [None if g is None else graph_data(g, s) for s, g in zip(smiles, result.graphs)]
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +68,7 @@ def _check_contract(d, smiles, nf, ne, max_hops=5):
     assert d.spd.dtype == torch.uint8 and d.spd.shape == (n * n,)
     assert d.path.dtype == torch.int16 and d.path.shape == (n * n, max_hops)
     # paths index this graph's edges, consistent with the edge list
-    spd, path = shortest_paths(d.edge_index.numpy(), n, max_hops)
+    spd, path = shortest_paths(d.edge_index.numpy(), n, max_hops, 20)
     assert (d.spd.numpy() == spd).all() and (d.path.numpy() == path).all()
     assert int(d.path.max()) < max(e, 1)
 
@@ -72,7 +78,7 @@ def test_ogb_vocab_equals_smiles2graph(hiv_smiles):
     rng = np.random.default_rng(0)
     sample = [hiv_smiles[i] for i in rng.choice(len(hiv_smiles), 150, replace=False)]
     sample = [s for s in sample if Chem.MolFromSmiles(s) is not None]
-    for s, d in zip(sample, smiles_to_data_many(sample, "ogb")):
+    for s, d in zip(sample, many(sample, "ogb")):
         g = smiles2graph(s)
         np.testing.assert_array_equal(d.x.numpy(), g["node_feat"])
         np.testing.assert_array_equal(d.edge_index.numpy(), g["edge_index"])
@@ -113,8 +119,8 @@ def test_zinc_vocab_covers_a_subset_sample(zinc_subset):
     everything = zinc_subset["train"] + zinc_subset["val"] + zinc_subset["test"]
     assert len(everything) == 12000
     sample = [everything[i] for i in rng.choice(12000, 800, replace=False)]
-    data = smiles_to_data_many(sample, "zinc")  # raises on any atom outside the dictionary
-    assert len(data) == 800 and all(d.x.max() < 28 for d in data)
+    data = many(sample, "zinc")  # None for any atom outside the dictionary
+    assert len(data) == 800 and all(d is not None and d.x.max() < 28 for d in data)
     assert 21 < np.mean([d.num_nodes for d in data]) < 25.5  # subset mean is 23.15
 
 
@@ -164,8 +170,8 @@ def test_impossible_valence_is_refused_with_rdkits_reason(smiles, atom, vocab):
         smiles_to_data(smiles, vocab)
     msg = str(err.value)
     assert repr(smiles) in msg and "valence" in msg and atom in msg  # RDKit's own reason
-    out = smiles_to_data_many(["CCO", smiles], vocab, errors="none", workers=2, chunk_size=1)
-    assert out[0] is not None and out[1] is None
+    out = featurize_many(["CCO", smiles], FeaturizerConfig(vocab=vocab), workers=2, chunk_size=1)
+    assert out.graphs[0] is not None and out.graphs[1] is None and out.errors[1] == msg
     # benchmarks keep valence-only failures, as OGB does
     assert smiles_to_data(smiles, vocab, sanitize="benchmark").num_nodes == smiles.count("C")
 
@@ -177,11 +183,11 @@ def test_unkekulizable_reason_and_unknown_sanitize_mode():
         smiles_to_data("CCO", sanitize="lenient")
 
 
-def test_many_errors_raise_or_leave_none():
-    with pytest.raises(FeaturizationError, match="C1CC"):
-        smiles_to_data_many(["CCO", "C1CC", "CC"])
-    out = smiles_to_data_many(["CCO", "C1CC", "CC"], errors="none")
-    assert out[1] is None and out[0].smiles == "CCO" and out[2].num_nodes == 2
+def test_many_leaves_none_and_the_message_in_place():
+    out = featurize_many(["CCO", "C1CC", "CC"], FeaturizerConfig())
+    assert out.graphs[1] is None and out.graphs[2]["x"].shape[0] == 2
+    assert out.errors == [None, "RDKit cannot parse SMILES 'C1CC'", None]
+    assert out.failures() == [(1, "RDKit cannot parse SMILES 'C1CC'")]
 
 
 @pytest.mark.parametrize("vocab", ["ogb", "zinc"])
@@ -201,8 +207,8 @@ def test_hydrogens_are_implicit():
 
 def test_workers_and_chunks_do_not_change_results():
     smiles = ["CCO", "c1ccccc1", "[Na+].[Cl-]", "CC(=O)O", "C", "N#Cc1ccccc1"] * 4
-    one = smiles_to_data_many(smiles, "ogb", workers=1, chunk_size=512)
-    two = smiles_to_data_many(smiles, "ogb", workers=2, chunk_size=5)
+    one = many(smiles, "ogb", workers=1, chunk_size=512)
+    two = many(smiles, "ogb", workers=2, chunk_size=5)
     for a, b in zip(one, two):
         assert a.smiles == b.smiles
         for key in ("x", "edge_index", "edge_attr", "spd", "path"):
@@ -210,11 +216,10 @@ def test_workers_and_chunks_do_not_change_results():
 
 
 def test_batches_with_pyg_and_official_loader_graphs_get_paths():
-    data = smiles_to_data_many(["CCO", "c1ccccc1", "C"])
+    data = many(["CCO", "c1ccccc1", "C"])
     batch = Batch.from_data_list(data)
     assert batch.spd.shape == (9 + 36 + 1,) and batch.path.shape == (46, 5)
-    g = smiles2graph("c1ccccc1")
-    from torch_geometric.data import Data
-    other = add_paths(Data(edge_index=torch.from_numpy(g["edge_index"]), num_nodes=6))
-    assert torch.equal(other.spd, data[1].spd) and torch.equal(other.path, data[1].path)
+    g = smiles2graph("c1ccccc1")  # an official loader's graph: paths from its edge list
+    (spd, path), = shortest_paths_many([(g["edge_index"], 6)], 5, 20)
+    assert (spd == data[1].spd.numpy()).all() and (path == data[1].path.numpy()).all()
     assert isinstance(FEATURIZER_VERSION, int)

@@ -1,0 +1,95 @@
+"""`FeaturizerConfig`: the settings that data and model must share, defined once.
+
+The vocabulary fixes the atom/bond feature columns (the model's embedding tables); `max_hops`
+is the length of the edge paths (the model's hop matrices); `max_dist` caps shortest-path
+distances (the model's distance buckets). A training run carries one config; it keys the
+dataset cache and sizes the model, and the checkpoint stores it so that `predict`, `embed`
+and `analyze` featurize exactly as training did.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .paths import UNREACHABLE  # spd of unreachable pairs (uint8): max_dist stays below it
+
+FEATURIZER_VERSION = 1  # bump whenever any produced array changes: it keys the dataset cache
+VOCABS = ("ogb", "zinc")
+
+# What checkpoints written before the config existed were trained with (the defaults of
+# that time). A fact about old files: never change it, even if the defaults below change.
+PRE_CONFIG_SETTINGS = {"max_hops": 5, "max_dist": 20}
+
+ZINC_ATOM_DIMS = (28,)  # the ZINC (benchmarking-gnns) atom dictionary
+ZINC_BOND_DIMS = (3,)  # single, double, triple (kekulized)
+
+
+def vocab_dims(vocab: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Atom and bond feature sizes of a vocabulary ("zinc" or "ogb")."""
+    if vocab == "zinc":
+        return ZINC_ATOM_DIMS, ZINC_BOND_DIMS
+    if vocab == "ogb":
+        from ogb.utils.features import get_atom_feature_dims, get_bond_feature_dims
+
+        return tuple(get_atom_feature_dims()), tuple(get_bond_feature_dims())
+    raise ValueError(f"unknown vocab {vocab!r}; expected one of {VOCABS}")
+
+
+@dataclass(frozen=True)
+class FeaturizerConfig:
+    vocab: str = "ogb"  # "ogb" (any organic molecule) or "zinc" (the ZINC benchmark's dictionary)
+    max_hops: int = 5  # edges per shortest path that the edge encoding sees
+    max_dist: int = 20  # shortest-path distances are capped here
+    version: int = FEATURIZER_VERSION
+
+    def __post_init__(self):
+        if self.vocab not in VOCABS:
+            raise ValueError(f"featurizer vocab must be one of {VOCABS}, got {self.vocab!r}")
+        for name in ("max_hops", "max_dist", "version"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"featurizer {name} must be an integer, got {value!r}")
+        if self.max_hops < 0:
+            raise ValueError(f"featurizer max_hops must be >= 0, got {self.max_hops}")
+        if not 0 <= self.max_dist < UNREACHABLE:
+            raise ValueError(f"featurizer max_dist must be in [0, {UNREACHABLE - 1}], "
+                             f"got {self.max_dist}")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FeaturizerConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"unknown featurizer keys {unknown}; valid: {sorted(names)}")
+        return cls(**d)
+
+    @classmethod
+    def from_checkpoint(cls, featurizer: dict, model_config: dict) -> "FeaturizerConfig":
+        """The config of a checkpoint's ``featurizer`` block: format 3 stores it whole;
+        formats 1-2 stored vocab/version (+ max_hops, max_dist, or only in the model
+        config); what neither names is `PRE_CONFIG_SETTINGS`."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in featurizer.items() if k in known}  # format 1-2: also "name"
+        for key, old in PRE_CONFIG_SETTINGS.items():
+            values.setdefault(key, model_config.get(key, old))
+        return cls(**values)
+
+    @property
+    def feature_dims(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(atom, bond) feature sizes: the model's embedding tables."""
+        return vocab_dims(self.vocab)
+
+    @property
+    def tag(self) -> str:
+        """Short name for cache folders, e.g. ``h5-d20``."""
+        return f"h{self.max_hops}-d{self.max_dist}"
+
+    def check_current(self, what: str) -> None:
+        """Refuse data featurized by another featurizer version (``what`` names its source)."""
+        if self.version != FEATURIZER_VERSION:
+            raise ValueError(f"{what} was featurized with featurizer version {self.version}, "
+                             f"this graphnorm has version {FEATURIZER_VERSION}; retrain, or "
+                             "install the graphnorm version that wrote it")

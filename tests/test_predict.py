@@ -1,0 +1,111 @@
+"""Prediction from SMILES with a trained checkpoint (graphnorm/predict.py, `graphnorm
+predict`): rows in order with their own errors, sizes beyond training flagged, batch-
+independent outputs, the featurizer read back from the checkpoint."""
+import pandas as pd
+import pytest
+
+from graphnorm.predict import load_predictor
+
+
+def test_predictor_rows_in_order_with_errors(tiny_run):
+    out, _ = tiny_run
+    predictor = load_predictor(out / "best.ckpt")
+    df = predictor.predict(["CCO", "not a smiles", "", "c1ccccc1", "[U]"])
+    assert list(df.columns) == ["smiles", "prediction", "error"]
+    assert df.error.tolist()[0] == "" and df.error.tolist()[3] == ""
+    assert "not a smiles" in df.error[1] and "empty" in df.error[2] and "[U]" in df.error[4]
+    assert df.prediction[[1, 2, 4]].isna().all() and df.prediction[[0, 3]].notna().all()
+
+
+def test_predict_refuses_molecules_rdkit_cannot_sanitize(tiny_run):
+    """A five-valent carbon gets an error row with RDKit's reason, never a number."""
+    out, _ = tiny_run
+    bad = ["C(C)(C)(C)(C)C", "C#C#C"]
+    df = load_predictor(out / "best.ckpt").predict(["CCO"] + bad)
+    assert df.prediction[1:].isna().all() and df.prediction[0] == df.prediction[0]
+    for i, s in enumerate(bad, 1):
+        assert repr(s) in df.error[i] and "valence" in df.error[i]
+
+
+def test_prediction_beyond_training_sizes_is_flagged(tiny_run, zinc_subset):
+    out, _ = tiny_run
+    predictor = load_predictor(out / "best.ckpt")
+    from graphnorm.predict import ExtrapolationWarning
+    from graphnorm.train.datamodule import graph_sizes
+
+    largest = int(graph_sizes(zinc_subset["train"]).max())
+    assert predictor.loaded.meta["train_domain"]["max_atoms"] <= largest  # a slice of train
+    huge = "C" * (largest + 5)
+    # rows are counted from 1, as a user counts them (df.attrs keys stay DataFrame positions)
+    with pytest.warns(ExtrapolationWarning, match=f"row 2 .*{largest + 5} atoms"):
+        df = predictor.predict(["CCO", huge])
+    assert (df.error == "").all() and df.prediction.notna().all()
+    assert list(df.attrs["warnings"]) == [1] and "extrapolation" in df.attrs["warnings"][1]
+
+
+def test_prediction_alone_equals_prediction_in_batch(tiny_run):
+    out, _ = tiny_run
+    predictor = load_predictor(out / "best.ckpt")
+    mols = ["CCO", "c1ccccc1", "CC(=O)Nc1ccc(O)cc1", "CCN(CC)CC", "O=C(O)c1ccccc1O"]
+    together = predictor.predict(mols).prediction
+    alone = [predictor.predict([m]).prediction[0] for m in mols]
+    assert together.tolist() == pytest.approx(alone, abs=1e-5)
+
+
+def test_cli_predict_file_and_exit_codes(tiny_run, tmp_path):
+    from graphnorm.cli import main
+
+    out, _ = tiny_run
+    smi = tmp_path / "mols.smi"
+    smi.write_text("CCO ethanol\nxyz\n\nc1ccccc1\n")
+    csv = tmp_path / "preds.csv"
+    assert main(["predict", "--checkpoint", str(out / "best.ckpt"), "--input", str(smi),
+                 "--output", str(csv)]) == 0
+    df = pd.read_csv(csv, keep_default_na=False)
+    assert df.smiles.tolist() == ["CCO", "xyz", "", "c1ccccc1"]
+    assert (df.error != "").tolist() == [False, True, True, False]
+    bad = tmp_path / "bad.smi"
+    bad.write_text("xyz\nC1CC\n")
+    assert main(["predict", "--checkpoint", str(out / "best.ckpt"), "--input", str(bad),
+                 "--output", str(tmp_path / "b.csv")]) == 1
+    empty = tmp_path / "empty.smi"
+    empty.write_text("")
+    assert main(["predict", "--checkpoint", str(out / "best.ckpt"), "--input", str(empty)]) == 2
+
+
+def test_cli_predict_reports_extrapolation_on_stderr(tiny_run, capsys):
+    from graphnorm.cli import main
+
+    out, _ = tiny_run
+    assert main(["predict", "--checkpoint", str(out / "best.ckpt"), "--smiles", "CCO", "C" * 90]) == 0
+    captured = capsys.readouterr()
+    assert "graphnorm predict: warning: argument 2" in captured.err and "90 atoms" in captured.err
+    assert captured.out.splitlines()[0] == "smiles,prediction,error" and len(captured.out.splitlines()) == 3
+
+
+
+
+def test_each_failure_is_featurized_once_and_keeps_its_message(tiny_run, monkeypatch):
+    """One pass of the featurizer pool gives arrays and messages together: no molecule is
+    featurized a second time to recover its error."""
+    import graphnorm.chem.featurize as featurize
+
+    calls = []
+    real = featurize.smiles_to_graph
+    monkeypatch.setattr(featurize, "smiles_to_graph",
+                        lambda s, *a: calls.append(s) or real(s, *a))
+    out, _ = tiny_run
+    df = load_predictor(out / "best.ckpt").predict(["CCO", "C1CC", "  ", "c1ccccc1"])
+    assert sorted(calls) == sorted(["CCO", "C1CC", "c1ccccc1"])  # the blank row: no call
+    assert df.error.tolist() == ["", "FeaturizationError: RDKit cannot parse SMILES 'C1CC'",
+                                 "ValueError: empty SMILES", ""]
+
+
+def test_predictor_featurizes_as_the_checkpoint_was_trained(tiny_run):
+    from graphnorm.chem import FeaturizerConfig
+
+    out, _ = tiny_run
+    predictor = load_predictor(out / "best.ckpt")
+    assert predictor.featurizer == FeaturizerConfig(vocab="zinc")
+    (row, graph), = predictor.featurize(["CCO"])[0]
+    assert graph.path.shape == (9, predictor.featurizer.max_hops)
