@@ -66,3 +66,24 @@ def test_model_packages_stay_below_data_train_analysis_cli():
         assert bad == [], bad
     for layer in ("text", "vision"):  # the text and vision adapters need no molecules
         assert _violations(layer, {"norms", "nn"}) == []
+
+
+def test_no_import_cycles():
+    graph = _imports()
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if dep.startswith(node + "."):
+                continue  # a package importing its own submodules is not a cycle
+            if state.get(dep) == 1:
+                cycle = path[path.index(dep):] + [dep] if dep in path else [node, dep]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if dep not in state:
+                visit(dep, path + [dep])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
