@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import lightning as L
@@ -87,6 +88,8 @@ def keep_history(log_dir: Path) -> None:
     if current.is_file():
         k = len(list(log_dir.glob("metrics.part*.csv")))
         current.rename(log_dir / f"metrics.part{k}.csv")
+    # the history is safe now: Lightning's "logs will be deleted" warning would only alarm
+    warnings.filterwarnings("ignore", message=r"Experiment logs directory .* exists and is not empty")
 
 
 def merge_history(log_dir: Path) -> None:

@@ -1,5 +1,7 @@
-"""Progress output: a bar on a terminal, one line per epoch in logs (not a redraw per batch)."""
+"""Progress output (a bar on a terminal, a line per epoch in logs) and quiet resumes."""
 import io
+
+import pytest
 
 from graphnorm.train.callbacks import EpochLines, EpochProgressBar, progress_callbacks
 from graphnorm.train.config import TrainConfig
@@ -26,3 +28,12 @@ def test_log_output_is_a_line_per_epoch(raw_dir, cache_root, zinc_subset, tmp_pa
     assert [line.split(":")[0] for line in epoch_lines] == ["epoch 1", "epoch 2", "epoch 3"]
     assert all("val/mae" in line for line in epoch_lines)
     assert "it/s" not in out and "\r" not in out
+
+
+@pytest.mark.filterwarnings("error:Experiment logs directory")
+def test_resume_keeps_history_without_a_deletion_warning(raw_dir, cache_root, zinc_subset, tmp_path):
+    kw = dict(dataset="zinc-subset", preset="tiny", raw_dir=str(raw_dir), cache_root=str(cache_root),
+              batch_size=64, limit_train=128, limit_eval=64, out=str(tmp_path), progress=False)
+    train(TrainConfig(max_epochs=1, **kw))
+    train(TrainConfig(max_epochs=2, resume=True, **kw))  # the warning would raise here
+    assert (tmp_path / "logs" / "metrics.csv").is_file()
