@@ -19,7 +19,8 @@ from graphnorm.train.evaluate import predictloader
 
 
 def largest_ring(smiles: str) -> int:
-    rings = Chem.MolFromSmiles(smiles).GetRingInfo().AtomRings()
+    mol = Chem.MolFromSmiles(smiles)  # keep a reference: RingInfo does not own the molecule
+    rings = mol.GetRingInfo().AtomRings()
     return max((len(r) for r in rings), default=0)
 
 
