@@ -237,8 +237,8 @@ def embedding_report(
     """All metrics of one embedding matrix `z` [N, D] as a JSON-serializable dict.
 
     Keys: n, dim, n_used (rows after subsampling), t, uniformity, ev_1, ev ({"k": EV_k} for
-    the ks <= D), effective_rank, spectrum (singular values / largest, see
-    `singular_values`), ev_curve. Undefined values (no variance, N = 1) are None, never NaN,
+    the ks <= D), effective_rank, singular_values (raw, of the centered matrix), spectrum
+    (singular values / largest, see `singular_values`), ev_curve. Undefined values (no variance, N = 1) are None, never NaN,
     so json.dumps(..., allow_nan=False) works.
     """
     h = _as_matrix(z, max_samples, seed)  # subsample once; every metric uses the same rows
@@ -254,6 +254,7 @@ def embedding_report(
         "ev_1": _finite_or_none(curve[0]),
         "ev": {str(k): _finite_or_none(curve[min(k, len(curve)) - 1]) for k in ks if 1 <= k <= dim},
         "effective_rank": _finite_or_none(_effective_rank(raw)),
+        "singular_values": [float(v) for v in raw],  # raw: tables and plots redraw from these
         "spectrum": [float(v) for v in _normalized(raw, "max")],
         "ev_curve": [_finite_or_none(v) for v in curve],
     }

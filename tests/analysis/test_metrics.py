@@ -184,6 +184,8 @@ def test_embedding_report_is_json_and_consistent():
     assert rep["ev"]["3"] == pytest.approx(explained_variance(z, 3))
     assert rep["effective_rank"] == pytest.approx(effective_rank(z))
     np.testing.assert_allclose(rep["spectrum"], singular_values(z))
+    centered = z.detach().double().numpy() - z.detach().double().numpy().mean(0)
+    np.testing.assert_allclose(rep["singular_values"], np.linalg.svd(centered, compute_uv=False))
     assert len(rep["ev_curve"]) == 24
 
 
