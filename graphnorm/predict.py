@@ -47,9 +47,11 @@ class Predictor:
     standard deviation (``<target>_std``: how much the models disagree, not a calibrated
     error bar)."""
 
-    def __init__(self, loaded: LoadedModel | Sequence[LoadedModel], batch_size: int = 128):
+    def __init__(self, loaded: LoadedModel | Sequence[LoadedModel], batch_size: int = 128,
+                 rows_per_pass: int = 20_000):
         self.members = [loaded] if isinstance(loaded, LoadedModel) else list(loaded)
         self.loaded, self.batch_size = self.members[0], batch_size
+        self.rows_per_pass = max(1, rows_per_pass)  # molecules featurized and held at a time
         _same(self.members, "the featurizer", lambda m: m.featurizer)
         _same(self.members, "the task", lambda m: (m.task["task_type"], m.targets))
         self.featurizer = self.loaded.featurizer  # as the checkpoint was trained
@@ -104,21 +106,26 @@ class Predictor:
         """
         smiles = list(smiles)
         labels = list(labels) if labels is not None else [f"row {i + 1}" for i in range(len(smiles))]
-        graphs, errors = self.featurize(smiles, errors)
+        errors = list(errors) if errors is not None else [""] * len(smiles)
         cols = self.columns
         mean = np.full((len(smiles), len(cols)), np.nan)
         std = np.full_like(mean, np.nan)
         flags: list = [""] * len(smiles)
         max_atoms = self.loaded.meta.get("train_domain", {}).get("max_atoms")
-        for chunk, batch in self.batches(graphs):
-            out = torch.stack([m.predict_batch(batch) for m in self.members])  # [M, B, T]
-            rows = [i for i, _ in chunk]
-            mean[rows] = out.mean(0).double().numpy()
-            std[rows] = out.std(0, unbiased=False).double().numpy()
-            for i, g in chunk:
-                if max_atoms is not None and int(g.num_nodes) > max_atoms:
-                    flags[i] = (f"{int(g.num_nodes)} atoms, more than any training molecule "
-                                f"({max_atoms}): the prediction is an extrapolation")
+        # featurized graphs (all-pairs paths) take ~100x the memory of a result row: hold one
+        # slice of a huge input at a time, not the whole file
+        for start in range(0, len(smiles), self.rows_per_pass):
+            stop = min(len(smiles), start + self.rows_per_pass)
+            graphs, errors[start:stop] = self.featurize(smiles[start:stop], errors[start:stop])
+            for chunk, batch in self.batches(graphs):
+                out = torch.stack([m.predict_batch(batch) for m in self.members])  # [M, B, T]
+                rows = [start + i for i, _ in chunk]
+                mean[rows] = out.mean(0).double().numpy()
+                std[rows] = out.std(0, unbiased=False).double().numpy()
+                for i, g in chunk:
+                    if max_atoms is not None and int(g.num_nodes) > max_atoms:
+                        flags[start + i] = (f"{int(g.num_nodes)} atoms, more than any training "
+                                            f"molecule ({max_atoms}): the prediction is an extrapolation")
         data = {"smiles": smiles}
         for j, c in enumerate(cols):
             data[c] = [None if errors[i] else float(mean[i, j]) for i in range(len(smiles))]

@@ -109,3 +109,24 @@ def test_predictor_featurizes_as_the_checkpoint_was_trained(tiny_run):
     assert predictor.featurizer == FeaturizerConfig(vocab="zinc")
     (row, graph), = predictor.featurize(["CCO"])[0]
     assert graph.path.shape == (9, predictor.featurizer.max_hops)
+
+
+def test_huge_inputs_are_featurized_a_slice_at_a_time(tiny_run, monkeypatch):
+    """Rows, errors and extrapolation flags land where they belong when the input is
+    featurized in slices (memory stays flat on huge files)."""
+    import warnings
+
+    from graphnorm.predict import Predictor
+
+    out, _ = tiny_run
+    whole = load_predictor(out / "best.ckpt")
+    mols = ["CCO", "not a smiles", "c1ccccc1", "", "CC(=O)Nc1ccc(O)cc1", "C" * 60, "[U]", "CCN(CC)CC"]
+    sliced = Predictor(whole.members, rows_per_pass=3)
+    seen = []
+    monkeypatch.setattr(sliced, "featurize", lambda s, e: (seen.append(len(s)), whole.featurize(s, e))[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = whole.predict(mols), sliced.predict(mols)
+    assert seen == [3, 3, 2]
+    pd.testing.assert_frame_equal(a, b, check_exact=False, atol=1e-5, rtol=0)
+    assert a.attrs["warnings"].keys() == b.attrs["warnings"].keys() == {5}
