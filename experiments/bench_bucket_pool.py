@@ -7,7 +7,14 @@ steps at one thread.
 
     GRAPHNORM_RAW_DIR=../shared/datasets python experiments/bench_bucket_pool.py
 """
-import os, sys, time, torch
+import os
+import random
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_recipes import steps  # noqa: E402
 from graphnorm.graph import LengthBucketSampler, collate_graphs
 from graphnorm.models import build_model
 from graphnorm.train.config import TrainConfig
@@ -20,15 +27,12 @@ ds = dm.splits["train"]; sizes = graph_sizes(ds).tolist()
 for pool in [4, 16, 64]:
     sampler = LengthBucketSampler(sizes, 64, pool_batches=pool)
     idxs = list(sampler)
-    import random; random.Random(0).shuffle(idxs)
+    random.Random(0).shuffle(idxs)
     mx = [max(sizes[i] for i in idx) for idx in idxs]
     pad = sum(len(idx) * (m + 1) ** 2 for idx, m in zip(idxs, mx)) / sum((sizes[i] + 1) ** 2 for idx in idxs for i in idx)
     batches = [collate_graphs([ds[i] for i in idx]) for idx in idxs[:40]]
     torch.manual_seed(0)
     model = build_model(model_config_for(cfg, dm.info, dm.featurizer)).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    t0 = time.perf_counter()
-    for b in batches:
-        opt.zero_grad(); model(b).float().mean().backward(); opt.step()
-    t = time.perf_counter() - t0
+    t = steps(model, batches, opt)  # the training step bench_recipes times
     print(f"pool {pool}: mean batch max_nodes {sum(mx)/len(mx):.1f}, padded/real N^2 {pad:.2f}, {sum(b.num_graphs for b in batches)/t:.0f} graphs/s", flush=True)
