@@ -97,13 +97,19 @@ class Predictor:
             yield chunk, collate_graphs([g for _, g in chunk])
 
     def predict(self, smiles: Sequence[str], labels: Optional[Sequence[str]] = None,
-                errors: Optional[Sequence[str]] = None) -> pd.DataFrame:
+                errors: Optional[Sequence[str]] = None, progress: bool = False) -> pd.DataFrame:
         """One row per input, in order: ``smiles``, a column per target (``prediction`` for
         one target), ``<column>_std`` for an ensemble, ``error``.
 
         ``labels`` name the rows in warnings as the user counts them (default ``row 1``,
         ``row 2``, ...); ``errors`` pre-set an error for rows that cannot be read.
+        ``progress``: a bar on stderr when it is a terminal, else a line per slice of
+        ``rows_per_pass`` rows when the input has several.
         """
+        from tqdm.auto import tqdm
+
+        from graphnorm.data.build import bar_enabled, stage
+
         smiles = list(smiles)
         labels = list(labels) if labels is not None else [f"row {i + 1}" for i in range(len(smiles))]
         errors = list(errors) if errors is not None else [""] * len(smiles)
@@ -114,9 +120,12 @@ class Predictor:
         max_atoms = self.loaded.meta.get("train_domain", {}).get("max_atoms")
         # featurized graphs (all-pairs paths) take ~100x the memory of a result row: hold one
         # slice of a huge input at a time, not the whole file
+        bar_on, lines = bar_enabled(progress), progress and len(smiles) > self.rows_per_pass
+        bar = tqdm(total=len(smiles), desc="predicting", unit="mol", disable=not bar_on)
         for start in range(0, len(smiles), self.rows_per_pass):
             stop = min(len(smiles), start + self.rows_per_pass)
             graphs, errors[start:stop] = self.featurize(smiles[start:stop], errors[start:stop])
+            bar.update(stop - start - len(graphs))  # rows that failed are done
             for chunk, batch in self.batches(graphs):
                 out = torch.stack([m.predict_batch(batch) for m in self.members])  # [M, B, T]
                 rows = [start + i for i, _ in chunk]
@@ -126,6 +135,10 @@ class Predictor:
                     if max_atoms is not None and int(g.num_nodes) > max_atoms:
                         flags[start + i] = (f"{int(g.num_nodes)} atoms, more than any training "
                                             f"molecule ({max_atoms}): the prediction is an extrapolation")
+                bar.update(len(chunk))
+            if lines and not bar_on:
+                stage(True, f"predicted {stop:,}/{len(smiles):,} rows")
+        bar.close()
         data = {"smiles": smiles}
         for j, c in enumerate(cols):
             data[c] = [None if errors[i] else float(mean[i, j]) for i in range(len(smiles))]
@@ -143,13 +156,13 @@ class Predictor:
                  ExtrapolationWarning, stacklevel=2)
         return df
 
-    def predict_table(self, table: MoleculeTable) -> pd.DataFrame:
+    def predict_table(self, table: MoleculeTable, progress: bool = False) -> pd.DataFrame:
         """Predictions for every row of a read table, keeping its other columns (e.g. ``id``);
         an input column named like an output column is kept as ``<name>_input``."""
         errors = [""] * len(table)
         for k, why in table.bad_rows.items():
             errors[k] = f"UnicodeDecodeError: {why}" if "UTF-8" in why else why
-        df = self.predict(table.smiles, table.labels, errors)
+        df = self.predict(table.smiles, table.labels, errors, progress=progress)
         return join_input_columns(table, df)
 
 

@@ -83,7 +83,8 @@ def run_predict(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ExtrapolationWarning)
         for table, smiles, labels in parts:
-            df = predictor.predict_table(table) if table is not None else predictor.predict(smiles, labels)
+            df = (predictor.predict_table(table, progress=True) if table is not None
+                  else predictor.predict(smiles, labels, progress=True))
             warned.update({labels[i]: w for i, w in df.attrs["warnings"].items()})
             frames.append(df)
     for w in caught:  # one clean line each, not Python's file:line form

@@ -130,3 +130,38 @@ def test_huge_inputs_are_featurized_a_slice_at_a_time(tiny_run, monkeypatch):
     assert seen == [3, 3, 2]
     pd.testing.assert_frame_equal(a, b, check_exact=False, atol=1e-5, rtol=0)
     assert a.attrs["warnings"].keys() == b.attrs["warnings"].keys() == {5}
+
+
+def test_predict_progress_is_a_bar_on_a_terminal_and_lines_in_a_log(tiny_run, monkeypatch, capsys):
+    """Long predictions show progress: a tqdm bar on a terminal, a line per slice in a log
+    file, nothing for a one-slice input in a log or when progress is off."""
+    import io
+    import sys
+    import warnings
+
+    from graphnorm.predict import Predictor
+
+    out, _ = tiny_run
+    whole = load_predictor(out / "best.ckpt")
+    mols = ["CCO", "not a smiles", "c1ccccc1", "", "CC(=O)Nc1ccc(O)cc1", "CCCC", "[U]", "CCN(CC)CC"]
+    sliced = Predictor(whole.members, rows_per_pass=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sliced.predict(mols, progress=False)
+        whole.predict(mols, progress=True)
+        assert capsys.readouterr().err == ""
+        sliced.predict(mols, progress=True)
+        err = capsys.readouterr().err
+        assert [line for line in err.splitlines() if "predicted" in line] == [
+            "[graphnorm] predicted 3/8 rows", "[graphnorm] predicted 6/8 rows",
+            "[graphnorm] predicted 8/8 rows"]
+
+        class Terminal(io.StringIO):
+            def isatty(self):
+                return True
+
+        term = Terminal()
+        monkeypatch.setattr(sys, "stderr", term)
+        df = sliced.predict(mols, progress=True)
+    assert "predicting" in term.getvalue() and "8/8" in term.getvalue()
+    assert df.error.ne("").sum() == 3
