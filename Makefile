@@ -9,7 +9,8 @@ STAMP  := $(VENV)/.graphnorm-installed
 # a wall-time budget for the whole run (data set-up included); e.g. make train TIME=25m
 TIME   ?= 2m30s
 NORM   ?= sep:bn+bn
-OUT    ?= runs/zinc-subset-$(subst :,-,$(subst +,-,$(NORM)))
+# a new directory per run: `graphnorm train` refuses to overwrite a trained run (--resume continues one)
+OUT    ?= runs/zinc-subset-$(subst :,-,$(subst +,-,$(NORM)))-$(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: setup train test bench clean
 

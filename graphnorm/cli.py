@@ -227,7 +227,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (FileNotFoundError, ValueError, RuntimeError) as err:
+    except (FileNotFoundError, FileExistsError, ValueError, RuntimeError) as err:
         if os.environ.get("GRAPHNORM_DEBUG"):  # full traceback for bug reports
             raise
         print(f"graphnorm {args.command}: error: {err}", file=sys.stderr)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import lightning as L
@@ -81,35 +80,40 @@ def progress_callbacks(enabled: bool, stream=None) -> list:
     return [EpochProgressBar()] if stream.isatty() else [EpochLines(stream)]
 
 
-def keep_history(log_dir: Path) -> None:
-    """Before a resume: move ``metrics.csv`` aside (Lightning's CSV logger deletes it), as
-    ``metrics.part<k>.csv``; :func:`merge_history` puts the parts back together."""
-    current = log_dir / "metrics.csv"
+def keep_history(run_dir: Path) -> None:
+    """Before a resume: move the CSV log out of ``logs/`` (Lightning's CSV logger starts a new
+    ``metrics.csv`` there and deletes what it finds) into ``history/metrics.part<k>.csv``;
+    :func:`merge_history` puts the parts back together. ``logs/`` is left empty, so the
+    logger has nothing to warn about."""
+    logs, history = run_dir / "logs", run_dir / "history"
+    current = logs / "metrics.csv"
     if current.is_file():
-        k = len(list(log_dir.glob("metrics.part*.csv")))
-        current.rename(log_dir / f"metrics.part{k}.csv")
-    # the history is safe now: Lightning's "logs will be deleted" warning would only alarm
-    warnings.filterwarnings("ignore", message=r"Experiment logs directory .* exists and is not empty")
+        history.mkdir(exist_ok=True)
+        k = len(list(history.glob("metrics.part*.csv")))
+        current.rename(history / f"metrics.part{k}.csv")
+    (logs / "hparams.yaml").unlink(missing_ok=True)  # the resumed run writes it again
 
 
-def merge_history(log_dir: Path) -> None:
-    """``metrics.csv`` = every part in order, each cut where the next one resumed (rows logged
-    after the checkpoint a resume started from are replaced by the resumed run's rows)."""
+def merge_history(run_dir: Path) -> None:
+    """``logs/metrics.csv`` = every part in order, each cut where the next one resumed (rows
+    logged after the checkpoint a resume started from are replaced by the resumed run's)."""
     import pandas as pd
 
-    parts = sorted(log_dir.glob("metrics.part*.csv"), key=lambda p: int(p.stem[len("metrics.part"):]))
-    current = log_dir / "metrics.csv"
-    frames = [pd.read_csv(p) for p in parts] + ([pd.read_csv(current)] if current.is_file() else [])
-    if len(frames) < 2:
+    history, current = run_dir / "history", run_dir / "logs" / "metrics.csv"
+    parts = sorted(history.glob("metrics.part*.csv"), key=lambda p: int(p.stem[len("metrics.part"):]))
+    if not parts:
         return
+    frames = [pd.read_csv(p) for p in parts] + ([pd.read_csv(current)] if current.is_file() else [])
     kept = []
     for frame, nxt in zip(frames, frames[1:] + [None]):
         if nxt is not None and len(nxt) and "step" in nxt:
             frame = frame[frame["step"] < nxt["step"].min()]
         kept.append(frame)
+    current.parent.mkdir(exist_ok=True)
     pd.concat(kept, ignore_index=True).to_csv(current, index=False)
     for p in parts:
         p.unlink()
+    history.rmdir()
 
 
 def plot_learning_curve(metrics_csv: Path, out_png: Path, metric: str) -> None:

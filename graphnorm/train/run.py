@@ -74,10 +74,19 @@ def code_sha() -> str:
     return git_sha()
 
 
-# Lightning notices that say nothing about this run: our run directory holds logs/ before the
-# first checkpoint, and a deprecation inside Lightning's own pytree helper.
-warnings.filterwarnings("ignore", message=r".*exists and is not empty.*")
+# Lightning notices that say nothing about this run: checkpoints share the run directory with
+# logs/ and the data files by design, and a deprecation inside Lightning's own pytree helper.
+warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
 warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*")
+
+
+def refuse_overwrite(out: Path, resume: bool) -> None:
+    """A new run never overwrites a trained one: its checkpoints and log would be lost."""
+    found = [n for n in ("best.ckpt", "last.ckpt", "metrics.json") if (out / n).is_file()]
+    if found and not resume:
+        raise FileExistsError(
+            f"{out} already holds a run ({', '.join(found)}): --resume continues it; to start "
+            f"over, choose another --out or delete {out}")
 
 
 def train(cfg: TrainConfig) -> dict:
@@ -87,6 +96,7 @@ def train(cfg: TrainConfig) -> dict:
     build_norm(cfg.norm, 8)  # a typo in the norm spec fails now, not after loading data
     code_sha()  # fixed now, before a long run
     out = Path(cfg.out)
+    refuse_overwrite(out, cfg.resume)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
@@ -116,7 +126,7 @@ def train(cfg: TrainConfig) -> dict:
     ckpt = out / "last.ckpt"
     resuming = cfg.resume and ckpt.is_file()
     if resuming:
-        keep_history(out / "logs")
+        keep_history(out)
     trainer = L.Trainer(
         max_epochs=cfg.epochs_limit, max_time=max_time, accelerator=cfg.accelerator,
         devices=cfg.devices, strategy=cfg.strategy, callbacks=callbacks,
@@ -153,7 +163,7 @@ def train(cfg: TrainConfig) -> dict:
         "config": cfg.to_dict(),
     }
     (out / "metrics.json").write_text(json.dumps(result, indent=2))
-    merge_history(out / "logs")
+    merge_history(out)
     log_csv = out / "logs" / "metrics.csv"
     if log_csv.is_file():
         plot_learning_curve(log_csv, out / "learning_curve.png", metric)

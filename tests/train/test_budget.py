@@ -50,8 +50,14 @@ def test_budget_ending_inside_the_first_epoch_still_scores(raw_dir, cache_root, 
 
 
 def test_resume_reports_the_whole_run(raw_dir, cache_root, zinc_subset, tmp_path):
+    import warnings
+
     first = train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=2))
-    second = train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=4, resume=True))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # above every filter: the logger must have no cause
+        second = train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=4, resume=True))
+    assert not [w for w in caught if "exists and is not empty" in str(w.message)
+                and "Checkpoint directory" not in str(w.message)]
     log = pd.read_csv(tmp_path / "logs" / "metrics.csv")
     val = log.dropna(subset=["val/mae"])
     assert val["epoch"].tolist() == [0, 1, 2, 3]  # history of both sessions
@@ -59,7 +65,16 @@ def test_resume_reports_the_whole_run(raw_dir, cache_root, zinc_subset, tmp_path
     assert second["wall_time_s"] > first["wall_time_s"]  # not just the resumed part
     assert second["steps"] == 16 and second["train_graphs_per_s"] > 0
     assert second["best_epoch"] in (1, 2, 3, 4)  # epochs count from 1
-    assert not list((tmp_path / "logs").glob("metrics.part*.csv"))
+    assert not list(tmp_path.rglob("metrics.part*.csv")) and not (tmp_path / "history").exists()
+
+
+def test_a_new_run_never_overwrites_a_trained_one(raw_dir, cache_root, zinc_subset, tmp_path):
+    train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=1))
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.ckpt")}
+    with pytest.raises(FileExistsError, match=r"already holds a run \(best.ckpt, last.ckpt, "
+                       r"metrics.json\): --resume continues it"):
+        train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=1))
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.ckpt")} == before
 
 
 def _bn_model():
