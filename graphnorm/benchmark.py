@@ -17,6 +17,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from graphnorm.benchmark_plots import plot_curves, plot_summary
+
 
 def slug(norm: str) -> str:
     return norm.replace(":", "-").replace("+", "-")
@@ -165,7 +167,9 @@ def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
     # strict JSON: NaN (e.g. the reference variant's paired diff) becomes null
     (out / "summary.json").write_text(json.dumps(json_safe(meta), indent=2, allow_nan=False))
     (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"]))
-    plot_summary(df, metric, out / "summary.png", title=plot_title(runs, meta["dataset"]))
+    title = plot_title(runs, meta["dataset"])
+    plot_summary(df, metric, out / "summary.png", title=title)
+    plot_curves(out, runs, metric, out / "curves.png", title=title.replace(", mean ± std", ""))
     return df
 
 
@@ -224,29 +228,3 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str) -> str:
             f"| {r['params']:,} | {r['epochs']} | {r['wall_time_s_mean']:.0f} s | {r['hardware']} |")
     lines += ["", "Mean ± std over seeds, test and validation at the best validation epoch."]
     return "\n".join(lines) + "\n"
-
-
-def plot_summary(df: pd.DataFrame, metric: str, path: Path, title: str = "mean ± std over seeds"):
-    """Bars of val/test mean ± std per variant, y-axis from 0; returns the (closed) figure."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    x = np.arange(len(df))
-    fig, ax = plt.subplots(figsize=(1.2 * len(df) + 2.5, 3.8))
-    ax.bar(x - 0.2, df[f"val_{metric}_mean"], 0.4, yerr=df[f"val_{metric}_std"], capsize=3, label="validation")
-    ax.bar(x + 0.2, df[f"test_{metric}_mean"], 0.4, yerr=df[f"test_{metric}_std"], capsize=3, label="test")
-    ax.set_xticks(x, df["norm"], rotation=20)
-    ax.set_ylabel(metric)
-    # from 0: a cut axis makes small differences look large
-    tops = np.concatenate([(df[f"{s}_{metric}_mean"] + df[f"{s}_{metric}_std"].fillna(0)).values
-                           for s in ("val", "test")])
-    hi = np.nanmax(tops) if np.isfinite(tops).any() else 1.0
-    ax.set_ylim(0, 1.3 * hi if hi > 0 else 1.0)  # headroom for the legend above the bars
-    ax.legend(loc="upper right", ncol=2, fontsize=8)
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return fig

@@ -72,6 +72,27 @@ def test_summary_plot_starts_at_zero_and_names_dataset_budget_and_seeds(faked):
     assert fig.axes[0].get_title() == title and (out / "summary.png").stat().st_size > 0
 
 
+def test_curves_draw_every_logged_run_and_the_mean_per_variant(faked):
+    import pandas as pd
+
+    out, _, _ = faked
+    runs = bench.load_runs(out)
+    assert bench.plot_curves(out, runs, "mae", out / "c.png") is None  # no logs: no picture
+    assert not (out / "c.png").exists() and not (out / "curves.png").exists()
+    for seed, vals in ((0, [0.9, 0.7, 0.6]), (1, [1.1, 0.9])):  # seed 1 stopped earlier
+        logs = out / "runs" / "ln" / f"seed{seed}" / "logs"
+        logs.mkdir(parents=True)
+        rows = [{"epoch": e, "step": 10 * e, "train/loss": 1.0} for e in range(len(vals))]
+        rows += [{"epoch": e, "step": 10 * e + 9, "val/mae": v} for e, v in enumerate(vals)]
+        pd.DataFrame(rows).to_csv(logs / "metrics.csv", index=False)
+    fig = bench.plot_curves(out, runs, "mae", out / "c.png", title="t")
+    ax = fig.axes[0]
+    thin, mean = ax.lines[:2], ax.lines[2]
+    assert [list(line.get_xdata()) for line in thin] == [[1, 2, 3], [1, 2]]
+    assert list(mean.get_ydata()) == pytest.approx([1.0, 0.8, 0.6])
+    assert mean.get_label() == "ln (n=2)" and len(ax.lines) == 3 and (out / "c.png").is_file()
+
+
 def test_plot_title_names_a_time_budget():
     import pandas as pd
 
@@ -92,7 +113,7 @@ def real_bench(raw_dir, cache_root, zinc_subset, tmp_path_factory):
 
 def test_benchmark_summary_files_and_pairing(real_bench):
     out, _, df = real_bench
-    for name in ("summary.csv", "summary.json", "summary.md", "summary.png"):
+    for name in ("summary.csv", "summary.json", "summary.md", "summary.png", "curves.png"):
         assert (out / name).is_file(), name
     assert df.norm.tolist() == ["ln", "sep:bn+ln"] and df.seeds.tolist() == [2, 2]
     runs = {(r["norm"], r["seed"]): r["test_mae"] for r in

@@ -1,0 +1,77 @@
+"""Pictures of a benchmark: ``summary.png`` (bars per variant) and ``curves.png`` (every run's
+validation curve), both redrawn from the files of ``OUT/runs`` by ``benchmark.summarize``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def plot_summary(df: pd.DataFrame, metric: str, path: Path, title: str = "mean ± std over seeds"):
+    """Bars of val/test mean ± std per variant, y-axis from 0; returns the (closed) figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.arange(len(df))
+    fig, ax = plt.subplots(figsize=(1.2 * len(df) + 2.5, 3.8))
+    ax.bar(x - 0.2, df[f"val_{metric}_mean"], 0.4, yerr=df[f"val_{metric}_std"], capsize=3, label="validation")
+    ax.bar(x + 0.2, df[f"test_{metric}_mean"], 0.4, yerr=df[f"test_{metric}_std"], capsize=3, label="test")
+    ax.set_xticks(x, df["norm"], rotation=20)
+    ax.set_ylabel(metric)
+    # from 0: a cut axis makes small differences look large
+    tops = np.concatenate([(df[f"{s}_{metric}_mean"] + df[f"{s}_{metric}_std"].fillna(0)).values
+                           for s in ("val", "test")])
+    hi = np.nanmax(tops) if np.isfinite(tops).any() else 1.0
+    ax.set_ylim(0, 1.3 * hi if hi > 0 else 1.0)  # headroom for the legend above the bars
+    ax.legend(loc="upper right", ncol=2, fontsize=8)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return fig
+
+
+def plot_curves(out: Path, runs: pd.DataFrame, metric: str, path: Path, title: str = ""):
+    """Validation metric per epoch (1-based) of every run, a thin line per seed and a thick
+    line for the mean over the seeds that reached that epoch, a colour per variant. Shows
+    whether a budget ended on a flat curve. Runs without a CSV log are left out; returns the
+    (closed) figure, or None when no run has a log."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from graphnorm.benchmark import slug
+
+    col = f"val/{metric}"
+    fig, ax = plt.subplots(figsize=(7, 4))
+    drawn = 0
+    for k, name in enumerate(dict.fromkeys(runs["norm"])):
+        color, curves = f"C{k % 10}", []
+        for seed in sorted(runs.loc[runs["norm"] == name, "seed"]):
+            log = out / "runs" / slug(name) / f"seed{seed}" / "logs" / "metrics.csv"
+            if not log.is_file():
+                continue
+            v = pd.read_csv(log)
+            if col not in v:
+                continue
+            v = v.dropna(subset=[col]).groupby("epoch")[col].last()
+            curves.append(v)
+            ax.plot(v.index + 1, v.values, color=color, lw=0.6, alpha=0.45)
+            drawn += 1
+        if curves:
+            mean = pd.concat(curves, axis=1).mean(axis=1, skipna=True)
+            ax.plot(mean.index + 1, mean.values, color=color, lw=2, label=f"{name} (n={len(curves)})")
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set(xlabel="epoch", ylabel=f"validation {metric}")
+    ax.legend(fontsize=8)
+    ax.set_title(f"{title}: thin = one seed, thick = mean" if title else "validation curves", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return fig
