@@ -62,6 +62,10 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", dest="batch_size", type=int)
     p.add_argument("--lr", type=float)
     p.add_argument("--attention-dropout", dest="attention_dropout", type=float)
+    p.add_argument("--dropout", type=float)
+    p.add_argument("--ema-decay", dest="ema_decay", type=float,
+                   help="keep an exponential moving average of the weights (e.g. 0.999 per "
+                   "step); validation, checkpoints and predictions use it (default: off)")
     p.add_argument("--uniformity-weight", dest="uniformity_weight", type=float,
                    help="lambda of the uniformity term on [VNode] embeddings (seed paper Eq. 8)")
     p.add_argument("--raw-dir", dest="raw_dir", help="offline raw data (default: $GRAPHNORM_RAW_DIR)")
@@ -100,7 +104,7 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
 
 
 TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
-              "attention_dropout", "uniformity_weight", "raw_dir", "cache_root", "limit_train",
+              "attention_dropout", "dropout", "ema_decay", "uniformity_weight", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress",
               "data", "smiles_column", "target_columns", "task", "split", "split_sizes", "split_seed")
 

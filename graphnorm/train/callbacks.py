@@ -80,6 +80,17 @@ def progress_callbacks(enabled: bool, stream=None) -> list:
     return [EpochProgressBar()] if stream.isatty() else [EpochLines(stream)]
 
 
+def weight_averaging(decay: float, recalibrate: bool) -> L.Callback:
+    """Lightning's EMA of the weights, swapped in for validation and saved as the checkpoints'
+    ``state_dict`` (the live weights go to ``current_model_state`` for --resume). With
+    recalibration the average keeps its own BN statistics, re-estimated for the averaged
+    weights before each validation (an average of running statistics skewed by size buckets
+    would describe no weights); without, the statistics are averaged too."""
+    from lightning.pytorch.callbacks import EMAWeightAveraging
+
+    return EMAWeightAveraging(decay=decay, use_buffers=not recalibrate)
+
+
 def keep_history(run_dir: Path) -> None:
     """Before a resume: move the CSV log out of ``logs/`` (Lightning's CSV logger starts a new
     ``metrics.csv`` there and deletes what it finds) into ``history/metrics.part<k>.csv``;
@@ -148,13 +159,16 @@ class RecalibrateBatchStats(L.Callback):
     with size, so each batch's [VNode] statistics are those of one size bucket and the
     moving averages track the last few buckets (measured: val MAE 0.818 with them vs 0.628
     with random-batch statistics on one ``sep:bn+ln`` checkpoint). Checkpoints are written
-    after validation, so they carry the recalibrated statistics.
+    after validation, so they carry the recalibrated statistics; with weight averaging
+    (:func:`weight_averaging`) those of the averaged weights.
     """
 
     def __init__(self, num_batches: int = 8, seed: int = 0):
         self.num_batches, self.seed = num_batches, seed
 
-    def on_validation_start(self, trainer, pl_module) -> None:
+    def on_validation_epoch_start(self, trainer, pl_module) -> None:
+        # at epoch start, after the EMA callback (listed before this one) swapped the averaged
+        # weights in: the statistics are those of the weights being validated
         from graphnorm.norms import recalibrate_batch_stats
 
         if trainer.sanity_checking or not self.num_batches:

@@ -53,6 +53,8 @@ class TrainConfig:
     warmup_fraction: float = 0.06  # used when warmup_steps is None
     total_steps: Optional[int] = None  # None: max_epochs x steps per epoch
     grad_clip: float = 5.0
+    ema_decay: Optional[float] = None  # EMA of the weights (Lightning's EMAWeightAveraging),
+    # updated every step; validation, best.ckpt and predictions use the average
     max_epochs: Optional[int] = None  # None: 200, or no limit when max_time is set
     max_time: Optional[str] = None  # wall-time budget of the whole run, e.g. "25m", "1h30m"
     uniformity_weight: float = 0.0  # lambda of the U-MAE style term on [VNode] (seed paper Eq. 8)
@@ -71,6 +73,8 @@ class TrainConfig:
     threads: Optional[int] = None
 
     def __post_init__(self):
+        if self.ema_decay is not None and not 0.0 < self.ema_decay < 1.0:
+            raise ValueError(f"ema_decay must lie in (0, 1), e.g. 0.999; got {self.ema_decay}")
         if self.max_time is not None:
             parse_duration(self.max_time)  # a bad budget fails before any work
 

@@ -23,7 +23,7 @@ from lightning.pytorch.callbacks import ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 
 from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchStats, Throughput, keep_history,
-                        merge_history, plot_learning_curve)
+                        merge_history, plot_learning_curve, weight_averaging)
 from .config import TrainConfig
 from .datamodule import GraphDataModule
 from .evaluate import evaluate_checkpoint
@@ -117,7 +117,9 @@ def train(cfg: TrainConfig) -> dict:
     last_cb = ModelCheckpoint(dirpath=out, filename="last", every_n_train_steps=cfg.checkpoint_every_n_steps,
                               enable_version_counter=False)
     speed = Throughput(started)
-    callbacks = [best_cb, last_cb, speed, RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed)]
+    averaging = [weight_averaging(cfg.ema_decay, cfg.recalibrate_batches > 0)] if cfg.ema_decay else []
+    callbacks = [best_cb, last_cb, speed, *averaging,  # averaging first: it swaps weights in,
+                 RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed)]  # then BN re-estimated
     progress = progress_callbacks(cfg.progress)
     callbacks += progress
     max_time = None

@@ -134,3 +134,36 @@ def test_only_linear_weights_are_decayed():
     assert id(model.attn_bias.virtual_distance) not in ids
     assert id(model.blocks[0].attn.qkv.weight) in ids and id(model.blocks[0].attn.qkv.bias) not in ids
     assert len(decay) + len(no_decay) == len(list(model.parameters()))
+
+
+def test_ema_validates_and_saves_the_average_with_its_own_bn_statistics(raw_dir, cache_root, zinc_subset, tmp_path):
+    """--ema-decay: best.ckpt holds the averaged weights (the live ones under
+    current_model_state), and their BN statistics are those re-estimated for the averaged
+    weights before that validation -- not the live model's, not stale ones."""
+    from graphnorm.checkpoint import load_checkpoint
+    from graphnorm.train.datamodule import GraphDataModule
+
+    cfg = tiny_config(raw_dir, cache_root, tmp_path, ema_decay=0.9)
+    result = train(cfg)
+    ckpt = torch.load(tmp_path / "best.ckpt", map_location="cpu", weights_only=False)
+    avg, live = ckpt["state_dict"], ckpt["current_model_state"]
+    weights = [k for k, v in avg.items() if v.is_floating_point() and "running" not in k]
+    assert any(not torch.equal(avg[k], live[k]) for k in weights)
+    model = load_checkpoint(tmp_path / "best.ckpt").model
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, avg[f"model.{k}"]), k
+    # the statistics of the averaged weights, from the recalibration batches of that epoch
+    dm = GraphDataModule.from_config(cfg, progress=False)
+    dm.setup()
+    stats = {k: v.clone() for k, v in model.state_dict().items() if "running" in k}
+    assert stats and any(v.abs().sum() > 0 for k, v in stats.items() if "running_mean" in k)
+    recalibrate_batch_stats(model, dm.random_batches(cfg.recalibrate_batches, seed=cfg.seed + result["best_epoch"] - 1))
+    for k, v in stats.items():
+        torch.testing.assert_close(model.state_dict()[k], v, rtol=1e-5, atol=1e-6, msg=k)
+    resumed = train(tiny_config(raw_dir, cache_root, tmp_path, ema_decay=0.9, max_epochs=3, resume=True))
+    assert resumed["epochs"] == 3 and math.isfinite(resumed["test_mae"])
+
+
+def test_ema_decay_outside_0_1_is_refused():
+    with pytest.raises(ValueError, match="ema_decay must lie in"):
+        TrainConfig(ema_decay=1.5)
