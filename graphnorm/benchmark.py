@@ -169,8 +169,15 @@ def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
     (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"]))
     title = plot_title(runs, meta["dataset"])
     plot_summary(df, metric, out / "summary.png", title=title)
-    plot_curves(out, runs, metric, out / "curves.png", title=title.replace(", mean ± std", ""))
+    plot_curves(run_logs(out, runs), metric, out / "curves.png", title=title.replace(", mean ± std", ""))
     return df
+
+
+def run_logs(out: Path, runs: pd.DataFrame) -> dict[str, list[Path]]:
+    """Variant -> the CSV logs of its runs, seeds in order."""
+    return {name: [out / "runs" / slug(name) / f"seed{seed}" / "logs" / "metrics.csv"
+                   for seed in sorted(runs.loc[runs["norm"] == name, "seed"])]
+            for name in dict.fromkeys(runs["norm"])}
 
 
 def json_safe(obj):

@@ -34,26 +34,23 @@ def plot_summary(df: pd.DataFrame, metric: str, path: Path, title: str = "mean Â
     return fig
 
 
-def plot_curves(out: Path, runs: pd.DataFrame, metric: str, path: Path, title: str = ""):
+def plot_curves(logs: dict, metric: str, path: Path, title: str = ""):
     """Validation metric per epoch (1-based) of every run, a thin line per seed and a thick
     line for the mean over the seeds that reached that epoch, a colour per variant. Shows
-    whether a budget ended on a flat curve. Runs without a CSV log are left out; returns the
-    (closed) figure, or None when no run has a log."""
+    whether a budget ended on a flat curve. ``logs``: variant -> the runs' CSV logs (missing
+    files are left out); returns the (closed) figure, or None when no run has a log."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from graphnorm.benchmark import slug
-
     col = f"val/{metric}"
     fig, ax = plt.subplots(figsize=(7, 4))
     drawn = 0
-    for k, name in enumerate(dict.fromkeys(runs["norm"])):
+    for k, (name, files) in enumerate(logs.items()):
         color, curves = f"C{k % 10}", []
-        for seed in sorted(runs.loc[runs["norm"] == name, "seed"]):
-            log = out / "runs" / slug(name) / f"seed{seed}" / "logs" / "metrics.csv"
-            if not log.is_file():
+        for log in files:
+            if not Path(log).is_file():
                 continue
             v = pd.read_csv(log)
             if col not in v:

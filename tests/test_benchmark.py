@@ -77,7 +77,7 @@ def test_curves_draw_every_logged_run_and_the_mean_per_variant(faked):
 
     out, _, _ = faked
     runs = bench.load_runs(out)
-    assert bench.plot_curves(out, runs, "mae", out / "c.png") is None  # no logs: no picture
+    assert bench.plot_curves(bench.run_logs(out, runs), "mae", out / "c.png") is None  # no logs
     assert not (out / "c.png").exists() and not (out / "curves.png").exists()
     for seed, vals in ((0, [0.9, 0.7, 0.6]), (1, [1.1, 0.9])):  # seed 1 stopped earlier
         logs = out / "runs" / "ln" / f"seed{seed}" / "logs"
@@ -85,7 +85,7 @@ def test_curves_draw_every_logged_run_and_the_mean_per_variant(faked):
         rows = [{"epoch": e, "step": 10 * e, "train/loss": 1.0} for e in range(len(vals))]
         rows += [{"epoch": e, "step": 10 * e + 9, "val/mae": v} for e, v in enumerate(vals)]
         pd.DataFrame(rows).to_csv(logs / "metrics.csv", index=False)
-    fig = bench.plot_curves(out, runs, "mae", out / "c.png", title="t")
+    fig = bench.plot_curves(bench.run_logs(out, runs), "mae", out / "c.png", title="t")
     ax = fig.axes[0]
     thin, mean = ax.lines[:2], ax.lines[2]
     assert [list(line.get_xdata()) for line in thin] == [[1, 2, 3], [1, 2]]
