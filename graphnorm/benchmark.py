@@ -167,9 +167,9 @@ def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
     # strict JSON: NaN (e.g. the reference variant's paired diff) becomes null
     (out / "summary.json").write_text(json.dumps(json_safe(meta), indent=2, allow_nan=False))
     (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"]))
-    title = plot_title(runs, meta["dataset"])
-    plot_summary(df, metric, out / "summary.png", title=title)
-    plot_curves(run_logs(out, runs), metric, out / "curves.png", title=title.replace(", mean ± std", ""))
+    plot_summary(df, metric, out / "summary.png", title=plot_title(runs, meta["dataset"]))
+    plot_curves(run_logs(out, runs), metric, out / "curves.png",
+                title=plot_title(runs, meta["dataset"], stat=""))
     return df
 
 
@@ -193,7 +193,7 @@ def json_safe(obj):
     return obj
 
 
-def plot_title(runs: pd.DataFrame, dataset: str) -> str:
+def plot_title(runs: pd.DataFrame, dataset: str, stat: str = ", mean ± std") -> str:
     """'<dataset>: <budget> per run, seeds 0-2 (n=3)'; the budget is a time when the runs
     had one (--max-time), else their epoch limit."""
     if "budget_s" in runs and runs["budget_s"].notna().any():
@@ -206,7 +206,7 @@ def plot_title(runs: pd.DataFrame, dataset: str) -> str:
     seeds = sorted({int(s) for s in runs["seed"]})
     span = (f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1))
             else ",".join(map(str, seeds)))
-    return f"{dataset}: {budget} per run, seeds {span} (n={len(seeds)}), mean ± std"
+    return f"{dataset}: {budget} per run, seeds {span} (n={len(seeds)}){stat}"
 
 
 def paired_vs_baseline(runs: pd.DataFrame, norm: str, metric: str, baseline: str = "ln") -> dict:

@@ -46,7 +46,6 @@ def plot_curves(logs: dict, metric: str, path: Path, title: str = ""):
 
     col = f"val/{metric}"
     fig, ax = plt.subplots(figsize=(7, 4))
-    drawn = 0
     for k, (name, files) in enumerate(logs.items()):
         color, curves = f"C{k % 10}", []
         for log in files:
@@ -58,11 +57,10 @@ def plot_curves(logs: dict, metric: str, path: Path, title: str = ""):
             v = v.dropna(subset=[col]).groupby("epoch")[col].last()
             curves.append(v)
             ax.plot(v.index + 1, v.values, color=color, lw=0.6, alpha=0.45)
-            drawn += 1
         if curves:
             mean = pd.concat(curves, axis=1).mean(axis=1, skipna=True)
             ax.plot(mean.index + 1, mean.values, color=color, lw=2, label=f"{name} (n={len(curves)})")
-    if not drawn:
+    if not ax.lines:  # no run had a log
         plt.close(fig)
         return None
     ax.set(xlabel="epoch", ylabel=f"validation {metric}")
