@@ -58,8 +58,8 @@ class EpochLines(L.Callback):
     """One line per epoch instead of a bar, for output that is not a terminal (logs, CI,
     ``nohup``): a bar redrawn every batch fills a log file with thousands of lines."""
 
-    def __init__(self, stream=None):
-        self.stream = stream or sys.stdout
+    def __init__(self, stream):  # progress_callbacks picks the stream (stdout by default)
+        self.stream = stream
         self._t0 = time.time()
 
     def on_train_epoch_end(self, trainer, pl_module) -> None:  # after this epoch's validation
