@@ -42,7 +42,8 @@ def _train_one(cfg) -> None:
 
 def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 1,
                   models: Sequence[str] | None = None) -> pd.DataFrame:
-    """Every (model, norm, seed): Graphormers once per norm, baseline GNNs once per seed."""
+    """Every (model, norm, seed): Graphormers once per norm, baseline GNNs once per seed;
+    seed by seed, so that ``jobs`` parallel runs of one seed finish as a paired set."""
     from graphnorm.models import MODEL_NAMES
     from graphnorm.norms import build_norm
 
@@ -53,8 +54,9 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
         if m not in MODEL_NAMES:
             raise ValueError(f"unknown model {m!r}; choose from {', '.join(MODEL_NAMES)}")
     out.mkdir(parents=True, exist_ok=True)
-    plan = [(m, n, s) for m in models for n in (norms if m == "graphormer" else [cfg.norm])
-            for s in range(seeds)]
+    # seed-major: an interrupted campaign leaves whole seeds, i.e. paired comparisons
+    plan = [(m, n, s) for s in range(seeds) for m in models
+            for n in (norms if m == "graphormer" else [cfg.norm])]
     todo = []
     for k, (model, norm, seed) in enumerate(plan, 1):
         run_dir = out / "runs" / slug(variant(model, norm)) / f"seed{seed}"

@@ -59,6 +59,8 @@ def test_each_finished_run_prints_its_test_metric(faked):
     assert len(lines) == 6  # one per run
     assert "run 1/6: ln seed 0 finished: test mae 0.5500" in lines[0]
     assert "run 6/6: sep:bn+ln seed 2 finished: test mae 0.7000" in lines[5]
+    # seed-major: seed 0 of both norms runs before seed 1 of either (pairs finish together)
+    assert "run 2/6: sep:bn+ln seed 0" in lines[1] and "run 3/6: ln seed 1" in lines[2]
 
 
 def test_summary_plot_starts_at_zero_and_names_dataset_budget_and_seeds(faked):
