@@ -76,6 +76,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
             _train_one(run_cfg)
             print(finished_line(k, len(plan), run_cfg), flush=True)
     elif todo:
+        _prepare_data(todo[0][1])
         _run_parallel(todo, len(plan), jobs)
     return summarize(out, list(dict.fromkeys(variant(m, n) for m, n, _ in plan)))
 
@@ -90,6 +91,15 @@ def finished_line(k: int, total: int, run_cfg) -> str:
                 f"(best epoch {r.get('best_epoch')}, {r.get('wall_time_s')} s)")
     except (OSError, ValueError, KeyError, TypeError) as err:  # never fail a benchmark on this
         return f"{head} finished (no result: {type(err).__name__}: {err})"
+
+
+def _prepare_data(cfg) -> None:
+    """Before parallel runs: featurize and cache the data once, here. Otherwise every worker
+    builds the same cache at once, and a dataset that cannot be loaded fails every queued run
+    with the same long message instead of failing once."""
+    from graphnorm.train.datamodule import GraphDataModule
+
+    GraphDataModule.from_config(cfg).setup()
 
 
 def _die_with_parent() -> None:

@@ -45,6 +45,21 @@ def test_summary_json_is_strict_json_with_null_for_missing_numbers(faked):
     assert rows["sep:bn+ln"]["test_mae_mean"] == pytest.approx(df.test_mae_mean[1])
 
 
+def test_parallel_benchmark_fails_once_when_the_data_cannot_be_loaded(tmp_path, monkeypatch):
+    from graphnorm.data import DatasetUnavailableError
+
+    def unavailable(self, stage=None):
+        raise DatasetUnavailableError("cannot load 'zinc-subset': no raw directory")
+
+    launched = []
+    monkeypatch.setattr("graphnorm.train.datamodule.GraphDataModule.setup", unavailable)
+    monkeypatch.setattr(bench, "_run_parallel", lambda *a: launched.append(a))
+    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", max_epochs=1, progress=False)
+    with pytest.raises(DatasetUnavailableError, match="no raw directory"):
+        run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=2, out=tmp_path, jobs=2)
+    assert launched == []  # no worker was started
+
+
 def test_json_safe_turns_numpy_and_nan_into_plain_json():
     import numpy as np
 
