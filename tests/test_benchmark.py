@@ -3,6 +3,7 @@ tiny runs (resume, pairing, skipping finished runs, parallel jobs, several model
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import graphnorm.benchmark as bench
@@ -43,6 +44,9 @@ def test_summary_json_is_strict_json_with_null_for_missing_numbers(faked):
     assert rows["ln"]["paired_diff_mean"] is None and rows["ln"]["paired_seeds"] == 0
     assert rows["sep:bn+ln"]["paired_diff_mean"] == pytest.approx(-0.05)
     assert rows["sep:bn+ln"]["test_mae_mean"] == pytest.approx(df.test_mae_mean[1])
+    # every seed 0.05 lower than ln: a zero-width interval, won on all three seeds
+    assert "-0.0500 ± 0.0000, 95% CI [-0.0500, -0.0500], better on 3/3 (n=3)" in (
+        out / "summary.md").read_text()
 
 
 def test_parallel_benchmark_fails_once_when_the_data_cannot_be_loaded(tmp_path, monkeypatch):
@@ -58,6 +62,24 @@ def test_parallel_benchmark_fails_once_when_the_data_cannot_be_loaded(tmp_path, 
     with pytest.raises(DatasetUnavailableError, match="no raw directory"):
         run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=2, out=tmp_path, jobs=2)
     assert launched == []  # no worker was started
+
+
+@pytest.mark.parametrize("metric,wins", [("mae", 1), ("rocauc", 2)])
+def test_paired_difference_has_a_t_interval_and_counts_seeds_won(metric, wins):
+    import pandas as pd
+    from scipy import stats
+
+    ln, sep = [1.0, 2.0, 3.0], [1.1, 1.9, 3.3]
+    runs = pd.DataFrame({"norm": ["ln"] * 3 + ["sep"] * 3, "seed": [0, 1, 2] * 2,
+                         f"test_{metric}": ln + sep})
+    p = bench.paired_vs_baseline(runs, "sep", metric)
+    ci = stats.ttest_rel(sep, ln).confidence_interval(0.95)
+    assert p["paired_diff_mean"] == pytest.approx(0.1)
+    assert (p["paired_ci95_low"], p["paired_ci95_high"]) == pytest.approx((ci.low, ci.high))
+    assert p["paired_ci95_low"] < 0 < p["paired_ci95_high"]  # this spread supports no verdict
+    assert p["paired_wins"] == wins and p["paired_seeds"] == 3
+    one = bench.paired_vs_baseline(runs[runs.seed == 0], "sep", metric)
+    assert one["paired_seeds"] == 1 and np.isnan(one["paired_ci95_low"])  # one pair: no interval
 
 
 def test_json_safe_turns_numpy_and_nan_into_plain_json():
