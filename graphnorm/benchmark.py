@@ -170,6 +170,7 @@ def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
             "params": int(r["params"].iloc[0]), "epochs": int(r["epochs"].max()),
             "wall_time_s_mean": r["wall_time_s"].mean(), "hardware": r["hardware"].iloc[0],
             **paired_vs_baseline(runs, norm, metric),
+            **seed_ensemble(out, norm, sorted(r["seed"]), metric),
         })
     df = pd.DataFrame(table)
     df.to_csv(out / "summary.csv", index=False)
@@ -183,6 +184,29 @@ def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
     plot_curves(run_logs(out, runs), metric, out / "curves.png",
                 title=plot_title(runs, meta["dataset"], stat=""))
     return df
+
+
+def seed_ensemble(out: Path, name: str, seeds: Sequence[int], metric: str) -> dict:
+    """Test metric of the seeds' mean prediction (an ensemble that costs the seeds' runs, not
+    a per-run number), from each run's ``predictions_test.csv``; NaN unless >= 2 runs have
+    one and all scored the same molecules with the same labels."""
+    import torch
+
+    from graphnorm.task import compute_metric
+
+    none = {f"ensemble_test_{metric}": np.nan, "ensemble_seeds": 0}
+    paths = [out / "runs" / slug(name) / f"seed{s}" / "predictions_test.csv" for s in seeds]
+    if len(paths) < 2 or not all(p.is_file() for p in paths):
+        return none
+    frames = [pd.read_csv(p) for p in paths]
+    labels = [c for c in frames[0].columns if c.startswith("y:")]
+    if not labels or any(not f[["smiles", *labels]].equals(frames[0][["smiles", *labels]])
+                         for f in frames[1:]):
+        return none
+    preds = [c.replace("y:", "pred:", 1) for c in labels]
+    mean = np.mean([f[preds].to_numpy() for f in frames], axis=0)
+    score = compute_metric(metric, torch.tensor(mean), torch.tensor(frames[0][labels].to_numpy()))
+    return {f"ensemble_test_{metric}": float(score), "ensemble_seeds": len(frames)}
 
 
 def run_logs(out: Path, runs: pd.DataFrame) -> dict[str, list[Path]]:
@@ -266,6 +290,12 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str) -> str:
             f"| {r['norm']} | {r[f'test_{metric}_mean']:.4f} ± {r[f'test_{metric}_std']:.4f} "
             f"| {r[f'val_{metric}_mean']:.4f} ± {r[f'val_{metric}_std']:.4f} | {diff} | {r['seeds']} "
             f"| {r['params']:,} | {r['epochs']} | {r['wall_time_s_mean']:.0f} s | {r['hardware']} |")
+    ens = df[df.get("ensemble_seeds", pd.Series(0, index=df.index)) > 0]
+    if len(ens):
+        lines += ["", "Ensemble of the seeds (mean prediction of every seed's best checkpoint; it "
+                  "costs all the seeds' training): " + ", ".join(
+                      f"{r['norm']} test {metric} {r[f'ensemble_test_{metric}']:.4f} "
+                      f"(n={r['ensemble_seeds']})" for r in ens.to_dict(orient="records")) + "."]
     lines += ["", "Mean ± std over seeds, test and validation at the best validation epoch. "
               "Δ: mean ± std of the per-seed differences to `ln` on the same seeds, their 95 % "
               "t-interval, and on how many seeds the variant did better; an interval that "

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import graphnorm.benchmark as bench
@@ -21,6 +22,11 @@ def _fake_train(cfg) -> None:
               "git_sha": "abc", "data_checksum": "0" * 64, "config": cfg.to_dict()}
     Path(cfg.out).mkdir(parents=True, exist_ok=True)
     (Path(cfg.out) / "metrics.json").write_text(json.dumps(result))
+    # predictions whose errors cancel over seeds 0-2: offsets -0.3, 0, +0.3
+    y = np.array([0.0, 1.0, 2.0, 3.0])
+    pd.DataFrame({"smiles": ["C", "CC", "CCC", "CCCC"], "y:target": y,
+                  "pred:target": y + 0.3 * (cfg.seed - 1)}).to_csv(
+        Path(cfg.out) / "predictions_test.csv", index=False)
 
 
 @pytest.fixture
@@ -80,6 +86,18 @@ def test_paired_difference_has_a_t_interval_and_counts_seeds_won(metric, wins):
     assert p["paired_wins"] == wins and p["paired_seeds"] == 3
     one = bench.paired_vs_baseline(runs[runs.seed == 0], "sep", metric)
     assert one["paired_seeds"] == 1 and np.isnan(one["paired_ci95_low"])  # one pair: no interval
+
+
+def test_summary_scores_the_ensemble_of_seeds_from_their_predictions(faked):
+    out, df, _ = faked
+    assert df.ensemble_test_mae.tolist() == pytest.approx([0.0, 0.0])  # the errors cancel
+    assert df.ensemble_seeds.tolist() == [3, 3]
+    assert "ln test mae 0.0000 (n=3)" in (out / "summary.md").read_text()
+    other = out / "runs" / "ln" / "seed2" / "predictions_test.csv"
+    pd.read_csv(other).assign(**{"y:target": [9.0, 9.0, 9.0, 9.0]}).to_csv(other, index=False)
+    again = bench.seed_ensemble(out, "ln", [0, 1, 2], "mae")  # different labels: no ensemble
+    assert again["ensemble_seeds"] == 0 and np.isnan(again["ensemble_test_mae"])
+    assert bench.seed_ensemble(out, "ln", [0], "mae")["ensemble_seeds"] == 0  # one run is no ensemble
 
 
 def test_json_safe_turns_numpy_and_nan_into_plain_json():

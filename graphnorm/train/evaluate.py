@@ -1,30 +1,50 @@
-"""Score a saved checkpoint on the validation and test splits (rank 0, exact, no sampler padding)."""
+"""Score a saved checkpoint on the validation and test splits (rank 0, exact, no sampler padding)
+and keep its predictions, so seeds can be ensembled and errors studied without the model."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
+import pandas as pd
 import torch
 
 from graphnorm.checkpoint import load_checkpoint
 from graphnorm.task import compute_metric, per_target_metrics
 
 
-def predictloader(loaded, loader) -> tuple[torch.Tensor, torch.Tensor]:
-    preds, ys = [], []
+def predictloader(loaded, loader) -> tuple[torch.Tensor, torch.Tensor, list]:
+    preds, ys, smiles = [], [], []
     for batch in loader:
         preds.append(loaded.predict_batch(batch))  # sigmoid for binary: ROC-AUC is unchanged
         ys.append(batch.y)
-    return torch.cat(preds), torch.cat(ys)
+        smiles += list(batch.smiles or [None] * batch.y.shape[0])
+    return torch.cat(preds), torch.cat(ys), smiles
 
 
-def evaluate_checkpoint(path: Path, dm) -> dict:
+def prediction_frame(names: list[str], pred: torch.Tensor, y: torch.Tensor, smiles: list) -> pd.DataFrame:
+    """One row per molecule of a split, in split order: ``smiles``, then ``y:<target>`` and
+    ``pred:<target>`` per target (regression in original units, binary as probabilities)."""
+    df = pd.DataFrame({"smiles": smiles})
+    for j, name in enumerate(names):
+        df[f"y:{name}"] = y[:, j].double().numpy()
+        df[f"pred:{name}"] = pred[:, j].double().numpy()
+    return df
+
+
+def evaluate_checkpoint(path: Path, dm, out: Optional[Path] = None) -> dict:
+    """Val and test metric of a checkpoint; with ``out``, also ``out/predictions_<split>.csv``."""
     loaded = load_checkpoint(path)
     metric = loaded.task["metric"]
     scores = {"epoch": loaded.epoch}
     for split in ("val", "test"):
-        pred, y = predictloader(loaded, dm.loader(split, train=False))
+        pred, y, smiles = predictloader(loaded, dm.loader(split, train=False))
         scores[split] = compute_metric(metric, pred, y)
         if "targets" in loaded.task:  # own data: every target's MAE/RMSE or ROC-AUC
             scores.setdefault("per_target", {})[split] = per_target_metrics(
                 loaded.task["task_type"], pred, y, loaded.task["targets"])
+        if out is not None:
+            names = loaded.task.get("targets") or [f"target_{k}" if k else "target"
+                                                   for k in range(y.shape[1])]
+            prediction_frame(names, pred, y, smiles).to_csv(
+                Path(out) / f"predictions_{split}.csv", index=False)
     return scores

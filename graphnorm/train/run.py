@@ -145,7 +145,7 @@ def train(cfg: TrainConfig) -> dict:
     validated = best_path.is_file()
     if not validated:  # the budget ended before the first validation: keep the final weights
         trainer.save_checkpoint(best_path)
-    scores = evaluate_checkpoint(best_path, dm)
+    scores = evaluate_checkpoint(best_path, dm, out)
     timer = next((c for c in trainer.callbacks if type(c).__name__ == "Timer"), None)
     stopped_by = "max_epochs"
     if timer is not None and timer._duration and timer.time_elapsed("train") >= timer._duration:

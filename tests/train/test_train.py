@@ -34,6 +34,16 @@ def test_metrics_json_matches_best_checkpoint(tiny_run, zinc_subset):
     assert float((pred - y).abs().mean()) == pytest.approx(result["test_mae"], rel=1e-4)
 
 
+def test_run_keeps_its_split_predictions_in_split_order(tiny_run, zinc_subset):
+    out, result = tiny_run
+    for split in ("val", "test"):
+        df = pd.read_csv(out / f"predictions_{split}.csv")
+        assert list(df.columns) == ["smiles", "y:target", "pred:target"]
+        assert df.smiles.tolist() == [zinc_subset[split][i].smiles for i in range(len(df))]
+        mae = (df["pred:target"] - df["y:target"]).abs().mean()
+        assert mae == pytest.approx(result[f"{split}_mae"], rel=1e-4)  # the file is what was scored
+
+
 def test_run_without_data_leaves_no_output_folder(tmp_path):
     from graphnorm.data import RawDataError
 
