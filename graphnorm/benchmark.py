@@ -188,14 +188,14 @@ def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
 
 def seed_ensemble(out: Path, name: str, seeds: Sequence[int], metric: str) -> dict:
     """Test metric of the seeds' mean prediction (an ensemble that costs the seeds' runs, not
-    a per-run number), from each run's ``predictions_test.csv``; NaN unless >= 2 runs have
+    a per-run number), from each run's ``predictions_test.csv.gz``; NaN unless >= 2 runs have
     one and all scored the same molecules with the same labels."""
     import torch
 
     from graphnorm.task import compute_metric
 
     none = {f"ensemble_test_{metric}": np.nan, "ensemble_seeds": 0}
-    paths = [out / "runs" / slug(name) / f"seed{s}" / "predictions_test.csv" for s in seeds]
+    paths = [out / "runs" / slug(name) / f"seed{s}" / "predictions_test.csv.gz" for s in seeds]
     if len(paths) < 2 or not all(p.is_file() for p in paths):
         return none
     frames = [pd.read_csv(p) for p in paths]

@@ -26,7 +26,7 @@ def _fake_train(cfg) -> None:
     y = np.array([0.0, 1.0, 2.0, 3.0])
     pd.DataFrame({"smiles": ["C", "CC", "CCC", "CCCC"], "y:target": y,
                   "pred:target": y + 0.3 * (cfg.seed - 1)}).to_csv(
-        Path(cfg.out) / "predictions_test.csv", index=False)
+        Path(cfg.out) / "predictions_test.csv.gz", index=False)
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def test_summary_scores_the_ensemble_of_seeds_from_their_predictions(faked):
     assert df.ensemble_test_mae.tolist() == pytest.approx([0.0, 0.0])  # the errors cancel
     assert df.ensemble_seeds.tolist() == [3, 3]
     assert "ln test mae 0.0000 (n=3)" in (out / "summary.md").read_text()
-    other = out / "runs" / "ln" / "seed2" / "predictions_test.csv"
+    other = out / "runs" / "ln" / "seed2" / "predictions_test.csv.gz"
     pd.read_csv(other).assign(**{"y:target": [9.0, 9.0, 9.0, 9.0]}).to_csv(other, index=False)
     again = bench.seed_ensemble(out, "ln", [0, 1, 2], "mae")  # different labels: no ensemble
     assert again["ensemble_seeds"] == 0 and np.isnan(again["ensemble_test_mae"])

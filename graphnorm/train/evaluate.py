@@ -32,7 +32,7 @@ def prediction_frame(names: list[str], pred: torch.Tensor, y: torch.Tensor, smil
 
 
 def evaluate_checkpoint(path: Path, dm, out: Optional[Path] = None) -> dict:
-    """Val and test metric of a checkpoint; with ``out``, also ``out/predictions_<split>.csv``."""
+    """Val and test metric of a checkpoint; with ``out``, also ``out/predictions_<split>.csv.gz``."""
     loaded = load_checkpoint(path)
     metric = loaded.task["metric"]
     scores = {"epoch": loaded.epoch}
@@ -46,5 +46,5 @@ def evaluate_checkpoint(path: Path, dm, out: Optional[Path] = None) -> dict:
             names = loaded.task.get("targets") or [f"target_{k}" if k else "target"
                                                    for k in range(y.shape[1])]
             prediction_frame(names, pred, y, smiles).to_csv(
-                Path(out) / f"predictions_{split}.csv", index=False)
+                Path(out) / f"predictions_{split}.csv.gz", index=False)
     return scores

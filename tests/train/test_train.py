@@ -37,7 +37,7 @@ def test_metrics_json_matches_best_checkpoint(tiny_run, zinc_subset):
 def test_run_keeps_its_split_predictions_in_split_order(tiny_run, zinc_subset):
     out, result = tiny_run
     for split in ("val", "test"):
-        df = pd.read_csv(out / f"predictions_{split}.csv")
+        df = pd.read_csv(out / f"predictions_{split}.csv.gz")
         assert list(df.columns) == ["smiles", "y:target", "pred:target"]
         assert df.smiles.tolist() == [zinc_subset[split][i].smiles for i in range(len(df))]
         mae = (df["pred:target"] - df["y:target"]).abs().mean()
