@@ -176,9 +176,15 @@ def join_input_columns(table: MoleculeTable, df: pd.DataFrame) -> pd.DataFrame:
     return merged
 
 
-def load_predictor(checkpoint: str | Path, batch_size: int = 128) -> Predictor:
-    """A file, a run directory (its best.ckpt) or an ensemble directory (model_<k>/best.ckpt)."""
-    return Predictor([load_checkpoint(p) for p in checkpoint_files(checkpoint)], batch_size=batch_size)
+def load_predictor(checkpoint: str | Path | Sequence[str | Path], batch_size: int = 128) -> Predictor:
+    """A file, a run directory (its best.ckpt) or an ensemble directory (model_<k>/best.ckpt);
+    several of them pool into one ensemble (e.g. every seed of a benchmark variant, or runs of
+    different models trained on the same data and featurizer)."""
+    paths = [checkpoint] if isinstance(checkpoint, (str, Path)) else list(checkpoint)
+    if not paths:
+        raise CheckpointError("no checkpoint given")
+    files = [f for p in paths for f in checkpoint_files(p)]
+    return Predictor([load_checkpoint(f) for f in files], batch_size=batch_size)
 
 
 def read_input(path: str | Path, smiles_column: Optional[str] = None) -> MoleculeTable:

@@ -18,7 +18,8 @@ INPUT_HELP = (".smi (SMILES [name] per line), .csv/.tsv (a 'smiles' column, or -
 
 
 def add_predict_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--checkpoint", required=True, help=CHECKPOINT_HELP)
+    p.add_argument("--checkpoint", required=True, nargs="+",
+                   help=CHECKPOINT_HELP + "; several pool into one ensemble (e.g. runs/*/seed*)")
     p.add_argument("--smiles", nargs="+", help="SMILES on the command line")
     p.add_argument("--input", help=INPUT_HELP)
     p.add_argument("--smiles-column", dest="smiles_column",

@@ -73,6 +73,32 @@ def test_cli_predict_file_and_exit_codes(tiny_run, tmp_path):
     assert main(["predict", "--checkpoint", str(out / "best.ckpt"), "--input", str(empty)]) == 2
 
 
+def test_several_checkpoints_pool_into_one_ensemble(tiny_run, tmp_path):
+    from graphnorm.checkpoint import CheckpointError
+    from graphnorm.cli import main
+
+    import torch
+
+    out, _ = tiny_run
+    ckpt = torch.load(out / "best.ckpt", map_location="cpu", weights_only=False)
+    bias = [k for k in ckpt["state_dict"] if k.endswith("bias")][-1]  # the output layer's
+    ckpt["state_dict"][bias] += 0.5
+    other = tmp_path / "other.ckpt"
+    torch.save(ckpt, other)
+    mols = ["CCO", "c1ccccc1", "CC(=O)O"]
+    best, last = (load_predictor(p).predict(mols).prediction for p in (out / "best.ckpt", other))
+    assert (best - last).abs().min() > 0.01  # two different models, or the test shows nothing
+    both = load_predictor([out / "best.ckpt", other]).predict(mols)
+    assert both.prediction.tolist() == pytest.approx(((best + last) / 2).tolist(), rel=1e-5)
+    assert both.prediction_std.tolist() == pytest.approx(((best - last).abs() / 2).tolist(), rel=1e-4)
+    csv = tmp_path / "p.csv"
+    assert main(["predict", "--checkpoint", str(out / "best.ckpt"), str(other),
+                 "--smiles", *mols, "--output", str(csv)]) == 0
+    assert pd.read_csv(csv).prediction.tolist() == pytest.approx(both.prediction.tolist())
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_predictor([])
+
+
 def test_cli_predict_reports_extrapolation_on_stderr(tiny_run, capsys):
     from graphnorm.cli import main
 
