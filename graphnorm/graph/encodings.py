@@ -194,7 +194,9 @@ class AttentionBias(nn.Module):
     W = [spatial table; hop_table; t]: one batched matmul, written directly in the
     [B, H, L, L] layout, whose backward is one matmul as well. (Row gathers and scatter-adds
     of 8-float rows, the direct form, cost ~20 ns per row on CPU and dominated the step.)
-    Graphs are processed in chunks so that x stays below ``chunk_bytes``.
+    Graphs are processed in chunks so that x stays below ``chunk_bytes``: 16 MiB keeps it
+    under glibc's mmap threshold, so the buffer is reused instead of mapped and faulted in on
+    every step (64 MiB chunks cost MolHIV steps 15 % more CPU: speed/malloc.md).
     """
 
     def __init__(
@@ -203,7 +205,7 @@ class AttentionBias(nn.Module):
         max_dist: int,
         edge_feature_dims: Sequence[int],
         max_hops: int,
-        chunk_bytes: int = 64 << 20,
+        chunk_bytes: int = 16 << 20,
     ):
         super().__init__()
         self.heads, self.chunk_bytes = heads, chunk_bytes

@@ -27,6 +27,7 @@ from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchSt
 from .config import TrainConfig
 from .datamodule import GraphDataModule
 from .evaluate import evaluate_checkpoint
+from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
 from graphnorm.task import HIGHER_IS_BETTER
@@ -93,6 +94,7 @@ def train(cfg: TrainConfig) -> dict:
     from graphnorm.norms import build_norm
 
     started = time.time()  # a time budget covers the whole run, data set-up included
+    hold_freed_memory()  # else every step faults its big tensors' pages in again (memory.py)
     build_norm(cfg.norm, 8)  # a typo in the norm spec fails now, not after loading data
     code_sha()  # fixed now, before a long run
     out = Path(cfg.out)
