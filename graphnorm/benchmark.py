@@ -10,7 +10,9 @@ use the cores better than one run with many threads.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -38,6 +40,38 @@ def _train_one(cfg) -> None:
     from graphnorm.train.run import train
 
     train(cfg)
+
+
+class _Labelled(io.TextIOBase):
+    """A parallel worker's stdout/stderr: each line starts with its run's name, so the
+    epoch lines of runs trained at once can be told apart in one log."""
+
+    def __init__(self, stream, label: str):
+        self.stream, self.label, self.line_start = stream, label, True
+
+    def write(self, text: str) -> int:
+        out = []
+        for piece in text.splitlines(keepends=True):
+            out.append(self.label + piece if self.line_start else piece)
+            self.line_start = piece.endswith(("\n", "\r"))
+        self.stream.write("".join(out))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:  # several runs share the terminal: lines, never bars
+        return False
+
+
+def _train_labelled(cfg) -> None:
+    label = f"[{variant(cfg.model_name, cfg.norm)} seed {cfg.seed}] "
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Labelled(sys.stdout, label), _Labelled(sys.stderr, label)
+    try:
+        _train_one(cfg)
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 1,
@@ -124,8 +158,8 @@ def _run_parallel(todo: list, total: int, jobs: int) -> None:
                              initializer=_die_with_parent) as pool:
         futures = {}
         for k, run_cfg in todo:
-            run_cfg = dataclasses.replace(run_cfg, threads=run_cfg.threads or 1, progress=False)
-            futures[pool.submit(_train_one, run_cfg)] = (k, run_cfg)
+            run_cfg = dataclasses.replace(run_cfg, threads=run_cfg.threads or 1)
+            futures[pool.submit(_train_labelled, run_cfg)] = (k, run_cfg)
             print(f"[benchmark] run {k}/{total}: {_what(run_cfg)} queued", flush=True)
         for fut in as_completed(futures):
             k, run_cfg = futures[fut]

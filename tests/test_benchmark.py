@@ -100,6 +100,17 @@ def test_summary_scores_the_ensemble_of_seeds_from_their_predictions(faked):
     assert bench.seed_ensemble(out, "ln", [0], "mae")["ensemble_seeds"] == 0  # one run is no ensemble
 
 
+def test_labelled_stream_names_every_line_once():
+    import io
+
+    buf = io.StringIO()
+    out = bench._Labelled(buf, "[ln seed 0] ")
+    for piece in ("epoch 1: val/mae 0.5", " (3 s)\n", "\n", "a\nb\n"):
+        out.write(piece)
+    assert buf.getvalue() == "[ln seed 0] epoch 1: val/mae 0.5 (3 s)\n[ln seed 0] \n[ln seed 0] a\n[ln seed 0] b\n"
+    assert not out.isatty()  # no progress bars from several processes on one terminal
+
+
 def test_json_safe_turns_numpy_and_nan_into_plain_json():
     import numpy as np
 
@@ -191,10 +202,15 @@ def test_benchmark_skips_finished_runs(real_bench, capsys):
 
 
 @pytest.mark.slow
-def test_parallel_benchmark_matches_sequential_runs(real_bench, tmp_path):
+def test_parallel_benchmark_matches_sequential_runs(real_bench, tmp_path, capfd):
+    import dataclasses
+
     out, cfg, _ = real_bench
-    df = run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=1, out=tmp_path, jobs=2)
+    df = run_benchmark(dataclasses.replace(cfg, progress=True), norms=["ln", "sep:bn+ln"],
+                       seeds=1, out=tmp_path, jobs=2)
     assert df.seeds.tolist() == [1, 1]
+    printed = capfd.readouterr().out  # the workers' epoch lines, each named by its run
+    assert "[ln seed 0] epoch 1:" in printed and "[sep:bn+ln seed 0] epoch 1:" in printed
     for norm in ("ln", "sep-bn-ln"):
         seq = json.loads((out / "runs" / norm / "seed0" / "metrics.json").read_text())
         par = json.loads((tmp_path / "runs" / norm / "seed0" / "metrics.json").read_text())
