@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import warnings
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
@@ -55,7 +56,7 @@ class TrainConfig:
     grad_clip: float = 5.0
     ema_decay: Optional[float] = None  # EMA of the weights (Lightning's EMAWeightAveraging),
     # updated every step; validation, best.ckpt and predictions use the average
-    max_epochs: Optional[int] = None  # None: 200, or no limit when max_time is set
+    max_epochs: Optional[int] = None  # None: 200, or no limit when max_time is set; -1: none
     max_time: Optional[str] = None  # wall-time budget of the whole run, e.g. "25m", "1h30m"
     uniformity_weight: float = 0.0  # lambda of the U-MAE style term on [VNode] (seed paper Eq. 8)
     uniformity_on_tokens: bool = False
@@ -77,6 +78,18 @@ class TrainConfig:
             raise ValueError(f"ema_decay must lie in (0, 1), e.g. 0.999; got {self.ema_decay}")
         if self.max_time is not None:
             parse_duration(self.max_time)  # a bad budget fails before any work
+        if self.max_epochs is not None and self.max_epochs != -1 and self.max_epochs < 1:
+            raise ValueError(f"max_epochs must be >= 1 (or -1: no epoch limit under "
+                             f"--max-time); got {self.max_epochs}")
+        if self.max_epochs == -1 and not self.max_time:
+            raise ValueError("max_epochs -1 (no epoch limit) needs a time budget (--max-time)")
+        if self.max_time and self.max_epochs not in (None, -1):
+            warnings.warn(
+                f"max_epochs={self.max_epochs} and max_time={self.max_time} are both set: the "
+                f"learning rate follows the time budget, so a run that reaches {self.max_epochs} "
+                f"epochs first stops before its learning rate has decayed. To train for the "
+                f"time alone, pass --max-epochs -1 (e.g. with a config that sets max_epochs).",
+                stacklevel=3)
 
     @property
     def epochs_limit(self) -> int:

@@ -28,6 +28,21 @@ def test_bad_budget_fails_at_config_time(text):
         TrainConfig(max_time=text)
 
 
+def test_an_epoch_limit_beside_a_time_budget_is_flagged():
+    import warnings
+
+    with pytest.warns(UserWarning, match="stops before its learning rate has decayed"):
+        TrainConfig(max_time="45m", max_epochs=20)  # e.g. --max-time on a config with epochs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert TrainConfig(max_time="45m", max_epochs=-1).epochs_limit == -1  # time alone
+        TrainConfig(max_epochs=20)
+    with pytest.raises(ValueError, match="needs a time budget"):
+        TrainConfig(max_epochs=-1)
+    with pytest.raises(ValueError, match="max_epochs must be >= 1"):
+        TrainConfig(max_epochs=0)
+
+
 def test_time_schedule_warms_up_then_decays():
     assert lr_factor(0.0, 0.1, 0.0) == 0.0
     assert lr_factor(0.05, 0.1, 0.0) == pytest.approx(0.5)
