@@ -59,8 +59,8 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--norm", help="norm spec, e.g. ln, sep:bn+ln, isobn (see graphnorm.norms)")
     p.add_argument("--sep-slots", dest="sep_slots", choices=list(SEP_SLOTS))
     p.add_argument("--max-epochs", dest="max_epochs", type=int,
-                   help="epoch limit; -1 removes a config's limit so that --max-time alone ends "
-                   "the run (the learning rate follows the time budget)")
+                   help="epoch limit; -1 lifts a config's limit, so that the time budget alone "
+                   "ends the run (the learning rate follows that budget)")
     p.add_argument("--batch-size", dest="batch_size", type=int)
     p.add_argument("--lr", type=float)
     p.add_argument("--attention-dropout", dest="attention_dropout", type=float)
