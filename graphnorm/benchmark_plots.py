@@ -45,7 +45,9 @@ def plot_curves(logs: dict, metric: str, path: Path, title: str = ""):
     import matplotlib.pyplot as plt
 
     col = f"val/{metric}"
-    fig, ax = plt.subplots(figsize=(7, 4))
+    # right: the second half of training with its own y-range, where "has it flattened?"
+    # is decided (on the left the first epochs' large errors squash the end into a line)
+    fig, (ax, tail) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
     for k, (name, files) in enumerate(logs.items()):
         color, curves = f"C{k % 10}", []
         for log in files:
@@ -56,17 +58,36 @@ def plot_curves(logs: dict, metric: str, path: Path, title: str = ""):
                 continue
             v = v.dropna(subset=[col]).groupby("epoch")[col].last()
             curves.append(v)
-            ax.plot(v.index + 1, v.values, color=color, lw=0.6, alpha=0.45)
+            for a in (ax, tail):
+                a.plot(v.index + 1, v.values, color=color, lw=0.6, alpha=0.45)
         if curves:
             mean = pd.concat(curves, axis=1).mean(axis=1, skipna=True)
             ax.plot(mean.index + 1, mean.values, color=color, lw=2, label=f"{name} (n={len(curves)})")
+            tail.plot(mean.index + 1, mean.values, color=color, lw=2)
     if not ax.lines:  # no run had a log
         plt.close(fig)
         return None
+    _zoom_to_second_half(tail)
     ax.set(xlabel="epoch", ylabel=f"validation {metric}")
+    tail.set(xlabel="epoch", title="second half, zoomed")
+    tail.title.set_fontsize(9)
     ax.legend(fontsize=8)
     ax.set_title(f"{title}: thin = one seed, thick = mean" if title else "validation curves", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return fig
+
+
+def _zoom_to_second_half(ax) -> None:
+    """x: the second half of the longest curve; y: the range of what is drawn there."""
+    last = max(float(np.max(line.get_xdata())) for line in ax.lines)
+    start = max(1.0, last / 2)
+    ys = np.concatenate([np.asarray(line.get_ydata(), float)[np.asarray(line.get_xdata()) >= start]
+                         for line in ax.lines])
+    ys = ys[np.isfinite(ys)]
+    ax.set_xlim(start, last)
+    if ys.size:
+        low, high = float(ys.min()), float(ys.max())
+        pad = 0.05 * (high - low) or 0.05 * abs(high) or 0.05
+        ax.set_ylim(low - pad, high + pad)

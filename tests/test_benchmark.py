@@ -159,6 +159,10 @@ def test_curves_draw_every_logged_run_and_the_mean_per_variant(faked):
     assert [list(line.get_xdata()) for line in thin] == [[1, 2, 3], [1, 2]]
     assert list(mean.get_ydata()) == pytest.approx([1.0, 0.8, 0.6])
     assert mean.get_label() == "ln (n=2)" and len(ax.lines) == 3 and (out / "c.png").is_file()
+    tail = fig.axes[1]  # the second half (epochs 1.5-3) with the y-range of what is there
+    assert tail.get_xlim() == pytest.approx((1.5, 3.0)) and len(tail.lines) == 3
+    low, high = tail.get_ylim()
+    assert low < 0.6 < 0.9 < high and high < 1.1  # epoch 2-3 values only, not epoch 1's 1.1
 
 
 def test_plot_title_names_a_time_budget():
