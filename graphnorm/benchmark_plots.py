@@ -83,6 +83,8 @@ def _zoom_to_second_half(ax) -> None:
     """x: the second half of the longest curve; y: the range of what is drawn there."""
     last = max(float(np.max(line.get_xdata())) for line in ax.lines)
     start = max(1.0, last / 2)
+    if last <= start:  # one epoch: nothing to zoom into
+        return
     ys = np.concatenate([np.asarray(line.get_ydata(), float)[np.asarray(line.get_xdata()) >= start]
                          for line in ax.lines])
     ys = ys[np.isfinite(ys)]
