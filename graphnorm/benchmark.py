@@ -306,11 +306,9 @@ def paired_vs_baseline(runs: pd.DataFrame, norm: str, metric: str, baseline: str
 
 def _paired_cell(r: dict) -> str:
     cell = f"{r['paired_diff_mean']:+.4f} ± {r['paired_diff_std']:.4f}"
-    if np.isfinite(r.get("paired_ci95_low", np.nan)):
+    if np.isfinite(r["paired_ci95_low"]):  # NaN for a single pair
         cell += f", 95% CI [{r['paired_ci95_low']:+.4f}, {r['paired_ci95_high']:+.4f}]"
-    if "paired_wins" in r:
-        cell += f", better on {r['paired_wins']}/{r['paired_seeds']}"
-    return cell + f" (n={r['paired_seeds']})"
+    return cell + f", better on {r['paired_wins']}/{r['paired_seeds']} (n={r['paired_seeds']})"
 
 
 def to_markdown(df: pd.DataFrame, metric: str, dataset: str) -> str:
@@ -324,7 +322,7 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str) -> str:
             f"| {r['norm']} | {r[f'test_{metric}_mean']:.4f} ± {r[f'test_{metric}_std']:.4f} "
             f"| {r[f'val_{metric}_mean']:.4f} ± {r[f'val_{metric}_std']:.4f} | {diff} | {r['seeds']} "
             f"| {r['params']:,} | {r['epochs']} | {r['wall_time_s_mean']:.0f} s | {r['hardware']} |")
-    ens = df[df.get("ensemble_seeds", pd.Series(0, index=df.index)) > 0]
+    ens = df[df["ensemble_seeds"] > 0]
     if len(ens):
         lines += ["", "Ensemble of the seeds (mean prediction of every seed's best checkpoint; it "
                   "costs all the seeds' training): " + ", ".join(
