@@ -158,6 +158,18 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if args.dataset is not None and args.data is not None:
         raise ValueError("give --dataset NAME (a benchmark split) or --data FILE (own "
                          "molecules), not both")
+    if (args.checkpoint is None) == (args.bench is None):
+        raise ValueError("give --checkpoint FILE (one run, or two with --compare) or --bench "
+                         "DIR (every finished run of a benchmark), one of them")
+    if args.bench is not None:
+        from graphnorm.analysis.seeds import analyze_benchmark
+
+        if args.data is not None or args.compare is not None:
+            raise ValueError("--bench analyzes its runs on a benchmark split: no --data, "
+                             "no --compare")
+        analyze_benchmark(Path(args.bench), Path(args.out), args.dataset, raw_dir=args.raw_dir,
+                          split=args.split, limit=args.limit)
+        return 0
     analyze(args.checkpoint, args.dataset, Path(args.out), compare=args.compare,
             raw_dir=args.raw_dir, split=args.split, limit=args.limit, data_file=args.data,
             smiles_column=args.smiles_column)
@@ -208,7 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     _show_defaults(b)
 
     a = sub.add_parser("analyze", help="[VNode]/token embedding analysis of a checkpoint")
-    a.add_argument("--checkpoint", required=True)
+    a.add_argument("--checkpoint", help="a run's best.ckpt (or any checkpoint)")
+    a.add_argument("--bench", help="instead: a `graphnorm benchmark --out` folder; every "
+                   "finished run, mean ± std per variant and paired against ln")
     a.add_argument("--dataset", choices=list(DATASET_INFO),
                    help="benchmark whose --split is analyzed (default: the one the checkpoint "
                    "was trained on; or --data)")

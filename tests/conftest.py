@@ -75,3 +75,17 @@ def zinc_property_table(raw_dir):
         rows.append({"id": f"Z{k}", "smiles": s, "logp": round(Descriptors.MolLogP(mol), 3),
                      "tpsa": round(Descriptors.TPSA(mol), 2), "qed_high": int(QED.qed(mol) > 0.7)})
     return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="session")
+def real_bench(raw_dir, cache_root, zinc_subset, tmp_path_factory):
+    """(out, config, summary) of a tiny benchmark: ln and sep:bn+ln x 2 seeds, one epoch;
+    shared by the benchmark and the seed-analysis tests (neither changes its runs)."""
+    from graphnorm.benchmark import run_benchmark
+    from graphnorm.train.config import TrainConfig
+
+    out = tmp_path_factory.mktemp("bench")
+    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", raw_dir=str(raw_dir), cache_root=str(cache_root),
+                      max_epochs=1, batch_size=64, limit_train=128, limit_eval=64, progress=False)
+    df = run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=2, out=out)
+    return out, cfg, df

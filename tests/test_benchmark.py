@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import graphnorm.benchmark as bench
+import graphnorm.benchmark_summary as summary
 from graphnorm.benchmark import run_benchmark
 from graphnorm.train.config import TrainConfig
 
@@ -78,13 +79,13 @@ def test_paired_difference_has_a_t_interval_and_counts_seeds_won(metric, wins):
     ln, sep = [1.0, 2.0, 3.0], [1.1, 1.9, 3.3]
     runs = pd.DataFrame({"norm": ["ln"] * 3 + ["sep"] * 3, "seed": [0, 1, 2] * 2,
                          f"test_{metric}": ln + sep})
-    p = bench.paired_vs_baseline(runs, "sep", metric)
+    p = summary.paired_vs_baseline(runs, "sep", metric)
     ci = stats.ttest_rel(sep, ln).confidence_interval(0.95)
     assert p["paired_diff_mean"] == pytest.approx(0.1)
     assert (p["paired_ci95_low"], p["paired_ci95_high"]) == pytest.approx((ci.low, ci.high))
     assert p["paired_ci95_low"] < 0 < p["paired_ci95_high"]  # this spread supports no verdict
     assert p["paired_wins"] == wins and p["paired_seeds"] == 3
-    one = bench.paired_vs_baseline(runs[runs.seed == 0], "sep", metric)
+    one = summary.paired_vs_baseline(runs[runs.seed == 0], "sep", metric)
     assert one["paired_seeds"] == 1 and np.isnan(one["paired_ci95_low"])  # one pair: no interval
 
 
@@ -95,9 +96,9 @@ def test_summary_scores_the_ensemble_of_seeds_from_their_predictions(faked):
     assert "ln test mae 0.0000 (n=3)" in (out / "summary.md").read_text()
     other = out / "runs" / "ln" / "seed2" / "predictions_test.csv.gz"
     pd.read_csv(other).assign(**{"y:target": [9.0, 9.0, 9.0, 9.0]}).to_csv(other, index=False)
-    again = bench.seed_ensemble(out, "ln", [0, 1, 2], "mae")  # different labels: no ensemble
+    again = summary.seed_ensemble(out, "ln", [0, 1, 2], "mae")  # different labels: no ensemble
     assert again["ensemble_seeds"] == 0 and np.isnan(again["ensemble_test_mae"])
-    assert bench.seed_ensemble(out, "ln", [0], "mae")["ensemble_seeds"] == 0  # one run is no ensemble
+    assert summary.seed_ensemble(out, "ln", [0], "mae")["ensemble_seeds"] == 0  # one run is no ensemble
 
 
 def test_labelled_stream_names_every_line_once():
@@ -115,8 +116,8 @@ def test_json_safe_turns_numpy_and_nan_into_plain_json():
     import numpy as np
 
     obj = {"a": np.float64("nan"), "b": [np.int64(3), float("inf"), 1.5], "c": "x"}
-    assert bench.json_safe(obj) == {"a": None, "b": [3, None, 1.5], "c": "x"}
-    json.dumps(bench.json_safe(obj), allow_nan=False)
+    assert summary.json_safe(obj) == {"a": None, "b": [3, None, 1.5], "c": "x"}
+    json.dumps(summary.json_safe(obj), allow_nan=False)
 
 
 def test_each_finished_run_prints_its_test_metric(faked):
@@ -131,10 +132,10 @@ def test_each_finished_run_prints_its_test_metric(faked):
 
 def test_summary_plot_starts_at_zero_and_names_dataset_budget_and_seeds(faked):
     out, df, _ = faked
-    runs = bench.load_runs(out)
-    title = bench.plot_title(runs, "zinc-subset")
+    runs = summary.load_runs(out)
+    title = summary.plot_title(runs, "zinc-subset")
     assert "zinc-subset" in title and "3 epochs" in title and "seeds 0-2 (n=3)" in title
-    fig = bench.plot_summary(df, "mae", out / "again.png", title=title)
+    fig = summary.plot_summary(df, "mae", out / "again.png", title=title)
     low, high = fig.axes[0].get_ylim()
     assert low == 0 and high >= (df.test_mae_mean + df.test_mae_std).max()
     assert fig.axes[0].get_title() == title and (out / "summary.png").stat().st_size > 0
@@ -144,8 +145,8 @@ def test_curves_draw_every_logged_run_and_the_mean_per_variant(faked):
     import pandas as pd
 
     out, _, _ = faked
-    runs = bench.load_runs(out)
-    assert bench.plot_curves(bench.run_logs(out, runs), "mae", out / "c.png") is None  # no logs
+    runs = summary.load_runs(out)
+    assert summary.plot_curves(summary.run_logs(out, runs), "mae", out / "c.png") is None  # no logs
     assert not (out / "c.png").exists() and not (out / "curves.png").exists()
     for seed, vals in ((0, [0.9, 0.7, 0.6]), (1, [1.1, 0.9])):  # seed 1 stopped earlier
         logs = out / "runs" / "ln" / f"seed{seed}" / "logs"
@@ -153,7 +154,7 @@ def test_curves_draw_every_logged_run_and_the_mean_per_variant(faked):
         rows = [{"epoch": e, "step": 10 * e, "train/loss": 1.0} for e in range(len(vals))]
         rows += [{"epoch": e, "step": 10 * e + 9, "val/mae": v} for e, v in enumerate(vals)]
         pd.DataFrame(rows).to_csv(logs / "metrics.csv", index=False)
-    fig = bench.plot_curves(bench.run_logs(out, runs), "mae", out / "c.png", title="t")
+    fig = summary.plot_curves(summary.run_logs(out, runs), "mae", out / "c.png", title="t")
     ax = fig.axes[0]
     thin, mean = ax.lines[:2], ax.lines[2]
     assert [list(line.get_xdata()) for line in thin] == [[1, 2, 3], [1, 2]]
@@ -169,20 +170,11 @@ def test_plot_title_names_a_time_budget():
     import pandas as pd
 
     runs = pd.DataFrame({"seed": [0, 2], "budget_s": [1500.0, 1500.0], "epochs": [9, 8]})
-    assert bench.plot_title(runs, "ogbg-molhiv") == \
+    assert summary.plot_title(runs, "ogbg-molhiv") == \
         "ogbg-molhiv: 25 min per run, seeds 0,2 (n=2), mean ± std"
 
 
 # ---- real (tiny) training runs -------------------------------------------------------
-@pytest.fixture(scope="module")
-def real_bench(raw_dir, cache_root, zinc_subset, tmp_path_factory):
-    out = tmp_path_factory.mktemp("bench")
-    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", raw_dir=str(raw_dir), cache_root=str(cache_root),
-                      max_epochs=1, batch_size=64, limit_train=128, limit_eval=64, progress=False)
-    df = run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=2, out=out)
-    return out, cfg, df
-
-
 def test_benchmark_summary_files_and_pairing(real_bench):
     out, _, df = real_bench
     for name in ("summary.csv", "summary.json", "summary.md", "summary.png", "curves.png"):
@@ -236,8 +228,9 @@ def test_models_share_one_table_and_predict(real_bench, tmp_path):
     from graphnorm.predict import load_predictor
 
     _, cfg, _ = real_bench
-    df = run_benchmark(dataclasses.replace(cfg, max_time="5m"), norms=["sep:bn+ln"], seeds=1,
-                       out=tmp_path, models=["graphormer", "gine"])
+    with pytest.warns(UserWarning, match="both set"):  # a 1-epoch run with a time budget, on purpose
+        timed = dataclasses.replace(cfg, max_time="5m")
+    df = run_benchmark(timed, norms=["sep:bn+ln"], seeds=1, out=tmp_path, models=["graphormer", "gine"])
     assert df.norm.tolist() == ["sep:bn+ln", "gine"]
     gine = json.loads((tmp_path / "runs" / "gine" / "seed0" / "metrics.json").read_text())
     assert gine["model"] == "gine" and gine["budget_s"] == 300
