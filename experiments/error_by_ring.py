@@ -15,7 +15,7 @@ from rdkit import Chem
 
 from graphnorm.checkpoint import load_checkpoint
 from graphnorm.train.datamodule import GraphDataModule
-from graphnorm.train.evaluate import predictloader
+from graphnorm.train.evaluate import predict_loader
 
 
 def largest_ring(smiles: str) -> int:
@@ -40,7 +40,7 @@ def main() -> None:
              "|---|---|---|---|---|"]
     for path in args.checkpoints:
         loaded = load_checkpoint(path)
-        pred, y = predictloader(loaded, dm.loader(args.split, train=False))
+        (pred,), y, _ = predict_loader([loaded], dm.loader(args.split, train=False))
         err = (pred - y).abs().squeeze(1)
         share = float(err[macro].sum() / err.sum())
         lines.append(f"| {path} | {err.mean():.4f} | {err[macro].mean():.4f} | {err[~macro].mean():.4f} "

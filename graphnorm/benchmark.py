@@ -19,16 +19,11 @@ from typing import Sequence
 import pandas as pd
 
 from graphnorm.benchmark_summary import slug, summarize, variant
+from graphnorm.train.processes import die_with_parent, train_run
 
 
 def _what(cfg) -> str:
     return f"{variant(cfg.model_name, cfg.norm)} seed {cfg.seed}" + (" (resuming)" if cfg.resume else "")
-
-
-def _train_one(cfg) -> None:
-    from graphnorm.train.run import train
-
-    train(cfg)
 
 
 class _Labelled(io.TextIOBase):
@@ -58,7 +53,7 @@ def _train_labelled(cfg) -> None:
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Labelled(sys.stdout, label), _Labelled(sys.stderr, label)
     try:
-        _train_one(cfg)
+        train_run(cfg)
     finally:
         sys.stdout, sys.stderr = streams
 
@@ -96,7 +91,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     if jobs <= 1:
         for k, run_cfg in todo:
             print(f"[benchmark] run {k}/{len(plan)}: {_what(run_cfg)}", flush=True)
-            _train_one(run_cfg)
+            train_run(run_cfg)
             print(finished_line(k, len(plan), run_cfg), flush=True)
     elif todo:
         _prepare_data(todo[0][1])
@@ -125,18 +120,6 @@ def _prepare_data(cfg) -> None:
     GraphDataModule.from_config(cfg).setup()
 
 
-def _die_with_parent() -> None:
-    """In a worker: ask Linux to send SIGTERM when the benchmark process dies, so that killing
-    a benchmark (or its session ending) does not leave trainings running on the cores."""
-    import ctypes
-    import signal
-    import sys
-
-    if sys.platform.startswith("linux"):
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
 def _run_parallel(todo: list, total: int, jobs: int) -> None:
     """Runs in ``jobs`` spawned processes; a failed run is reported and the others go on."""
     import multiprocessing as mp
@@ -144,7 +127,7 @@ def _run_parallel(todo: list, total: int, jobs: int) -> None:
 
     failed = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
-                             initializer=_die_with_parent) as pool:
+                             initializer=die_with_parent) as pool:
         futures = {}
         for k, run_cfg in todo:
             run_cfg = dataclasses.replace(run_cfg, threads=run_cfg.threads or 1)

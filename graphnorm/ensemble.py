@@ -15,7 +15,8 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import torch
+
+from graphnorm.train.processes import die_with_parent, train_run
 
 RUN_FILES = ("splits.json", "skipped_rows.csv", "data_report.json")
 
@@ -27,30 +28,23 @@ def member_configs(cfg) -> list:
             for k in range(cfg.ensemble)]
 
 
-def _train_one(cfg) -> None:
-    from graphnorm.train.run import train
-
-    train(cfg)
-
-
 def _run(todo: list, jobs: int) -> None:
     if jobs <= 1:
         for k, member in todo:
             print(f"[ensemble] model {k}: seed {member.seed} -> {member.out}", flush=True)
-            _train_one(member)
+            train_run(member)
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    from graphnorm.benchmark import _die_with_parent
 
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
-                             initializer=_die_with_parent) as pool:
+                             initializer=die_with_parent) as pool:
         futures = []
         for k, member in todo:
             member = dataclasses.replace(member, threads=member.threads or 1, progress=False)
             print(f"[ensemble] model {k}: seed {member.seed} -> {member.out} (queued)", flush=True)
-            futures.append(pool.submit(_train_one, member))
+            futures.append(pool.submit(train_run, member))
         for f in futures:
             f.result()  # a failed member fails the ensemble; a rerun skips finished ones
 
@@ -77,15 +71,6 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
     return report
 
 
-def member_predictions(loaded_models, loader) -> tuple[torch.Tensor, torch.Tensor]:
-    """Predictions [M, N, T] of every member over a loader, and the labels [N, T]."""
-    preds, ys = [], []
-    for batch in loader:
-        preds.append(torch.stack([m.predict_batch(batch) for m in loaded_models]))
-        ys.append(batch.y)
-    return torch.cat(preds, 1), torch.cat(ys)
-
-
 def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list:
     """Per target: Spearman rank correlation of |mean - y| with std over labelled rows."""
     from scipy.stats import spearmanr
@@ -103,6 +88,7 @@ def evaluate_ensemble(cfg) -> dict:
     from graphnorm.checkpoint import checkpoint_files, load_checkpoint
     from graphnorm.task import compute_metric, per_target_metrics
     from graphnorm.train.datamodule import GraphDataModule
+    from graphnorm.train.evaluate import predict_loader
     from graphnorm.train.run import code_sha
 
     out = Path(cfg.out)
@@ -117,7 +103,7 @@ def evaluate_ensemble(cfg) -> dict:
     report["members_val"] = [m[f"val_{metric}"] for m in members]
     report["members_test"] = [m[f"test_{metric}"] for m in members]
     for split in ("val", "test"):
-        preds, y = member_predictions(models, dm.loader(split, train=False))
+        preds, y, _ = predict_loader(models, dm.loader(split, train=False))
         mean, std = preds.mean(0), preds.std(0, unbiased=False)
         report["ensemble"][split] = {metric: compute_metric(metric, mean, y),
                                      "per_target": per_target_metrics(task["task_type"], mean, y, names)}

@@ -32,7 +32,7 @@ def _fake_train(cfg) -> None:
 
 @pytest.fixture
 def faked(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(bench, "_train_one", _fake_train)
+    monkeypatch.setattr(bench, "train_run", _fake_train)
     cfg = TrainConfig(dataset="zinc-subset", preset="tiny", max_epochs=3, progress=False)
     df = bench.run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=3, out=tmp_path)
     return tmp_path, df, capsys.readouterr().out
@@ -229,8 +229,8 @@ def test_models_share_one_table_and_predict(real_bench, tmp_path):
 
     _, cfg, _ = real_bench
     with pytest.warns(UserWarning, match="both set"):  # a 1-epoch run with a time budget, on purpose
-        timed = dataclasses.replace(cfg, max_time="5m")
-    df = run_benchmark(timed, norms=["sep:bn+ln"], seeds=1, out=tmp_path, models=["graphormer", "gine"])
+        df = run_benchmark(dataclasses.replace(cfg, max_time="5m"), norms=["sep:bn+ln"], seeds=1,
+                           out=tmp_path, models=["graphormer", "gine"])
     assert df.norm.tolist() == ["sep:bn+ln", "gine"]
     gine = json.loads((tmp_path / "runs" / "gine" / "seed0" / "metrics.json").read_text())
     assert gine["model"] == "gine" and gine["budget_s"] == 300

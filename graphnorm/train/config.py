@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import warnings
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
@@ -83,13 +82,16 @@ class TrainConfig:
                              f"--max-time); got {self.max_epochs}")
         if self.max_epochs == -1 and not self.max_time:
             raise ValueError("max_epochs -1 (no epoch limit) needs a time budget (--max-time)")
-        if self.max_time and self.max_epochs not in (None, -1):
-            warnings.warn(
-                f"max_epochs={self.max_epochs} and max_time={self.max_time} are both set: the "
+
+    def budget_warning(self) -> Optional[str]:
+        """Why an epoch limit beside a time budget misleads (None if it does not apply);
+        ``train`` warns with it once per run."""
+        if not self.max_time or self.max_epochs in (None, -1):
+            return None
+        return (f"max_epochs={self.max_epochs} and max_time={self.max_time} are both set: the "
                 f"learning rate follows the time budget, so a run that reaches {self.max_epochs} "
                 f"epochs first stops before its learning rate has decayed. To train for the "
-                f"time alone, pass --max-epochs -1 (e.g. with a config that sets max_epochs).",
-                stacklevel=3)
+                f"time alone, pass --max-epochs -1 (e.g. with a config that sets max_epochs).")
 
     @property
     def epochs_limit(self) -> int:

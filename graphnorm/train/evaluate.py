@@ -3,7 +3,7 @@ and keep its predictions, so seeds can be ensembled and errors studied without t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import pandas as pd
 import torch
@@ -12,13 +12,16 @@ from graphnorm.checkpoint import load_checkpoint
 from graphnorm.task import compute_metric, per_target_metrics
 
 
-def predictloader(loaded, loader) -> tuple[torch.Tensor, torch.Tensor, list]:
+def predict_loader(models: Sequence, loader) -> tuple[torch.Tensor, torch.Tensor, list]:
+    """Predictions [M, N, T] of each of ``models`` (LoadedModels) over a loader, in one pass;
+    the labels [N, T] and the SMILES (None where the data has none)."""
     preds, ys, smiles = [], [], []
     for batch in loader:
-        preds.append(loaded.predict_batch(batch))  # sigmoid for binary: ROC-AUC is unchanged
+        # sigmoid for binary: ROC-AUC is unchanged
+        preds.append(torch.stack([m.predict_batch(batch) for m in models]))
         ys.append(batch.y)
         smiles += list(batch.smiles or [None] * batch.y.shape[0])
-    return torch.cat(preds), torch.cat(ys), smiles
+    return torch.cat(preds, 1), torch.cat(ys), smiles
 
 
 def prediction_frame(names: list[str], pred: torch.Tensor, y: torch.Tensor, smiles: list) -> pd.DataFrame:
@@ -37,7 +40,7 @@ def evaluate_checkpoint(path: Path, dm, out: Optional[Path] = None) -> dict:
     metric = loaded.task["metric"]
     scores = {"epoch": loaded.epoch}
     for split in ("val", "test"):
-        pred, y, smiles = predictloader(loaded, dm.loader(split, train=False))
+        (pred,), y, smiles = predict_loader([loaded], dm.loader(split, train=False))
         scores[split] = compute_metric(metric, pred, y)
         if "targets" in loaded.task:  # own data: every target's MAE/RMSE or ROC-AUC
             scores.setdefault("per_target", {})[split] = per_target_metrics(
