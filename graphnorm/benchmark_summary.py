@@ -62,10 +62,11 @@ def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
     df.to_csv(out / "summary.csv", index=False)
     meta = {"dataset": runs["dataset"].iloc[0], "metric": metric,
             "git_sha": sorted(set(runs["git_sha"])), "data_checksum": sorted(set(map(str, runs["data_checksum"]))),
-            "variants": df.to_dict(orient="records")}
+            "variants": df.to_dict(orient="records"),
+            "model_pair_ensembles": model_pair_ensembles(out, runs, metric)}
     # strict JSON: NaN (e.g. the reference variant's paired diff) becomes null
     (out / "summary.json").write_text(json.dumps(json_safe(meta), indent=2, allow_nan=False))
-    (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"]))
+    (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"], meta["model_pair_ensembles"]))
     plot_summary(df, metric, out / "summary.png", title=plot_title(runs, meta["dataset"]))
     plot_curves(run_logs(out, runs), metric, out / "curves.png",
                 title=plot_title(runs, meta["dataset"], stat=""))
@@ -76,23 +77,54 @@ def seed_ensemble(out: Path, name: str, seeds: Sequence[int], metric: str) -> di
     """Test metric of the seeds' mean prediction (an ensemble that costs the seeds' runs, not
     a per-run number), from each run's ``predictions_test.csv.gz``; NaN unless >= 2 runs have
     one and all scored the same molecules with the same labels."""
+    score = ensemble_score([_predictions(out, name, s) for s in seeds], metric)
+    if score is None:
+        return {f"ensemble_test_{metric}": np.nan, "ensemble_seeds": 0}
+    return {f"ensemble_test_{metric}": score, "ensemble_seeds": len(seeds)}
+
+
+def model_pair_ensembles(out: Path, runs: pd.DataFrame, metric: str) -> list[dict]:
+    """With several models in one benchmark (``--models``): for each Graphormer variant and
+    each baseline, the test metric of the two runs' mean prediction on the same seed, as mean
+    ± std over the seeds where both have predictions. Such an ensemble costs both runs: it
+    is compared with a single run of twice the budget, not with one run."""
+    graphormers = list(dict.fromkeys(runs.loc[runs["model"] == "graphormer", "norm"]))
+    baselines = list(dict.fromkeys(runs.loc[runs["model"] != "graphormer", "norm"]))
+    pairs = []
+    for a in graphormers:
+        for b in baselines:
+            seeds = sorted(set(runs.loc[runs["norm"] == a, "seed"]) & set(runs.loc[runs["norm"] == b, "seed"]))
+            scores = [ensemble_score([_predictions(out, a, s), _predictions(out, b, s)], metric)
+                      for s in seeds]
+            scores = [v for v in scores if v is not None]
+            if scores:
+                pairs.append({"members": f"{a} + {b}", "seeds": len(scores),
+                              f"test_{metric}_mean": float(np.mean(scores)),
+                              f"test_{metric}_std": float(np.std(scores))})
+    return pairs
+
+
+def _predictions(out: Path, name: str, seed: int) -> Path:
+    return out / "runs" / slug(name) / f"seed{seed}" / "predictions_test.csv.gz"
+
+
+def ensemble_score(paths: Sequence[Path], metric: str) -> float | None:
+    """The metric of the runs' mean prediction; None unless >= 2 files exist and all hold the
+    same molecules with the same labels (else the mean would mix different rows)."""
     import torch
 
     from graphnorm.task import compute_metric
 
-    none = {f"ensemble_test_{metric}": np.nan, "ensemble_seeds": 0}
-    paths = [out / "runs" / slug(name) / f"seed{s}" / "predictions_test.csv.gz" for s in seeds]
     if len(paths) < 2 or not all(p.is_file() for p in paths):
-        return none
+        return None
     frames = [pd.read_csv(p) for p in paths]
     labels = [c for c in frames[0].columns if c.startswith("y:")]
     if not labels or any(not f[["smiles", *labels]].equals(frames[0][["smiles", *labels]])
                          for f in frames[1:]):
-        return none
+        return None
     preds = [c.replace("y:", "pred:", 1) for c in labels]
     mean = np.mean([f[preds].to_numpy() for f in frames], axis=0)
-    score = compute_metric(metric, torch.tensor(mean), torch.tensor(frames[0][labels].to_numpy()))
-    return {f"ensemble_test_{metric}": float(score), "ensemble_seeds": len(frames)}
+    return float(compute_metric(metric, torch.tensor(mean), torch.tensor(frames[0][labels].to_numpy())))
 
 
 def run_logs(out: Path, runs: pd.DataFrame) -> dict[str, list[Path]]:
@@ -174,7 +206,7 @@ def paired_cell(r: dict, digits: int = 4) -> str:
     return cell + f", better on {r['paired_wins']}/{r['paired_seeds']} (n={r['paired_seeds']})"
 
 
-def to_markdown(df: pd.DataFrame, metric: str, dataset: str) -> str:
+def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dict] = ()) -> str:
     better = "lower" if metric == "mae" else "higher"
     lines = [f"# {dataset}: norm variants ({metric}, {better} is better)", "",
              f"| norm | test {metric} | val {metric} | Δ test vs ln (paired) | seeds | #params | epochs | wall time/run | hardware |",
@@ -191,6 +223,11 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str) -> str:
                   "costs all the seeds' training): " + ", ".join(
                       f"{r['norm']} test {metric} {r[f'ensemble_test_{metric}']:.4f} "
                       f"(n={r['ensemble_seeds']})" for r in ens.to_dict(orient="records")) + "."]
+    if pairs:
+        lines += ["", "Two-model ensembles (per seed, the mean prediction of one run of each; it "
+                  "costs both runs): " + ", ".join(
+                      f"{p['members']} test {metric} {p[f'test_{metric}_mean']:.4f} ± "
+                      f"{p[f'test_{metric}_std']:.4f} (n={p['seeds']})" for p in pairs) + "."]
     lines += ["", "Mean ± std over seeds, test and validation at the best validation epoch. "
               "Δ: mean ± std of the per-seed differences to `ln` on the same seeds, their 95 % "
               "t-interval, and on how many seeds the variant did better; an interval that "

@@ -23,10 +23,12 @@ def _fake_train(cfg) -> None:
               "git_sha": "abc", "data_checksum": "0" * 64, "config": cfg.to_dict()}
     Path(cfg.out).mkdir(parents=True, exist_ok=True)
     (Path(cfg.out) / "metrics.json").write_text(json.dumps(result))
-    # predictions whose errors cancel over seeds 0-2: offsets -0.3, 0, +0.3
+    # predictions whose errors cancel over seeds 0-2: offsets -0.3, 0, +0.3 (a gine run's
+    # are the opposite, so a Graphormer + gine pair cancels on every seed)
     y = np.array([0.0, 1.0, 2.0, 3.0])
+    sign = -1.0 if cfg.model_name == "gine" else 1.0
     pd.DataFrame({"smiles": ["C", "CC", "CCC", "CCCC"], "y:target": y,
-                  "pred:target": y + 0.3 * (cfg.seed - 1)}).to_csv(
+                  "pred:target": y + sign * 0.3 * (cfg.seed - 1)}).to_csv(
         Path(cfg.out) / "predictions_test.csv.gz", index=False)
 
 
@@ -99,6 +101,21 @@ def test_summary_scores_the_ensemble_of_seeds_from_their_predictions(faked):
     again = summary.seed_ensemble(out, "ln", [0, 1, 2], "mae")  # different labels: no ensemble
     assert again["ensemble_seeds"] == 0 and np.isnan(again["ensemble_test_mae"])
     assert summary.seed_ensemble(out, "ln", [0], "mae")["ensemble_seeds"] == 0  # one run is no ensemble
+
+
+def test_two_models_are_also_scored_as_a_pair_ensemble_per_seed(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "train_run", _fake_train)
+    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", max_epochs=3, progress=False)
+    bench.run_benchmark(cfg, norms=["sep:bn+ln"], seeds=3, out=tmp_path, models=["graphormer", "gine"])
+    meta = json.loads((tmp_path / "summary.json").read_text())
+    (pair,) = meta["model_pair_ensembles"]
+    # alone each has MAE 0.3, 0, 0.3 over the seeds; their pair cancels on every seed
+    assert pair == {"members": "sep:bn+ln + gine", "seeds": 3, "test_mae_mean": 0.0, "test_mae_std": 0.0}
+    assert "sep:bn+ln + gine test mae 0.0000 ± 0.0000 (n=3)" in (tmp_path / "summary.md").read_text()
+    (tmp_path / "runs" / "gine" / "seed2" / "predictions_test.csv.gz").unlink()
+    runs = summary.load_runs(tmp_path)
+    assert summary.model_pair_ensembles(tmp_path, runs, "mae")[0]["seeds"] == 2  # seed 2 lacks one
+    assert summary.model_pair_ensembles(tmp_path, runs[runs.model == "graphormer"], "mae") == []
 
 
 def test_labelled_stream_names_every_line_once():
