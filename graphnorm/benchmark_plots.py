@@ -1,5 +1,5 @@
 """Pictures of a benchmark: ``summary.png`` (bars per variant) and ``curves.png`` (every run's
-validation curve), both redrawn from the files of ``OUT/runs`` by ``benchmark.summarize``."""
+validation curve), both redrawn from the files of ``OUT/runs`` by ``benchmark_summary.summarize``."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,6 +34,19 @@ def plot_summary(df: pd.DataFrame, metric: str, path: Path, title: str = "mean Â
     return fig
 
 
+def val_curve(log: Path, metric: str) -> pd.Series | None:
+    """A run's validation metric per epoch (0-based index) from its CSV log; None without
+    one (no file, or no validation logged)."""
+    col = f"val/{metric}"
+    if not Path(log).is_file():
+        return None
+    v = pd.read_csv(log)
+    if col not in v:
+        return None
+    v = v.dropna(subset=[col]).groupby("epoch")[col].last()
+    return v if len(v) else None
+
+
 def plot_curves(logs: dict, metric: str, path: Path, title: str = ""):
     """Validation metric per epoch (1-based) of every run, a thin line per seed and a thick
     line for the mean over the seeds that reached that epoch, a colour per variant. Shows
@@ -44,19 +57,15 @@ def plot_curves(logs: dict, metric: str, path: Path, title: str = ""):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    col = f"val/{metric}"
     # right: the second half of training with its own y-range, where "has it flattened?"
     # is decided (on the left the first epochs' large errors squash the end into a line)
     fig, (ax, tail) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 2]})
     for k, (name, files) in enumerate(logs.items()):
         color, curves = f"C{k % 10}", []
         for log in files:
-            if not Path(log).is_file():
+            v = val_curve(log, metric)
+            if v is None:
                 continue
-            v = pd.read_csv(log)
-            if col not in v:
-                continue
-            v = v.dropna(subset=[col]).groupby("epoch")[col].last()
             curves.append(v)
             for a in (ax, tail):
                 a.plot(v.index + 1, v.values, color=color, lw=0.6, alpha=0.45)

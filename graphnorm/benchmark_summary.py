@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from graphnorm.benchmark_plots import plot_curves, plot_summary
+from graphnorm.benchmark_plots import plot_curves, plot_summary, val_curve
 
 
 def slug(norm: str) -> str:
@@ -57,6 +57,7 @@ def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
             "wall_time_s_mean": r["wall_time_s"].mean(), "hardware": r["hardware"].iloc[0],
             **paired_vs_baseline(runs, norm, metric),
             **seed_ensemble(out, norm, sorted(r["seed"]), metric),
+            **late_gain(run_logs(out, r)[norm], metric),
         })
     df = pd.DataFrame(table)
     df.to_csv(out / "summary.csv", index=False)
@@ -125,6 +126,27 @@ def ensemble_score(paths: Sequence[Path], metric: str) -> float | None:
     preds = [c.replace("y:", "pred:", 1) for c in labels]
     mean = np.mean([f[preds].to_numpy() for f in frames], axis=0)
     return float(compute_metric(metric, torch.tensor(mean), torch.tensor(frames[0][labels].to_numpy())))
+
+
+def late_gain(logs: Sequence[Path], metric: str, fraction: float = 0.2) -> dict:
+    """Has the validation curve flattened? Per run, how much the best validation metric
+    improved during the last ``fraction`` of its epochs (>= 0, in the metric's units; near 0:
+    flat, so a longer run would barely change the pick); mean and max over the runs with a
+    log of >= 5 epochs, else NaN."""
+    from graphnorm.task import HIGHER_IS_BETTER
+
+    sign = -1.0 if HIGHER_IS_BETTER.get(metric, False) else 1.0  # as "lower is better"
+    gains = []
+    for log in logs:
+        v = val_curve(log, metric)
+        if v is None or len(v) < 5:
+            continue
+        cut = int(round(len(v) * (1 - fraction)))
+        v = sign * v.to_numpy()
+        gains.append(float(v[:cut].min() - v.min()))
+    if not gains:
+        return {"val_late_gain_mean": np.nan, "val_late_gain_max": np.nan}
+    return {"val_late_gain_mean": float(np.mean(gains)), "val_late_gain_max": float(np.max(gains))}
 
 
 def run_logs(out: Path, runs: pd.DataFrame) -> dict[str, list[Path]]:
@@ -228,6 +250,13 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dic
                   "costs both runs): " + ", ".join(
                       f"{p['members']} test {metric} {p[f'test_{metric}_mean']:.4f} ± "
                       f"{p[f'test_{metric}_std']:.4f} (n={p['seeds']})" for p in pairs) + "."]
+    late = df[np.isfinite(df["val_late_gain_mean"])]
+    if len(late):
+        lines += ["", "Has the validation curve flattened? Gain of the best validation "
+                  f"{metric} during the last 20 % of each run's epochs (mean / max over seeds; "
+                  "near 0 = flat): " + ", ".join(
+                      f"{r['norm']} {r['val_late_gain_mean']:.4f} / {r['val_late_gain_max']:.4f}"
+                      for r in late.to_dict(orient="records")) + "."]
     lines += ["", "Mean ± std over seeds, test and validation at the best validation epoch. "
               "Δ: mean ± std of the per-seed differences to `ln` on the same seeds, their 95 % "
               "t-interval, and on how many seeds the variant did better; an interval that "

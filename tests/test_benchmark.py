@@ -118,6 +118,30 @@ def test_two_models_are_also_scored_as_a_pair_ensemble_per_seed(tmp_path, monkey
     assert summary.model_pair_ensembles(tmp_path, runs[runs.model == "graphormer"], "mae") == []
 
 
+def _write_log(path: Path, column: str, values) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"epoch": range(len(values)), column: values}).to_csv(path, index=False)
+    return path
+
+
+def test_summary_says_whether_the_validation_curves_flattened(faked, tmp_path):
+    out, _, _ = faked
+    logs = [out / "runs" / "ln" / f"seed{k}" / "logs" / "metrics.csv" for k in (0, 1)]
+    # seed 0 still improves by 0.01 in its last 2 of 10 epochs; seed 1 is flat
+    _write_log(logs[0], "val/mae", [1.0, 0.8, 0.6, 0.5, 0.45, 0.42, 0.41, 0.40, 0.39, 0.40])
+    _write_log(logs[1], "val/mae", [0.9, 0.7] + [0.5] * 8)
+    gain = summary.late_gain(logs + [out / "missing.csv"], "mae")
+    assert gain == pytest.approx({"val_late_gain_mean": 0.005, "val_late_gain_max": 0.01})
+    df = summary.summarize(out)
+    assert df.set_index("norm").loc["ln", "val_late_gain_max"] == pytest.approx(0.01)
+    assert np.isnan(df.set_index("norm").loc["sep:bn+ln", "val_late_gain_mean"])  # no logs
+    assert "flattened? " in (out / "summary.md").read_text() and "ln 0.0050 / 0.0100" in (out / "summary.md").read_text()
+    rising = _write_log(tmp_path / "auc.csv", "val/rocauc", [0.5, 0.6, 0.7, 0.72, 0.74, 0.75, 0.76, 0.77, 0.78, 0.80])
+    assert summary.late_gain([rising], "rocauc")["val_late_gain_max"] == pytest.approx(0.03)
+    short = _write_log(tmp_path / "short.csv", "val/mae", [0.9, 0.5, 0.4])  # too few epochs to say
+    assert np.isnan(summary.late_gain([short], "mae")["val_late_gain_mean"])
+
+
 def test_labelled_stream_names_every_line_once():
     import io
 
