@@ -43,10 +43,14 @@ class GNNConfig(ConfigIO):
     atom_feature_dims: tuple = ZINC_ATOM_DIMS
     edge_feature_dims: tuple = ZINC_BOND_DIMS
     num_tasks: int = 1
+    fingerprint_bits: int = 0  # the featurizer's: gin-vn's virtual node starts from them
 
     def __post_init__(self):
         if self.kind not in GNN_KINDS:
             raise ValueError(f"kind must be one of {GNN_KINDS}, got {self.kind!r}")
+        if self.fingerprint_bits and self.kind != "gin-vn":
+            raise ValueError(f"fingerprints enter a GNN through its virtual node: {self.kind} "
+                             "has none, use gin-vn (or featurize with fingerprint_bits 0)")
         if self.pool not in POOLS:
             raise ValueError(f"pool must be one of {tuple(POOLS)}, got {self.pool!r}")
         self.atom_feature_dims = tuple(int(d) for d in self.atom_feature_dims)
@@ -71,9 +75,11 @@ class GNN(nn.Module):
         self.convs = nn.ModuleList(GINEConv(_mlp(D, 2 * D, D), train_eps=True)
                                    for _ in range(cfg.num_layers))
         self.norms = nn.ModuleList(nn.BatchNorm1d(D) for _ in range(cfg.num_layers))
-        self.virtual = None
+        self.virtual = self.fingerprint = None
         if cfg.kind == "gin-vn":
             self.virtual = nn.Embedding(1, D)
+            if cfg.fingerprint_bits:
+                self.fingerprint = nn.Linear(cfg.fingerprint_bits, D)
             self.virtual_mlps = nn.ModuleList(
                 nn.Sequential(_mlp(D, 2 * D, D), nn.BatchNorm1d(D), nn.ReLU())
                 for _ in range(cfg.num_layers - 1))
@@ -98,6 +104,8 @@ class GNN(nn.Module):
         vn = None
         if self.virtual is not None:
             vn = self.virtual.weight.expand(batch.num_graphs, -1)
+            if self.fingerprint is not None:
+                vn = vn + self.fingerprint(batch.fingerprints(self.config.fingerprint_bits))
         p = self.config.dropout
         last = self.config.num_layers - 1
         for i, (conv, norm) in enumerate(zip(self.convs, self.norms)):

@@ -2,7 +2,8 @@
 
 The vocabulary fixes the atom/bond feature columns (the model's embedding tables); `max_hops`
 is the length of the edge paths (the model's hop matrices); `max_dist` caps shortest-path
-distances (the model's distance buckets). A training run carries one config; it keys the
+distances (the model's distance buckets); `fingerprint_bits` > 0 adds each molecule's Morgan
+fingerprint (the model's [VNode] input layer). A training run carries one config; it keys the
 dataset cache and sizes the model, and the checkpoint stores it so that `predict`, `embed`
 and `analyze` featurize exactly as training did.
 """
@@ -15,6 +16,7 @@ from .paths import UNREACHABLE  # spd of unreachable pairs (uint8): max_dist sta
 
 FEATURIZER_VERSION = 1  # bump whenever any produced array changes: it keys the dataset cache
 VOCABS = ("ogb", "zinc")
+MAX_FINGERPRINT_BITS = 16384
 
 # What checkpoints written before the config existed were trained with (the defaults of
 # that time). A fact about old files: never change it, even if the defaults below change.
@@ -41,11 +43,14 @@ class FeaturizerConfig:
     max_hops: int = 5  # edges per shortest path that the edge encoding sees
     max_dist: int = 20  # shortest-path distances are capped here
     version: int = FEATURIZER_VERSION
+    # Morgan fingerprint (radius 2, ECFP4-like bits) per molecule, 0 = none; the Graphormer
+    # adds its projection to the [VNode] (Chemprop-style molecule features, at the global token)
+    fingerprint_bits: int = 0
 
     def __post_init__(self):
         if self.vocab not in VOCABS:
             raise ValueError(f"featurizer vocab must be one of {VOCABS}, got {self.vocab!r}")
-        for name in ("max_hops", "max_dist", "version"):
+        for name in ("max_hops", "max_dist", "version", "fingerprint_bits"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ValueError(f"featurizer {name} must be an integer, got {value!r}")
@@ -54,9 +59,17 @@ class FeaturizerConfig:
         if not 0 <= self.max_dist < UNREACHABLE:
             raise ValueError(f"featurizer max_dist must be in [0, {UNREACHABLE - 1}], "
                              f"got {self.max_dist}")
+        if not 0 <= self.fingerprint_bits <= MAX_FINGERPRINT_BITS:
+            raise ValueError(f"featurizer fingerprint_bits must be in [0, {MAX_FINGERPRINT_BITS}] "
+                             f"(0 = none; e.g. 1024 or 2048), got {self.fingerprint_bits}")
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """All fields, except ``fingerprint_bits`` when 0: the dict keys the dataset cache
+        and the data checksum, which stay those of configs from before the field existed."""
+        d = dataclasses.asdict(self)
+        if not d["fingerprint_bits"]:
+            del d["fingerprint_bits"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "FeaturizerConfig":
@@ -84,8 +97,9 @@ class FeaturizerConfig:
 
     @property
     def tag(self) -> str:
-        """Short name for cache folders, e.g. ``h5-d20``."""
-        return f"h{self.max_hops}-d{self.max_dist}"
+        """Short name for cache folders, e.g. ``h5-d20`` (``h5-d20-fp1024`` with fingerprints)."""
+        return f"h{self.max_hops}-d{self.max_dist}" + (
+            f"-fp{self.fingerprint_bits}" if self.fingerprint_bits else "")
 
     def check_current(self, what: str) -> None:
         """Refuse data featurized by another featurizer version (``what`` names its source)."""

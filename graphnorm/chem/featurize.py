@@ -22,6 +22,7 @@ from .molecule import FeaturizationError, check_sanitize, smiles_to_graph
 from .paths import shortest_paths_many
 
 FIELDS = ("x", "edge_index", "edge_attr", "spd", "path")  # the arrays of one molecule
+FINGERPRINT = "fingerprint"  # uint8 [1, bits], only with FeaturizerConfig.fingerprint_bits
 
 
 @dataclass
@@ -44,7 +45,8 @@ def _featurize_chunk(task: tuple) -> list[tuple]:
     with rdBase.BlockLogs():  # failures become messages, not stderr noise (HIV: thousands)
         for s in smiles:
             try:
-                graphs.append(smiles_to_graph(s, featurizer.vocab, sanitize))
+                graphs.append(smiles_to_graph(s, featurizer.vocab, sanitize,
+                                              featurizer.fingerprint_bits))
                 errors.append(None)
             except FeaturizationError as e:
                 graphs.append(None)
@@ -58,7 +60,9 @@ def _featurize_chunk(task: tuple) -> list[tuple]:
             if g is None:
                 out.append((None, err, None))
                 continue
-            arrays = dict(zip(FIELDS, (*g, *next(paths))))
+            arrays = dict(zip(FIELDS, (*g[:3], *next(paths))))
+            if featurizer.fingerprint_bits:
+                arrays[FINGERPRINT] = g[3]
             out.append((arrays, None, extra(s) if extra is not None else None))
     return out
 
@@ -114,7 +118,7 @@ def graph_data(arrays: dict, smiles: Optional[str] = None):
     import torch
     from torch_geometric.data import Data
 
-    fields = {k: torch.from_numpy(arrays[k]) for k in FIELDS}
+    fields = {k: torch.from_numpy(arrays[k]) for k in FIELDS + (FINGERPRINT,) if k in arrays}
     return Data(**fields, num_nodes=int(arrays["x"].shape[0]), smiles=smiles)
 
 

@@ -20,6 +20,8 @@ valence step. Dataset building uses "benchmark" so the official split sizes hold
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 from rdkit import Chem, rdBase
@@ -175,7 +177,32 @@ def mol_to_graph(mol: Chem.Mol, vocab: str = "ogb", smiles: str | None = None,
     return np.array(x, dtype=np.int64).reshape(-1, nf), edge_index, edge_attr
 
 
-def smiles_to_graph(smiles: str, vocab: str = "ogb", sanitize: str = "strict"):
-    """RDKit part only: (x, edge_index, edge_attr) numpy arrays of one SMILES."""
+def smiles_to_graph(smiles: str, vocab: str = "ogb", sanitize: str = "strict",
+                    fingerprint_bits: int = 0):
+    """RDKit part only: (x, edge_index, edge_attr) numpy arrays of one SMILES, and with
+    ``fingerprint_bits`` its `morgan_fingerprint` as a fourth array."""
     _check_vocab(vocab)
-    return mol_to_graph(mol_from_smiles(smiles, sanitize), vocab, smiles, copy=False)
+    mol = mol_from_smiles(smiles, sanitize)
+    # before mol_to_graph, which may kekulize the molecule in place (aromatic bits would change)
+    fp = morgan_fingerprint(mol, fingerprint_bits, smiles) if fingerprint_bits else None
+    graph = mol_to_graph(mol, vocab, smiles, copy=False)
+    return graph if fp is None else (*graph, fp)
+
+
+@functools.lru_cache(maxsize=4)
+def _morgan_generator(bits: int):
+    from rdkit.Chem import rdFingerprintGenerator
+
+    return rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=bits)
+
+
+def morgan_fingerprint(mol: Chem.Mol, bits: int, smiles: str | None = None) -> np.ndarray:
+    """Morgan fingerprint of radius 2 (Rogers & Hahn 2010, https://doi.org/10.1021/ci100050t;
+    ECFP4-like), folded to ``bits`` bits: uint8 [1, bits] of 0/1, RDKit's
+    ``rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=bits)``."""
+    try:
+        fp = _morgan_generator(bits).GetFingerprintAsNumPy(mol)
+    except Exception as e:  # e.g. a molecule whose ring info RDKit could not perceive
+        name = smiles if smiles is not None else Chem.MolToSmiles(mol)
+        raise FeaturizationError(f"no Morgan fingerprint for SMILES {name!r}: {e}") from e
+    return fp.astype(np.uint8).reshape(1, bits)

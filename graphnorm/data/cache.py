@@ -104,15 +104,17 @@ class DatasetSplits(dict):
 
 
 def pack_split(graphs: list[dict], smiles: list[str], y: Optional[np.ndarray] = None) -> dict:
-    """The stored form of a split: featurizer arrays (graphnorm.chem.FIELDS) concatenated
-    over molecules (edge_index along its edge axis, ids stay local), ``num_nodes`` and
-    ``num_edges`` per molecule, ``smiles``, and ``y`` float32 [G, T] when given."""
-    from graphnorm.chem import FIELDS
+    """The stored form of a split: featurizer arrays (graphnorm.chem.FIELDS, and the
+    fingerprints [G, bits] when featurized with them) concatenated over molecules (edge_index
+    along its edge axis, ids stay local), ``num_nodes`` and ``num_edges`` per molecule,
+    ``smiles``, and ``y`` float32 [G, T] when given."""
+    from graphnorm.chem import FIELDS, FINGERPRINT
 
     def cat(key: str, axis: int = 0) -> torch.Tensor:
         return torch.from_numpy(np.concatenate([g[key] for g in graphs], axis=axis))
 
-    out = {k: cat(k, axis=1 if k == "edge_index" else 0) for k in FIELDS}
+    keys = FIELDS + ((FINGERPRINT,) if graphs and FINGERPRINT in graphs[0] else ())
+    out = {k: cat(k, axis=1 if k == "edge_index" else 0) for k in keys}
     out["num_nodes"] = torch.tensor([g["x"].shape[0] for g in graphs], dtype=torch.long)
     out["num_edges"] = torch.tensor([g["edge_index"].shape[1] for g in graphs], dtype=torch.long)
     out["smiles"] = list(smiles)
@@ -140,6 +142,8 @@ def split_dataset(packed: dict, name: str, split: str,
               "spd": _offsets(nodes * nodes), "path": _offsets(nodes * nodes), "smiles": count}
     if y is not None:
         storage["y"], slices["y"] = y, count
+    if "fingerprint" in packed:  # one row per molecule
+        storage["fingerprint"], slices["fingerprint"] = packed["fingerprint"], count
     storage["_num_nodes"] = nodes.tolist()  # items get num_nodes without inferring it
     return GraphDataset(Data.from_dict(storage), slices, name, split)
 

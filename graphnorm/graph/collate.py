@@ -46,6 +46,7 @@ class GraphBatch:
     edge_index: Optional[Tensor] = None
     num_nodes: Optional[Tensor] = None  # long [B]
     smiles: Optional[list] = None
+    fingerprint: Optional[Tensor] = None  # float [B, bits] of 0/1, when featurized with them
 
     @property
     def num_graphs(self) -> int:
@@ -60,6 +61,15 @@ class GraphBatch:
         """bool [B, N + 1], True = padding; position 0 is the [VNode] and never padding."""
         vnode = self.node_mask.new_zeros(self.num_graphs, 1)
         return torch.cat([vnode, ~self.node_mask], dim=1)
+
+    def fingerprints(self, bits: int) -> Tensor:
+        """float [B, bits]; a clear error when the batch was featurized without them or with
+        another size (a model trained with fingerprints needs the same featurizer)."""
+        if self.fingerprint is None or self.fingerprint.shape[-1] != bits:
+            got = "none" if self.fingerprint is None else f"{self.fingerprint.shape[-1]} bits"
+            raise ValueError(f"the model takes Morgan fingerprints of {bits} bits, the batch has "
+                             f"{got}: featurize with FeaturizerConfig(fingerprint_bits={bits})")
+        return self.fingerprint
 
     def _apply(self, fn) -> "GraphBatch":
         changes = {
@@ -141,6 +151,8 @@ def collate_graphs(graphs: Sequence) -> GraphBatch:
     if all(t is not None for t in ys):
         y = torch.cat([t.reshape(1, -1) for t in ys]).float()  # [B, T]
     smiles = [getattr(g, "smiles", None) for g in graphs]
+    fps = [getattr(g, "fingerprint", None) for g in graphs]
+    fingerprint = torch.cat(fps).float() if all(f is not None for f in fps) else None
     return GraphBatch(
         x=x.view(B, N, -1),
         degree=degree.view(B, N),
@@ -152,6 +164,7 @@ def collate_graphs(graphs: Sequence) -> GraphBatch:
         num_nodes=n,
         edge_index=edge_index,
         smiles=smiles if any(s is not None for s in smiles) else None,
+        fingerprint=fingerprint,
     )
 
 

@@ -57,6 +57,7 @@ class GraphormerConfig(ConfigIO):
     readout: str = "vnode"  # one of READOUTS
     rwpe_steps: int = 0  # random-walk PE of this many steps added to atom tokens (0 = off)
     local_mp: str = "none"  # one of LOCAL_MP
+    fingerprint_bits: int = 0  # the featurizer's: a Linear of the Morgan bits joins the [VNode]
 
     def __post_init__(self):
         for name, value, valid in (("readout", self.readout, READOUTS),
@@ -108,6 +109,9 @@ class Graphormer(nn.Module):
             attention_dropout=cfg.attention_dropout, input_dropout=cfg.input_dropout,
             local=local, attention=cfg.attention, init_std=0.02 / math.sqrt(cfg.num_layers))
         self.rwpe = RandomWalkEncoding(cfg.rwpe_steps, D) if cfg.rwpe_steps > 0 else None
+        # molecule-level input at the global token: the [VNode] starts from the learned vector
+        # plus a projection of the molecule's fingerprint (no longer the same for every graph)
+        self.fingerprint = nn.Linear(cfg.fingerprint_bits, D) if cfg.fingerprint_bits else None
         self.head = nn.Linear(D * (2 if "+" in cfg.readout else 1), cfg.num_tasks)
         self.reset_parameters()
 
@@ -118,8 +122,10 @@ class Graphormer(nn.Module):
                   self.transformer):
             if m is not None:
                 m.reset_parameters()
-        nn.init.normal_(self.head.weight, std=std)
-        nn.init.zeros_(self.head.bias)
+        for lin in (self.head, self.fingerprint):
+            if lin is not None:
+                nn.init.normal_(lin.weight, std=std)
+                nn.init.zeros_(lin.bias)
         nn.init.normal_(self.vnode, std=0.02)
 
     @property
@@ -143,7 +149,11 @@ class Graphormer(nn.Module):
         nodes = self.atom_encoder(batch.x) + self.degree_encoder(batch.degree, batch.node_mask)
         if self.rwpe is not None:
             nodes = nodes + self.rwpe(batch)
-        return self.transformer(nodes, ~batch.node_mask, special=self.vnode, bias=bias,
+        special = self.vnode  # [1, 1, D], or [B, 1, D] with the molecules' fingerprints
+        if self.fingerprint is not None:
+            special = special + self.fingerprint(
+                batch.fingerprints(self.config.fingerprint_bits)).unsqueeze(1)
+        return self.transformer(nodes, ~batch.node_mask, special=special, bias=bias,
                                 local_input=batch)
 
     def readout(self, h: Tensor, node_mask: Tensor) -> Tensor:

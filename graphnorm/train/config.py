@@ -17,7 +17,7 @@ class TrainConfig:
     raw_dir: Optional[str] = None
     cache_root: Optional[str] = None
     # FeaturizerConfig fields other than the vocab (which follows the dataset): max_hops,
-    # max_dist; they key the data cache and size the model (graphnorm/chem/config.py)
+    # max_dist, fingerprint_bits; they key the data cache and size the model (chem/config.py)
     featurizer: dict = field(default_factory=dict)
     limit_train: Optional[int] = None  # use the first N training graphs (smoke tests)
     limit_eval: Optional[int] = None

@@ -1,0 +1,82 @@
+"""Morgan fingerprints as a featurizer option (FeaturizerConfig.fingerprint_bits): computed
+as RDKit computes them, carried through cache, collate and the models' [VNode]."""
+import numpy as np
+import pytest
+import torch
+from rdkit import Chem
+from rdkit.Chem import rdFingerprintGenerator
+
+from graphnorm.baselines import GNN, GNNConfig
+from graphnorm.chem import FeaturizerConfig, featurize_many, smiles_to_data
+from graphnorm.chem.config import vocab_dims
+from graphnorm.data.cache import pack_split, split_dataset
+from graphnorm.graph import Graphormer, GraphormerConfig, collate_graphs
+
+SMILES = ["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "[Na+].[Cl-]", "C"]
+
+
+@pytest.mark.parametrize("vocab", ["ogb", "zinc"])
+def test_bits_are_rdkits_morgan_radius_2_of_the_unkekulized_molecule(vocab):
+    """The zinc vocabulary kekulizes the molecule in place: the fingerprint is taken before,
+    so its aromatic bits are those of the SMILES as parsed."""
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=256)
+    result = featurize_many(SMILES[:3], FeaturizerConfig(vocab=vocab, fingerprint_bits=256))
+    for s, g in zip(SMILES[:3], result.graphs):
+        expected = gen.GetFingerprintAsNumPy(Chem.MolFromSmiles(s))
+        assert g["fingerprint"].dtype == np.uint8 and g["fingerprint"].shape == (1, 256)
+        np.testing.assert_array_equal(g["fingerprint"][0], expected)
+
+
+def test_config_keeps_old_cache_keys_and_names_its_folder():
+    plain = FeaturizerConfig()
+    assert "fingerprint_bits" not in plain.to_dict() and plain.tag == "h5-d20"  # caches stay valid
+    fp = FeaturizerConfig(fingerprint_bits=1024)
+    assert fp.to_dict()["fingerprint_bits"] == 1024 and fp.tag == "h5-d20-fp1024"
+    assert FeaturizerConfig.from_dict(fp.to_dict()) == fp
+    for bad in (-1, True, 1.5, 10**6):
+        with pytest.raises(ValueError, match="fingerprint_bits"):
+            FeaturizerConfig(fingerprint_bits=bad)
+
+
+def test_cached_split_serves_one_fingerprint_row_per_molecule():
+    result = featurize_many(SMILES, FeaturizerConfig(fingerprint_bits=64))
+    ds = split_dataset(pack_split(result.graphs, SMILES), "x", "train")
+    for k, g in enumerate(result.graphs):
+        assert torch.equal(ds[k].fingerprint, torch.from_numpy(g["fingerprint"]))
+    batch = collate_graphs([ds[1], ds[3]])
+    assert batch.fingerprint.shape == (2, 64) and batch.fingerprint.dtype == torch.float32
+    plain = collate_graphs([smiles_to_data("CCO"), smiles_to_data("CCO", fingerprint_bits=64)])
+    assert plain.fingerprint is None  # all or none
+
+
+def _graphormer(bits):
+    atoms, bonds = vocab_dims("ogb")
+    return Graphormer(GraphormerConfig(num_layers=2, hidden=16, ffn_hidden=16, heads=2, atom_feature_dims=atoms,
+                                       edge_feature_dims=bonds, fingerprint_bits=bits)).eval()
+
+
+def _gin_vn(bits):
+    atoms, bonds = vocab_dims("ogb")
+    return GNN(GNNConfig(kind="gin-vn", hidden=16, atom_feature_dims=atoms, edge_feature_dims=bonds,
+                         fingerprint_bits=bits)).eval()
+
+
+@pytest.mark.parametrize("build", [_graphormer, _gin_vn])
+def test_the_virtual_node_reads_the_fingerprint(build):
+    torch.manual_seed(0)
+    model = build(64)
+    batch = collate_graphs([smiles_to_data(s, fingerprint_bits=64) for s in ("CCO", "CCN")])
+    with torch.no_grad():
+        before = model(batch)
+        batch.fingerprint[0] = 1 - batch.fingerprint[0]  # another molecule-level input
+        after = model(batch)
+    assert not torch.allclose(before[0], after[0]) and torch.allclose(before[1], after[1])
+    with pytest.raises(ValueError, match="fingerprint_bits=64"):
+        model(collate_graphs([smiles_to_data("CCO")]))
+    with pytest.raises(ValueError, match="fingerprint_bits=64"):
+        model(collate_graphs([smiles_to_data("CCO", fingerprint_bits=32)]))
+
+
+def test_a_gnn_without_virtual_node_refuses_fingerprints():
+    with pytest.raises(ValueError, match="gin-vn"):
+        GNNConfig(kind="gine", fingerprint_bits=64)
