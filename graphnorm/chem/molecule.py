@@ -200,9 +200,15 @@ def morgan_fingerprint(mol: Chem.Mol, bits: int, smiles: str | None = None) -> n
     """Morgan fingerprint of radius 2 (Rogers & Hahn 2010, https://doi.org/10.1021/ci100050t;
     ECFP4-like), folded to ``bits`` bits: uint8 [1, bits] of 0/1, RDKit's
     ``rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=bits)``."""
+    gen = _morgan_generator(bits)
     try:
-        fp = _morgan_generator(bits).GetFingerprintAsNumPy(mol)
-    except Exception as e:  # e.g. a molecule whose ring info RDKit could not perceive
-        name = smiles if smiles is not None else Chem.MolToSmiles(mol)
-        raise FeaturizationError(f"no Morgan fingerprint for SMILES {name!r}: {e}") from e
+        fp = gen.GetFingerprintAsNumPy(mol)
+    except RuntimeError:  # "RingInfo not initialized": sanitize="benchmark" molecules (RemoveHs)
+        try:
+            mol = Chem.Mol(mol)  # a copy: the graph features stay those of the parsed molecule
+            Chem.GetSymmSSSR(mol)  # perceives the rings
+            fp = gen.GetFingerprintAsNumPy(mol)
+        except Exception as e:
+            name = smiles if smiles is not None else Chem.MolToSmiles(mol)
+            raise FeaturizationError(f"no Morgan fingerprint for SMILES {name!r}: {e}") from e
     return fp.astype(np.uint8).reshape(1, bits)

@@ -80,3 +80,13 @@ def test_the_virtual_node_reads_the_fingerprint(build):
 def test_a_gnn_without_virtual_node_refuses_fingerprints():
     with pytest.raises(ValueError, match="gin-vn"):
         GNNConfig(kind="gine", fingerprint_bits=64)
+
+
+def test_molecules_kept_without_valence_check_get_fingerprints_too():
+    """MolHIV's hypervalent molecules (sanitize="benchmark") come without ring info; their
+    fingerprint is taken from a ring-perceived copy, and their graph features do not change."""
+    s = "CC(c1cccs1)=[N+]1[N-]C(N)=[S+][AlH3-]12[OH+]B(c1ccccc1)[OH+]2"  # MolHIV row 30784
+    with_fp = featurize_many([s], FeaturizerConfig(fingerprint_bits=256), sanitize="benchmark")
+    plain = featurize_many([s], FeaturizerConfig(), sanitize="benchmark")
+    assert with_fp.errors == [None] and with_fp.graphs[0]["fingerprint"].sum() > 10
+    np.testing.assert_array_equal(with_fp.graphs[0]["x"], plain.graphs[0]["x"])
