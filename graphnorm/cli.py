@@ -5,6 +5,7 @@ Heavy imports happen inside each command so ``graphnorm --help`` stays instant.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import warnings
@@ -53,6 +54,9 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                    help="graphormer: random-walk PE with this many steps (default 0 = off)")
     p.add_argument("--local-mp", dest="local_mp", choices=list(LOCAL_MP),
                    help="graphormer: GINE message passing beside attention in every block")
+    p.add_argument("--fingerprint-bits", dest="fingerprint_bits", type=int,
+                   help="featurizer: each molecule's Morgan fingerprint (radius 2) of this many "
+                   "bits joins the [VNode] (graphormer, gin-vn); 0 = none (default)")
     p.add_argument("--max-time", dest="max_time",
                    help="wall-time budget of the whole run, e.g. 25m, 1h30m, 90s; the LR "
                    "schedule spans it")
@@ -100,9 +104,12 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     from graphnorm.train.config import TrainConfig
 
     overrides = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-    if args.config:
-        return TrainConfig.from_yaml(args.config, **overrides)
-    return TrainConfig.from_dict(overrides)
+    cfg = (TrainConfig.from_yaml(args.config, **overrides) if args.config
+           else TrainConfig.from_dict(overrides))
+    if getattr(args, "fingerprint_bits", None) is not None:  # one key of the featurizer block
+        cfg = dataclasses.replace(cfg, featurizer={**cfg.featurizer,
+                                                   "fingerprint_bits": args.fingerprint_bits})
+    return cfg
 
 
 TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",

@@ -85,3 +85,16 @@ def test_analyze_takes_the_dataset_from_the_checkpoint_unless_data_is_given():
 
     assert main(["analyze", "--checkpoint", "x.ckpt", "--out", "o", "--dataset", "zinc-subset",
                  "--data", "m.csv"]) == 2
+
+
+def test_fingerprint_bits_joins_the_configs_featurizer_block(tmp_path):
+    from graphnorm.cli import TRAIN_KEYS, _train_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("dataset: ogbg-molhiv\nfeaturizer:\n  max_hops: 3\n")
+    args = build_parser().parse_args(["train", "--config", str(path), "--fingerprint-bits", "2048"])
+    cfg = _train_config(args, TRAIN_KEYS)
+    assert cfg.featurizer == {"max_hops": 3, "fingerprint_bits": 2048}
+    assert cfg.featurizer_config("ogb").tag == "h3-d20-fp2048"
+    plain = _train_config(build_parser().parse_args(["train", "--config", str(path)]), TRAIN_KEYS)
+    assert plain.featurizer == {"max_hops": 3}
