@@ -3,9 +3,9 @@
 Every (norm, seed) run is an ordinary training run in ``OUT/runs/<norm>/seed<k>``; a run
 with a ``metrics.json`` is finished and skipped, one with only ``last.ckpt`` is resumed, so an
 interrupted benchmark continues where it stopped. The summary is rebuilt from the
-``metrics.json`` files alone (``benchmark_summary``). ``jobs`` > 1 trains that many runs at once in separate
-processes (each with ``threads`` threads, default 1): on a CPU, independent one-thread runs
-use the cores better than one run with many threads.
+``metrics.json`` files alone (``benchmark_summary``). ``jobs`` > 1 trains that many runs at
+once in separate processes (each with ``threads`` threads, default 1): on a CPU, independent
+one-thread runs use the cores better than one run with many threads.
 """
 from __future__ import annotations
 

@@ -3,7 +3,10 @@ and ``curves.png`` in OGB leaderboard form.
 
 Each row is a variant (a Graphormer's norm, or a baseline model) over its seeds: mean ± std
 of the test and validation metric at the best validation epoch, the paired difference to
-``ln`` on shared seeds with its 95 % t-interval, and the test metric of the seeds' ensemble.
+``ln`` on shared seeds with its 95 % t-interval, the test metric of the seeds' ensemble, and
+how much the best validation metric still moved in the last 20 % of epochs (flat or not).
+With several models (``--models``) each Graphormer variant + baseline pair is also scored as
+a two-run ensemble per seed.
 """
 from __future__ import annotations
 
