@@ -26,7 +26,7 @@ from graphnorm.data import load_dataset
 
 def arrays(split) -> tuple[np.ndarray, np.ndarray]:
     rows = [split[i] for i in range(len(split))]
-    return (np.concatenate([g.fingerprint.numpy() for g in rows]),
+    return (np.unpackbits(np.concatenate([g.fingerprint.numpy() for g in rows]), axis=1),
             np.concatenate([g.y.numpy().reshape(-1) for g in rows]))
 
 

@@ -43,8 +43,8 @@ class FeaturizerConfig:
     max_hops: int = 5  # edges per shortest path that the edge encoding sees
     max_dist: int = 20  # shortest-path distances are capped here
     version: int = FEATURIZER_VERSION
-    # Morgan fingerprint (radius 2, ECFP4-like bits) per molecule, 0 = none; the Graphormer
-    # adds its projection to the [VNode] (Chemprop-style molecule features, at the global token)
+    # Morgan fingerprint (radius 2, ECFP4-like bits, stored 8 per byte) per molecule, 0 = none;
+    # the Graphormer adds its projection to the [VNode] (Chemprop-style molecule features)
     fingerprint_bits: int = 0
 
     def __post_init__(self):
@@ -59,9 +59,10 @@ class FeaturizerConfig:
         if not 0 <= self.max_dist < UNREACHABLE:
             raise ValueError(f"featurizer max_dist must be in [0, {UNREACHABLE - 1}], "
                              f"got {self.max_dist}")
-        if not 0 <= self.fingerprint_bits <= MAX_FINGERPRINT_BITS:
-            raise ValueError(f"featurizer fingerprint_bits must be in [0, {MAX_FINGERPRINT_BITS}] "
-                             f"(0 = none; e.g. 1024 or 2048), got {self.fingerprint_bits}")
+        if not 0 <= self.fingerprint_bits <= MAX_FINGERPRINT_BITS or self.fingerprint_bits % 8:
+            raise ValueError(f"featurizer fingerprint_bits must be a multiple of 8 in [0, "
+                             f"{MAX_FINGERPRINT_BITS}] (0 = none; e.g. 1024 or 2048), got "
+                             f"{self.fingerprint_bits}")
 
     def to_dict(self) -> dict:
         """All fields, except ``fingerprint_bits`` when 0: the dict keys the dataset cache

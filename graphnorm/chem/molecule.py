@@ -198,8 +198,9 @@ def _morgan_generator(bits: int):
 
 def morgan_fingerprint(mol: Chem.Mol, bits: int, smiles: str | None = None) -> np.ndarray:
     """Morgan fingerprint of radius 2 (Rogers & Hahn 2010, https://doi.org/10.1021/ci100050t;
-    ECFP4-like), folded to ``bits`` bits: uint8 [1, bits] of 0/1, RDKit's
-    ``rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=bits)``."""
+    ECFP4-like), folded to ``bits`` bits by RDKit's
+    ``rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=bits)``; packed 8 bits per
+    byte (``np.packbits``, first bit highest): uint8 [1, bits // 8]. `unpack_bits` undoes it."""
     gen = _morgan_generator(bits)
     try:
         fp = gen.GetFingerprintAsNumPy(mol)
@@ -211,4 +212,4 @@ def morgan_fingerprint(mol: Chem.Mol, bits: int, smiles: str | None = None) -> n
         except Exception as e:
             name = smiles if smiles is not None else Chem.MolToSmiles(mol)
             raise FeaturizationError(f"no Morgan fingerprint for SMILES {name!r}: {e}") from e
-    return fp.astype(np.uint8).reshape(1, bits)
+    return np.packbits(fp.astype(np.uint8)).reshape(1, bits // 8)

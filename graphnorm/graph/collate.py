@@ -101,6 +101,13 @@ def _segment_ids(counts: Tensor) -> tuple[Tensor, Tensor]:
     return ids, pos
 
 
+def unpack_bits(packed: Tensor) -> Tensor:
+    """uint8 [B, n] of 8 bits each (``np.packbits`` order, first bit highest) -> float [B, 8n]
+    of 0/1: the stored fingerprints as the model reads them."""
+    shifts = torch.arange(7, -1, -1, dtype=torch.uint8)
+    return ((packed.unsqueeze(-1) >> shifts) & 1).flatten(1).float()
+
+
 def collate_graphs(graphs: Sequence) -> GraphBatch:
     """Pad a list of featurized molecules (Contract 2) into a :class:`GraphBatch`."""
     if len(graphs) == 0:
@@ -152,7 +159,7 @@ def collate_graphs(graphs: Sequence) -> GraphBatch:
         y = torch.cat([t.reshape(1, -1) for t in ys]).float()  # [B, T]
     smiles = [getattr(g, "smiles", None) for g in graphs]
     fps = [getattr(g, "fingerprint", None) for g in graphs]
-    fingerprint = torch.cat(fps).float() if all(f is not None for f in fps) else None
+    fingerprint = unpack_bits(torch.cat(fps)) if all(f is not None for f in fps) else None
     return GraphBatch(
         x=x.view(B, N, -1),
         degree=degree.view(B, N),

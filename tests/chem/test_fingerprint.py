@@ -11,6 +11,7 @@ from graphnorm.chem import FeaturizerConfig, featurize_many, smiles_to_data
 from graphnorm.chem.config import vocab_dims
 from graphnorm.data.cache import pack_split, split_dataset
 from graphnorm.graph import Graphormer, GraphormerConfig, collate_graphs
+from graphnorm.graph.collate import unpack_bits
 
 SMILES = ["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "[Na+].[Cl-]", "C"]
 
@@ -23,8 +24,10 @@ def test_bits_are_rdkits_morgan_radius_2_of_the_unkekulized_molecule(vocab):
     result = featurize_many(SMILES[:3], FeaturizerConfig(vocab=vocab, fingerprint_bits=256))
     for s, g in zip(SMILES[:3], result.graphs):
         expected = gen.GetFingerprintAsNumPy(Chem.MolFromSmiles(s))
-        assert g["fingerprint"].dtype == np.uint8 and g["fingerprint"].shape == (1, 256)
-        np.testing.assert_array_equal(g["fingerprint"][0], expected)
+        assert g["fingerprint"].dtype == np.uint8 and g["fingerprint"].shape == (1, 32)  # 8 per byte
+        np.testing.assert_array_equal(np.unpackbits(g["fingerprint"][0]), expected)
+        unpacked = unpack_bits(torch.from_numpy(g["fingerprint"]))  # what the model reads
+        assert unpacked.dtype == torch.float32 and torch.equal(unpacked[0], torch.from_numpy(expected).float())
 
 
 def test_config_keeps_old_cache_keys_and_names_its_folder():
@@ -33,7 +36,7 @@ def test_config_keeps_old_cache_keys_and_names_its_folder():
     fp = FeaturizerConfig(fingerprint_bits=1024)
     assert fp.to_dict()["fingerprint_bits"] == 1024 and fp.tag == "h5-d20-fp1024"
     assert FeaturizerConfig.from_dict(fp.to_dict()) == fp
-    for bad in (-1, True, 1.5, 10**6):
+    for bad in (-1, True, 1.5, 10**6, 100):  # 100: not a multiple of 8
         with pytest.raises(ValueError, match="fingerprint_bits"):
             FeaturizerConfig(fingerprint_bits=bad)
 
@@ -88,5 +91,5 @@ def test_molecules_kept_without_valence_check_get_fingerprints_too():
     s = "CC(c1cccs1)=[N+]1[N-]C(N)=[S+][AlH3-]12[OH+]B(c1ccccc1)[OH+]2"  # MolHIV row 30784
     with_fp = featurize_many([s], FeaturizerConfig(fingerprint_bits=256), sanitize="benchmark")
     plain = featurize_many([s], FeaturizerConfig(), sanitize="benchmark")
-    assert with_fp.errors == [None] and with_fp.graphs[0]["fingerprint"].sum() > 10
+    assert with_fp.errors == [None] and np.unpackbits(with_fp.graphs[0]["fingerprint"]).sum() > 10
     np.testing.assert_array_equal(with_fp.graphs[0]["x"], plain.graphs[0]["x"])
