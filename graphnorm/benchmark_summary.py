@@ -192,11 +192,19 @@ def paired_vs_baseline(runs: pd.DataFrame, norm: str, metric: str, baseline: str
     """(variant - baseline) test metric over the seeds both have run, see `paired_difference`."""
     from graphnorm.task import HIGHER_IS_BETTER
 
-    if norm == baseline:
+    return paired_columns(runs, norm, f"test_{metric}", HIGHER_IS_BETTER.get(metric, False), baseline)
+
+
+def paired_columns(table: pd.DataFrame, name: str, column: str, higher_is_better: bool = False,
+                   baseline: str = "ln", by: str = "norm") -> dict:
+    """`paired_difference` of ``column`` between the rows of ``name`` and of ``baseline``
+    (matched by their ``seed``; rows told apart by column ``by``); none for the baseline."""
+    def by_seed(value: str) -> pd.Series:
+        return table[table[by] == value].set_index("seed")[column].astype(float)
+
+    if name == baseline:
         return paired_difference(pd.Series(dtype=float), pd.Series(dtype=float))
-    a = runs[runs["norm"] == norm].set_index("seed")[f"test_{metric}"]
-    b = runs[runs["norm"] == baseline].set_index("seed")[f"test_{metric}"]
-    return paired_difference(a, b, HIGHER_IS_BETTER.get(metric, False))
+    return paired_difference(by_seed(name), by_seed(baseline), higher_is_better)
 
 
 def paired_difference(a: pd.Series, b: pd.Series, higher_is_better: bool = False) -> dict:

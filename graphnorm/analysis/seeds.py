@@ -25,8 +25,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from graphnorm.benchmark_summary import (json_safe, load_runs, paired_cell, paired_difference,
-                                         slug)
+from graphnorm.benchmark_summary import json_safe, load_runs, paired_cell, paired_columns, slug
 
 KINDS = ("vnode", "tokens")
 METRICS = ("uniformity", "ev_1", "effective_rank")
@@ -48,14 +47,18 @@ def analyze_benchmark(bench: Path, out: Path, dataset: Optional[str] = None,
     runs = load_runs(Path(bench))
     metric = runs["metric"].iloc[0]
     report = {"bench": str(bench), "split": split, "metric": metric, "runs": {}}
-    rows = []
+    rows, loaded_data = [], {}  # (dataset, featurizer) -> splits: runs of a benchmark share one
     for i, r in enumerate(runs.to_dict(orient="records"), 1):
         path = Path(bench) / "runs" / slug(r["norm"]) / f"seed{r['seed']}" / "best.ckpt"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: the run has a metrics.json but no best.ckpt")
         loaded = load_checkpoint(path)
         name = checkpoint_dataset(loaded, dataset)
-        splits = load_dataset(name, raw_dir=raw_dir, featurizer=loaded.featurizer, progress=False)
+        key = (name, loaded.featurizer)
+        if key not in loaded_data:
+            loaded_data[key] = load_dataset(name, raw_dir=raw_dir, featurizer=loaded.featurizer,
+                                            progress=False)
+        splits = loaded_data[key]
         data = splits[split]
         if limit:
             data = Subset(data, range(min(limit, len(data))))
@@ -83,12 +86,7 @@ def analyze_benchmark(bench: Path, out: Path, dataset: Optional[str] = None,
 def paired_vs_ln(table: pd.DataFrame, variant: str, column: str,
                  higher_is_better: bool = False) -> dict:
     """``variant - ln`` of one metric column over shared seeds (`paired_difference`)."""
-    def by_seed(name: str) -> pd.Series:
-        return table[table["variant"] == name].set_index("seed")[column].astype(float)
-
-    if variant == "ln":
-        return paired_difference(pd.Series(dtype=float), pd.Series(dtype=float))
-    return paired_difference(by_seed(variant), by_seed("ln"), higher_is_better)
+    return paired_columns(table, variant, column, higher_is_better, by="variant")
 
 
 def to_markdown(table: pd.DataFrame, report: dict) -> str:

@@ -96,8 +96,9 @@ def train(cfg: TrainConfig) -> dict:
     started = time.time()  # a time budget covers the whole run, data set-up included
     hold_freed_memory()  # else every step faults its big tensors' pages in again (memory.py)
     build_norm(cfg.norm, 8)  # a typo in the norm spec fails now, not after loading data
-    if cfg.budget_warning():
-        warnings.warn(cfg.budget_warning(), stacklevel=2)
+    budget_note = cfg.budget_warning()
+    if budget_note:
+        warnings.warn(budget_note, stacklevel=2)
     code_sha()  # fixed now, before a long run
     out = Path(cfg.out)
     refuse_overwrite(out, cfg.resume)
