@@ -57,6 +57,8 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fingerprint-bits", dest="fingerprint_bits", type=int,
                    help="featurizer: each molecule's Morgan fingerprint (radius 2) of this many "
                    "bits joins the [VNode] (graphormer, gin-vn); 0 = none (default)")
+    p.add_argument("--fingerprint-dropout", dest="fingerprint_dropout", type=float,
+                   help="model: dropout on those bits in training (default 0)")
     p.add_argument("--max-time", dest="max_time",
                    help="wall-time budget of the whole run, e.g. 25m, 1h30m, 90s; the LR "
                    "schedule spans it")
@@ -109,6 +111,9 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     if getattr(args, "fingerprint_bits", None) is not None:  # one key of the featurizer block
         cfg = dataclasses.replace(cfg, featurizer={**cfg.featurizer,
                                                    "fingerprint_bits": args.fingerprint_bits})
+    if getattr(args, "fingerprint_dropout", None) is not None:  # one key of the model block
+        cfg = dataclasses.replace(cfg, model={**cfg.model,
+                                              "fingerprint_dropout": args.fingerprint_dropout})
     return cfg
 
 

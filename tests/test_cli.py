@@ -97,4 +97,7 @@ def test_fingerprint_bits_joins_the_configs_featurizer_block(tmp_path):
     assert cfg.featurizer == {"max_hops": 3, "fingerprint_bits": 2048}
     assert cfg.featurizer_config("ogb").tag == "h3-d20-fp2048"
     plain = _train_config(build_parser().parse_args(["train", "--config", str(path)]), TRAIN_KEYS)
-    assert plain.featurizer == {"max_hops": 3}
+    assert plain.featurizer == {"max_hops": 3} and plain.model == {}
+    args = build_parser().parse_args(["benchmark", "--config", str(path), "--fingerprint-bits", "64",
+                                      "--fingerprint-dropout", "0.3", "--out", "o"])
+    assert _train_config(args, TRAIN_KEYS).model == {"fingerprint_dropout": 0.3}

@@ -24,8 +24,8 @@ from torch import Tensor, nn
 from torch_geometric.nn import GINEConv, global_add_pool, global_mean_pool
 
 from graphnorm.graph.collate import GraphBatch
-from graphnorm.graph.config_io import ConfigIO
-from graphnorm.graph.encodings import AtomEncoder, _MultiFeatureEmbedding
+from graphnorm.graph.config_io import ConfigIO, check_dropouts
+from graphnorm.graph.encodings import AtomEncoder, FingerprintEncoder, _MultiFeatureEmbedding
 from graphnorm.chem.config import ZINC_ATOM_DIMS, ZINC_BOND_DIMS
 from graphnorm.graph.graphormer import GraphEmbeddings
 
@@ -44,6 +44,7 @@ class GNNConfig(ConfigIO):
     edge_feature_dims: tuple = ZINC_BOND_DIMS
     num_tasks: int = 1
     fingerprint_bits: int = 0  # the featurizer's: gin-vn's virtual node starts from them
+    fingerprint_dropout: float = 0.0  # on those bits (see FingerprintEncoder)
 
     def __post_init__(self):
         if self.kind not in GNN_KINDS:
@@ -51,6 +52,7 @@ class GNNConfig(ConfigIO):
         if self.fingerprint_bits and self.kind != "gin-vn":
             raise ValueError(f"fingerprints enter a GNN through its virtual node: {self.kind} "
                              "has none, use gin-vn (or featurize with fingerprint_bits 0)")
+        check_dropouts(self)
         if self.pool not in POOLS:
             raise ValueError(f"pool must be one of {tuple(POOLS)}, got {self.pool!r}")
         self.atom_feature_dims = tuple(int(d) for d in self.atom_feature_dims)
@@ -79,7 +81,7 @@ class GNN(nn.Module):
         if cfg.kind == "gin-vn":
             self.virtual = nn.Embedding(1, D)
             if cfg.fingerprint_bits:
-                self.fingerprint = nn.Linear(cfg.fingerprint_bits, D)
+                self.fingerprint = FingerprintEncoder(cfg.fingerprint_bits, D, cfg.fingerprint_dropout)
             self.virtual_mlps = nn.ModuleList(
                 nn.Sequential(_mlp(D, 2 * D, D), nn.BatchNorm1d(D), nn.ReLU())
                 for _ in range(cfg.num_layers - 1))
@@ -105,7 +107,7 @@ class GNN(nn.Module):
         if self.virtual is not None:
             vn = self.virtual.weight.expand(batch.num_graphs, -1)
             if self.fingerprint is not None:
-                vn = vn + self.fingerprint(batch.fingerprints(self.config.fingerprint_bits))
+                vn = vn + self.fingerprint(batch)
         p = self.config.dropout
         last = self.config.num_layers - 1
         for i, (conv, norm) in enumerate(zip(self.convs, self.norms)):

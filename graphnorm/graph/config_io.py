@@ -19,3 +19,12 @@ class ConfigIO:
         if unknown:
             raise ValueError(f"unknown {cls.__name__} keys: {sorted(unknown)}; valid: {sorted(names)}")
         return cls(**d)
+
+
+def check_dropouts(config) -> None:
+    """Every ``*dropout`` field of a config dataclass is a probability in [0, 1): at 1 a
+    layer's output would be all zeros (or NaN after rescaling), never a useful setting."""
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if f.name.endswith("dropout") and not 0.0 <= value < 1.0:
+            raise ValueError(f"{f.name} must lie in [0, 1), got {value!r}")

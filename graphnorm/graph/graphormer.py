@@ -27,8 +27,8 @@ from torch import Tensor, nn
 from ..chem.config import ZINC_ATOM_DIMS, ZINC_BOND_DIMS, FeaturizerConfig, vocab_dims
 from ..nn import ATTENTION_IMPLS, TransformerBlock, TransformerEncoder, rename_keys
 from .collate import GraphBatch
-from .config_io import ConfigIO
-from .encodings import AtomEncoder, AttentionBias, CentralityEncoding
+from .config_io import ConfigIO, check_dropouts
+from .encodings import AtomEncoder, AttentionBias, CentralityEncoding, FingerprintEncoder
 from .options import LOCAL_MP, READOUTS, SEP_SLOTS
 from .structural import LocalGINE, RandomWalkEncoding
 
@@ -58,6 +58,7 @@ class GraphormerConfig(ConfigIO):
     rwpe_steps: int = 0  # random-walk PE of this many steps added to atom tokens (0 = off)
     local_mp: str = "none"  # one of LOCAL_MP
     fingerprint_bits: int = 0  # the featurizer's: a Linear of the Morgan bits joins the [VNode]
+    fingerprint_dropout: float = 0.0  # on those bits (see FingerprintEncoder)
 
     def __post_init__(self):
         for name, value, valid in (("readout", self.readout, READOUTS),
@@ -68,6 +69,7 @@ class GraphormerConfig(ConfigIO):
             raise ValueError(f"sep_slots must be one of {SEP_SLOTS}, got {self.sep_slots!r}")
         if self.attention not in ATTENTION_IMPLS:
             raise ValueError(f"attention must be one of {ATTENTION_IMPLS}, got {self.attention!r}")
+        check_dropouts(self)
         if self.hidden % self.heads:
             raise ValueError(f"hidden ({self.hidden}) must be divisible by heads ({self.heads})")
         self.atom_feature_dims = tuple(int(d) for d in self.atom_feature_dims)
@@ -111,7 +113,8 @@ class Graphormer(nn.Module):
         self.rwpe = RandomWalkEncoding(cfg.rwpe_steps, D) if cfg.rwpe_steps > 0 else None
         # molecule-level input at the global token: the [VNode] starts from the learned vector
         # plus a projection of the molecule's fingerprint (no longer the same for every graph)
-        self.fingerprint = nn.Linear(cfg.fingerprint_bits, D) if cfg.fingerprint_bits else None
+        self.fingerprint = (FingerprintEncoder(cfg.fingerprint_bits, D, cfg.fingerprint_dropout)
+                            if cfg.fingerprint_bits else None)
         self.head = nn.Linear(D * (2 if "+" in cfg.readout else 1), cfg.num_tasks)
         self.reset_parameters()
 
@@ -151,8 +154,7 @@ class Graphormer(nn.Module):
             nodes = nodes + self.rwpe(batch)
         special = self.vnode  # [1, 1, D], or [B, 1, D] with the molecules' fingerprints
         if self.fingerprint is not None:
-            special = special + self.fingerprint(
-                batch.fingerprints(self.config.fingerprint_bits)).unsqueeze(1)
+            special = special + self.fingerprint(batch).unsqueeze(1)
         return self.transformer(nodes, ~batch.node_mask, special=special, bias=bias,
                                 local_input=batch)
 

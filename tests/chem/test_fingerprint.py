@@ -3,6 +3,7 @@ as RDKit computes them, carried through cache, collate and the models' [VNode]."
 import numpy as np
 import pytest
 import torch
+from torch import nn
 from rdkit import Chem
 from rdkit.Chem import rdFingerprintGenerator
 
@@ -52,16 +53,16 @@ def test_cached_split_serves_one_fingerprint_row_per_molecule():
     assert plain.fingerprint is None  # all or none
 
 
-def _graphormer(bits):
+def _graphormer(bits, **kw):
     atoms, bonds = vocab_dims("ogb")
     return Graphormer(GraphormerConfig(num_layers=2, hidden=16, ffn_hidden=16, heads=2, atom_feature_dims=atoms,
-                                       edge_feature_dims=bonds, fingerprint_bits=bits)).eval()
+                                       edge_feature_dims=bonds, fingerprint_bits=bits, **kw)).eval()
 
 
-def _gin_vn(bits):
+def _gin_vn(bits, **kw):
     atoms, bonds = vocab_dims("ogb")
     return GNN(GNNConfig(kind="gin-vn", hidden=16, atom_feature_dims=atoms, edge_feature_dims=bonds,
-                         fingerprint_bits=bits)).eval()
+                         fingerprint_bits=bits, **kw)).eval()
 
 
 @pytest.mark.parametrize("build", [_graphormer, _gin_vn])
@@ -78,6 +79,33 @@ def test_the_virtual_node_reads_the_fingerprint(build):
         model(collate_graphs([smiles_to_data("CCO")]))
     with pytest.raises(ValueError, match="fingerprint_bits=64"):
         model(collate_graphs([smiles_to_data("CCO", fingerprint_bits=32)]))
+
+
+@pytest.mark.parametrize("build", [_graphormer, _gin_vn])
+def test_fingerprint_dropout_drops_bits_in_training_only(build):
+    model = build(256, fingerprint_dropout=0.5)
+    batch = collate_graphs([smiles_to_data(s, fingerprint_bits=256) for s in ("c1ccccc1O", "CCN")])
+    seen = []
+    model.fingerprint.register_forward_hook(lambda m, args, out: seen.append(out))
+    with torch.no_grad():
+        nn.init.eye_(model.fingerprint.weight[:, :16])  # output j = input bit j, for j < 16
+        model.fingerprint.weight[:, 16:].zero_()
+        model.fingerprint.bias.zero_()
+        batch.fingerprint[:, :16] = 1.0
+        torch.manual_seed(0)
+        model(batch)
+        model.train()(batch)
+    kept_eval, kept_train = seen[0][:, :16], seen[1][:, :16]
+    assert torch.equal(kept_eval, torch.ones(2, 16))
+    assert set(kept_train.unique().tolist()) == {0.0, 2.0}  # dropped, or kept and scaled by 2
+
+
+@pytest.mark.parametrize("config", [GraphormerConfig, lambda **kw: GNNConfig(kind="gin-vn", **kw)])
+def test_a_dropout_of_one_or_more_is_refused(config):
+    with pytest.raises(ValueError, match="fingerprint_dropout must lie in"):
+        config(fingerprint_bits=64, fingerprint_dropout=1.0)
+    with pytest.raises(ValueError, match="dropout must lie in"):
+        config(dropout=-0.1)
 
 
 def test_a_gnn_without_virtual_node_refuses_fingerprints():
