@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphnorm.benchmark import _run_parallel
+from graphnorm.benchmark import run_parallel
 from graphnorm.train.config import TrainConfig
 
 # a fast shape: shallower and wider than slim (12 x 80) uses CPU GEMMs better
@@ -83,7 +83,7 @@ def main() -> None:
     print(f"[search] round {args.round}: {len(todo)} runs of {args.budget}, {args.jobs} jobs x 1 thread, "
           f"load {load[0]:.2f}", flush=True)
     if todo:
-        _run_parallel(todo, len(variants), args.jobs)
+        run_parallel(todo, len(variants), args.jobs)
     summarize(out)
 
 

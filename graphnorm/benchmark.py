@@ -95,7 +95,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
             print(finished_line(k, len(plan), run_cfg), flush=True)
     elif todo:
         _prepare_data(todo[0][1])
-        _run_parallel(todo, len(plan), jobs)
+        run_parallel(todo, len(plan), jobs)
     return summarize(out, list(dict.fromkeys(variant(m, n) for m, n, _ in plan)))
 
 
@@ -120,7 +120,7 @@ def _prepare_data(cfg) -> None:
     GraphDataModule.from_config(cfg).setup()
 
 
-def _run_parallel(todo: list, total: int, jobs: int) -> None:
+def run_parallel(todo: list, total: int, jobs: int) -> None:
     """Runs in ``jobs`` spawned processes; a failed run is reported and the others go on."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed

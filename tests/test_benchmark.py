@@ -66,7 +66,7 @@ def test_parallel_benchmark_fails_once_when_the_data_cannot_be_loaded(tmp_path, 
 
     launched = []
     monkeypatch.setattr("graphnorm.train.datamodule.GraphDataModule.setup", unavailable)
-    monkeypatch.setattr(bench, "_run_parallel", lambda *a: launched.append(a))
+    monkeypatch.setattr(bench, "run_parallel", lambda *a: launched.append(a))
     cfg = TrainConfig(dataset="zinc-subset", preset="tiny", max_epochs=1, progress=False)
     with pytest.raises(DatasetUnavailableError, match="no raw directory"):
         run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=2, out=tmp_path, jobs=2)
