@@ -59,9 +59,11 @@ def _train_labelled(cfg) -> None:
 
 
 def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 1,
-                  models: Sequence[str] | None = None) -> pd.DataFrame:
+                  models: Sequence[str] | None = None, summary_only: bool = False) -> pd.DataFrame:
     """Every (model, norm, seed): Graphormers once per norm, baseline GNNs once per seed;
-    seed by seed, so that ``jobs`` parallel runs of one seed finish as a paired set."""
+    seed by seed, so that ``jobs`` parallel runs of one seed finish as a paired set. With
+    ``summary_only``, nothing is trained: the summary of the runs finished so far (e.g. of a
+    campaign that spans sessions, or while another process trains its runs)."""
     from graphnorm.models import MODEL_NAMES
     from graphnorm.norms import build_norm
 
@@ -88,7 +90,13 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
                                             out=str(run_dir), resume=resume,
                                             preset=cfg.preset if own else None,
                                             model=dict(cfg.model) if own else {})))
-    if jobs <= 1:
+    if summary_only:
+        if todo:
+            print(f"[benchmark] --summary-only: {len(todo)} of {len(plan)} runs not finished, "
+                  "not trained", flush=True)
+        if len(todo) == len(plan):
+            raise FileNotFoundError(f"{out}: no finished run of this plan to summarize")
+    elif jobs <= 1:
         for k, run_cfg in todo:
             print(f"[benchmark] run {k}/{len(plan)}: {_what(run_cfg)}", flush=True)
             train_run(run_cfg)

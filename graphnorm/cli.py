@@ -160,7 +160,8 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     cfg = _train_config(args, TRAIN_KEYS)
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
     run_benchmark(cfg, norms=[n.strip() for n in args.norms.split(",") if n.strip()],
-                  seeds=args.seeds, out=Path(args.out), jobs=args.jobs, models=models)
+                  seeds=args.seeds, out=Path(args.out), jobs=args.jobs, models=models,
+                  summary_only=args.summary_only)
     return 0
 
 
@@ -228,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True)
     b.add_argument("--jobs", type=int, default=1,
                    help="runs trained at once, one process each with --threads threads (1 if unset)")
+    b.add_argument("--summary-only", dest="summary_only", action="store_true",
+                   help="train nothing: write the summary of the runs finished so far")
     b.set_defaults(func=cmd_benchmark)
     _show_defaults(b)
 

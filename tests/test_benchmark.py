@@ -314,3 +314,23 @@ def test_killed_benchmark_takes_its_workers_along(raw_dir, cache_root, zinc_subs
     for p in alive:
         p.kill()
     assert not alive, f"{len(alive)} worker(s) outlived the benchmark"
+
+
+def test_summary_only_trains_nothing_and_summarizes_the_finished_runs(faked, monkeypatch, capsys, tmp_path_factory):
+    out, _, _ = faked
+
+    def refuse(*args):
+        raise AssertionError("--summary-only trained a run")
+
+    monkeypatch.setattr(bench, "train_run", refuse)
+    monkeypatch.setattr(bench, "run_parallel", refuse)
+    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", max_epochs=3, progress=False)
+    (out / "summary.md").unlink()
+    df = run_benchmark(cfg, norms=["ln", "sep:bn+ln", "bn"], seeds=4, out=out, jobs=2,
+                       summary_only=True)
+    assert "6 of 12 runs not finished, not trained" in capsys.readouterr().out
+    assert df.norm.tolist() == ["ln", "sep:bn+ln"] and df.seeds.tolist() == [3, 3]
+    assert (out / "summary.md").is_file()
+    with pytest.raises(FileNotFoundError, match="no finished run"):
+        run_benchmark(cfg, norms=["ln"], seeds=1, out=tmp_path_factory.mktemp("empty"),
+                      summary_only=True)
