@@ -9,6 +9,7 @@ molecules' fingerprint bits as they are, zeroed, and shuffled across the molecul
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from graphnorm.checkpoint import load_checkpoint
 from graphnorm.task import compute_metric
 from graphnorm.train.config import TrainConfig
 from graphnorm.train.datamodule import GraphDataModule
+from graphnorm.train.evaluate import predict_loader
 
 MODES = ("as is", "zeroed", "shuffled")
 
@@ -36,16 +38,15 @@ def scores(run: Path) -> dict:
     dm.setup()
     loaded = load_checkpoint(run / "best.ckpt")
     metric = loaded.task["metric"]
+    bits = loaded.featurizer.fingerprint_bits
     out = {}
     for split in ("val", "test"):
         for mode in MODES:
             gen = torch.Generator().manual_seed(0)
-            preds, ys = [], []
-            for batch in dm.loader(split, train=False):
-                batch.fingerprint = altered(batch.fingerprints(loaded.featurizer.fingerprint_bits), mode, gen)
-                preds.append(loaded.predict_batch(batch))
-                ys.append(batch.y)
-            out[(split, mode)] = compute_metric(metric, torch.cat(preds), torch.cat(ys))
+            batches = (dataclasses.replace(b, fingerprint=altered(b.fingerprints(bits), mode, gen))
+                       for b in dm.loader(split, train=False))
+            (pred,), y, _ = predict_loader([loaded], batches)
+            out[(split, mode)] = compute_metric(metric, pred, y)
     return out
 
 

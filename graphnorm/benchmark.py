@@ -73,7 +73,8 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     for m in models:
         if m not in MODEL_NAMES:
             raise ValueError(f"unknown model {m!r}; choose from {', '.join(MODEL_NAMES)}")
-    out.mkdir(parents=True, exist_ok=True)
+    if not summary_only:  # a summary of nothing leaves no empty folder behind
+        out.mkdir(parents=True, exist_ok=True)
     # seed-major: an interrupted campaign leaves whole seeds, i.e. paired comparisons
     plan = [(m, n, s) for s in range(seeds) for m in models
             for n in (norms if m == "graphormer" else [cfg.norm])]

@@ -108,13 +108,14 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     overrides = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
     cfg = (TrainConfig.from_yaml(args.config, **overrides) if args.config
            else TrainConfig.from_dict(overrides))
-    if getattr(args, "fingerprint_bits", None) is not None:  # one key of the featurizer block
-        cfg = dataclasses.replace(cfg, featurizer={**cfg.featurizer,
-                                                   "fingerprint_bits": args.fingerprint_bits})
-    if getattr(args, "fingerprint_dropout", None) is not None:  # one key of the model block
-        cfg = dataclasses.replace(cfg, model={**cfg.model,
-                                              "fingerprint_dropout": args.fingerprint_dropout})
+    for key, block in BLOCK_KEYS.items():  # flags that set one key of a config block
+        if getattr(args, key, None) is not None:
+            cfg = dataclasses.replace(cfg, **{block: {**getattr(cfg, block), key: getattr(args, key)}})
     return cfg
+
+
+# flag dest -> the TrainConfig block (dict field) it sets one key of
+BLOCK_KEYS = {"fingerprint_bits": "featurizer", "fingerprint_dropout": "model"}
 
 
 TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
