@@ -68,6 +68,12 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                    help="epoch limit; -1 lifts a config's limit, so that the time budget alone "
                    "ends the run (the learning rate follows that budget)")
     p.add_argument("--batch-size", dest="batch_size", type=int)
+    p.add_argument("--bucket-pool", dest="bucket_pool", type=int,
+                   help="training batches are cut from size-sorted pools of this many batches "
+                        "(less padding; default 4)")
+    p.add_argument("--random-batches", dest="bucket_by_size", action="store_const", const=False,
+                   help="training batches of random molecules, not size-sorted (more padding, "
+                        "slower; BatchNorm then sees every size in each batch)")
     p.add_argument("--lr", type=float)
     p.add_argument("--attention-dropout", dest="attention_dropout", type=float)
     p.add_argument("--dropout", type=float)
@@ -118,7 +124,8 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
 BLOCK_KEYS = {"fingerprint_bits": "featurizer", "fingerprint_dropout": "model"}
 
 
-TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size", "lr",
+TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size",
+              "bucket_pool", "bucket_by_size", "lr",
               "attention_dropout", "dropout", "ema_decay", "uniformity_weight", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress",
               "data", "smiles_column", "target_columns", "task", "split", "split_sizes", "split_seed")

@@ -103,3 +103,13 @@ def test_fingerprint_bits_joins_the_configs_featurizer_block(tmp_path):
     assert _train_config(args, TRAIN_KEYS).model == {"fingerprint_dropout": 0.3}
     assert not args.summary_only
     assert build_parser().parse_args(["benchmark", "--out", "o", "--summary-only"]).summary_only
+
+
+def test_batch_order_flags_reach_the_train_config():
+    from graphnorm.cli import TRAIN_KEYS, _train_config
+
+    args = build_parser().parse_args(["benchmark", "--out", "o", "--random-batches", "--bucket-pool", "8"])
+    cfg = _train_config(args, TRAIN_KEYS)
+    assert cfg.bucket_by_size is False and cfg.bucket_pool == 8
+    cfg = _train_config(build_parser().parse_args(["train"]), TRAIN_KEYS)
+    assert cfg.bucket_by_size is True and cfg.bucket_pool == 4

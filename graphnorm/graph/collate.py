@@ -207,6 +207,8 @@ class LengthBucketSampler(Sampler):
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if pool_batches < 1:
+            raise ValueError(f"pool_batches (bucket_pool) must be >= 1, got {pool_batches}")
         if not 0 <= rank < num_replicas:
             raise ValueError(f"rank must be in [0, num_replicas={num_replicas}), got {rank}")
         self.lengths = torch.as_tensor(lengths, dtype=torch.long)

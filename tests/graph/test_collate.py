@@ -132,3 +132,5 @@ def test_bucket_sampler_shards_global_batches_across_ranks():
     assert set(seen) == set(range(203)) and len(seen) - 203 < world  # padding only at the end
     with pytest.raises(ValueError, match="rank"):
         LengthBucketSampler(sizes, bs, num_replicas=2, rank=2)
+    with pytest.raises(ValueError, match="bucket_pool"):
+        LengthBucketSampler(sizes, bs, pool_batches=0)
