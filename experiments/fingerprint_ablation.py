@@ -8,17 +8,17 @@ molecules' fingerprint bits as they are, zeroed, and shuffled across the molecul
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
+import os
+import sys
 from pathlib import Path
 
 import torch
 
+sys.path.insert(0, os.path.dirname(__file__))
+from checkpoint_probe import main, run_datamodule  # noqa: E402
 from graphnorm.checkpoint import load_checkpoint
 from graphnorm.task import compute_metric
-from graphnorm.train.config import TrainConfig
-from graphnorm.train.datamodule import GraphDataModule
 from graphnorm.train.evaluate import predict_loader
 
 MODES = ("as is", "zeroed", "shuffled")
@@ -33,9 +33,7 @@ def altered(fingerprint: torch.Tensor, mode: str, gen: torch.Generator) -> torch
 
 
 def scores(run: Path) -> dict:
-    cfg = TrainConfig.from_dict(json.loads((run / "metrics.json").read_text())["config"])
-    dm = GraphDataModule.from_config(cfg)
-    dm.setup()
+    dm = run_datamodule(run)
     loaded = load_checkpoint(run / "best.ckpt")
     metric = loaded.task["metric"]
     bits = loaded.featurizer.fingerprint_bits
@@ -50,19 +48,5 @@ def scores(run: Path) -> dict:
     return out
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("runs", nargs="+", type=Path, help="run directories (metrics.json, best.ckpt)")
-    p.add_argument("--threads", type=int, default=1)
-    args = p.parse_args()
-    torch.set_num_threads(args.threads)
-    head = [f"{split} {mode}" for split in ("val", "test") for mode in MODES]
-    print("| run | " + " | ".join(head) + " |")
-    print("|---" * (len(head) + 1) + "|")
-    for run in args.runs:
-        s = scores(run)
-        print(f"| {run} | " + " | ".join(f"{v:.4f}" for v in s.values()) + " |", flush=True)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__, [f"{split} {mode}" for split in ("val", "test") for mode in MODES], scores)
