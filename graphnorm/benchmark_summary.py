@@ -91,7 +91,9 @@ def model_pair_ensembles(out: Path, runs: pd.DataFrame, metric: str) -> list[dic
     """With several models in one benchmark (``--models``): for each Graphormer variant and
     each baseline, the test metric of the two runs' mean prediction on the same seed, as mean
     ± std over the seeds where both have predictions. Such an ensemble costs both runs: it
-    is compared with a single run of twice the budget, not with one run."""
+    is compared with a single run of twice the budget, not with one run. Beside it, the
+    metric of the mean prediction of every run of both (all their seeds; NaN unless every
+    one of those runs has its predictions): the most the campaign's runs give together."""
     graphormers = list(dict.fromkeys(runs.loc[runs["model"] == "graphormer", "norm"]))
     baselines = list(dict.fromkeys(runs.loc[runs["model"] != "graphormer", "norm"]))
     pairs = []
@@ -102,9 +104,14 @@ def model_pair_ensembles(out: Path, runs: pd.DataFrame, metric: str) -> list[dic
                       for s in seeds]
             scores = [v for v in scores if v is not None]
             if scores:
+                every = [_predictions(out, name, s) for name in (a, b)
+                         for s in sorted(runs.loc[runs["norm"] == name, "seed"])]
+                together = ensemble_score(every, metric)
                 pairs.append({"members": f"{a} + {b}", "seeds": len(scores),
                               f"test_{metric}_mean": float(np.mean(scores)),
-                              f"test_{metric}_std": float(np.std(scores))})
+                              f"test_{metric}_std": float(np.std(scores)),
+                              "all_runs": len(every),
+                              f"all_runs_test_{metric}": np.nan if together is None else together})
     return pairs
 
 
@@ -261,6 +268,12 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dic
                   "costs both runs): " + ", ".join(
                       f"{p['members']} test {metric} {p[f'test_{metric}_mean']:.4f} ± "
                       f"{p[f'test_{metric}_std']:.4f} (n={p['seeds']})" for p in pairs) + "."]
+        every = [p for p in pairs if np.isfinite(p.get(f"all_runs_test_{metric}", np.nan))]
+        if every:
+            lines += ["", "Every run of both models (mean prediction of all their seeds; it costs "
+                      "all those runs): " + ", ".join(
+                          f"{p['members']} test {metric} {p[f'all_runs_test_{metric}']:.4f} "
+                          f"({p['all_runs']} runs)" for p in every) + "."]
     late = df[np.isfinite(df["val_late_gain_mean"])]
     if len(late):
         lines += ["", "Has the validation curve flattened? Gain of the best validation "

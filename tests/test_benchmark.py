@@ -110,11 +110,24 @@ def test_two_models_are_also_scored_as_a_pair_ensemble_per_seed(tmp_path, monkey
     meta = json.loads((tmp_path / "summary.json").read_text())
     (pair,) = meta["model_pair_ensembles"]
     # alone each has MAE 0.3, 0, 0.3 over the seeds; their pair cancels on every seed
-    assert pair == {"members": "sep:bn+ln + gine", "seeds": 3, "test_mae_mean": 0.0, "test_mae_std": 0.0}
-    assert "sep:bn+ln + gine test mae 0.0000 ± 0.0000 (n=3)" in (tmp_path / "summary.md").read_text()
-    (tmp_path / "runs" / "gine" / "seed2" / "predictions_test.csv.gz").unlink()
+    assert pair == {"members": "sep:bn+ln + gine", "seeds": 3, "test_mae_mean": 0.0, "test_mae_std": 0.0,
+                    "all_runs": 6, "all_runs_test_mae": 0.0}
+    text = (tmp_path / "summary.md").read_text()
+    assert "sep:bn+ln + gine test mae 0.0000 ± 0.0000 (n=3)" in text
+    assert "sep:bn+ln + gine test mae 0.0000 (6 runs)" in text
+    # gine seed 0 off by +0.9 and seed 2 by -0.9 (were +0.3 and -0.3): the pairs of seeds 0 and 2
+    # err by +0.3 and -0.3 (MAE 0.2 over the seeds), the mean of all six runs by 0
     runs = summary.load_runs(tmp_path)
-    assert summary.model_pair_ensembles(tmp_path, runs, "mae")[0]["seeds"] == 2  # seed 2 lacks one
+    for seed, offset in ((0, 0.9), (2, -0.9)):
+        path = tmp_path / "runs" / "gine" / f"seed{seed}" / "predictions_test.csv.gz"
+        pd.read_csv(path).assign(**{"pred:target": lambda f: f["y:target"] + offset}).to_csv(path, index=False)
+    (pair,) = summary.model_pair_ensembles(tmp_path, runs, "mae")
+    assert pair["test_mae_mean"] == pytest.approx(0.2)
+    assert pair["all_runs_test_mae"] == pytest.approx(0.0, abs=1e-9)
+    path.unlink()
+    (pair,) = summary.model_pair_ensembles(tmp_path, runs, "mae")
+    assert pair["seeds"] == 2  # seed 2 lacks one
+    assert pair["all_runs"] == 6 and np.isnan(pair["all_runs_test_mae"])  # a run without predictions
     assert summary.model_pair_ensembles(tmp_path, runs[runs.model == "graphormer"], "mae") == []
 
 
