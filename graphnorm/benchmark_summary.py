@@ -240,7 +240,9 @@ def paired_cell(r: dict, digits: int = 4) -> str:
     def f(v: float, sign: str = "+") -> str:
         return format(v, f"{sign}.{digits}f")
 
-    cell = f"{f(r['paired_diff_mean'])} ± {f(r['paired_diff_std'], '')}"
+    cell = f(r['paired_diff_mean'])
+    if r["paired_seeds"] > 1:  # one pair has no spread to show
+        cell += f" ± {f(r['paired_diff_std'], '')}"
     if np.isfinite(r["paired_ci95_low"]):  # NaN for a single pair
         cell += f", 95% CI [{f(r['paired_ci95_low'])}, {f(r['paired_ci95_high'])}]"
     return cell + f", better on {r['paired_wins']}/{r['paired_seeds']} (n={r['paired_seeds']})"

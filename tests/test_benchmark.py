@@ -89,6 +89,7 @@ def test_paired_difference_has_a_t_interval_and_counts_seeds_won(metric, wins):
     assert p["paired_wins"] == wins and p["paired_seeds"] == 3
     one = summary.paired_vs_baseline(runs[runs.seed == 0], "sep", metric)
     assert one["paired_seeds"] == 1 and np.isnan(one["paired_ci95_low"])  # one pair: no interval
+    assert summary.paired_cell(one) == f"+0.1000, better on {wins - 1}/1 (n=1)"  # and no spread
 
 
 def test_summary_scores_the_ensemble_of_seeds_from_their_predictions(faked):

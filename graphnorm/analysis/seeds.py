@@ -103,8 +103,10 @@ def to_markdown(table: pd.DataFrame, report: dict) -> str:
         cells = []
         for c in cols:
             vals = [float(x) for x in mine[c] if x is not None and np.isfinite(float(x))]
-            sd = statistics.stdev(vals) if len(vals) > 1 else 0.0
-            cells.append(f"{statistics.mean(vals):.3f} ± {sd:.3f}" if vals else "—")
+            cell = f"{statistics.mean(vals):.3f}" if vals else "—"
+            if len(vals) > 1:  # one seed has no spread to show
+                cell += f" ± {statistics.stdev(vals):.3f}"
+            cells.append(cell)
         lines.append(f"| `{v}` | {len(mine)} | " + " | ".join(cells) + " |")
     if "ln" in variants and len(variants) > 1:
         lines += ["", "Paired difference to `ln` (variant − ln, same seeds; 'better' = more "

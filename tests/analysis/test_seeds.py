@@ -65,3 +65,18 @@ def test_cli_analyzes_a_benchmark_and_wants_one_source(real_bench, raw_dir, tmp_
     assert main(["analyze", "--out", str(tmp_path)]) == 2  # neither --checkpoint nor --bench
     assert main(["analyze", "--bench", str(bench), "--checkpoint", "x.ckpt", "--out", "o"]) == 2
     assert main(["analyze", "--bench", str(bench), "--compare", "x.ckpt", "--out", "o"]) == 2
+
+
+def test_one_seed_shows_no_spread(bench_report):
+    """A variant with one seed has no standard deviation: its cells and its paired line show
+    the value alone, not '± 0.000'."""
+    from graphnorm.analysis.seeds import to_markdown
+
+    _, out, report = bench_report
+    table = pd.read_csv(out / "per_seed.csv")
+    md = to_markdown(table[table.seed == 0], report)
+    row = next(line for line in md.splitlines() if line.startswith("| `sep:bn+ln` | 1 |"))
+    ev_1 = table.set_index(["variant", "seed"]).loc[("sep:bn+ln", 0), "vnode_ev_1"]
+    assert f"| {ev_1:.3f} |" in row and "±" not in row
+    paired = next(line for line in md.splitlines() if "[VNode] ev_1:" in line)
+    assert "±" not in paired and "(n=1)" in paired and "CI" not in paired
