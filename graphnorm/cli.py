@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 # torch-free registries: --help stays instant
 from graphnorm.data.info import DATASET_INFO, SPLITS, TABLE_TASKS
-from graphnorm.graph.options import LOCAL_MP, READOUTS, SEP_SLOTS
+from graphnorm.graph.options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
 from graphnorm.models import MODEL_NAMES, PRESETS, presets_help
 
 
@@ -59,6 +59,9 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                    "bits joins the [VNode] (graphormer, gin-vn); 0 = none (default)")
     p.add_argument("--fingerprint-dropout", dest="fingerprint_dropout", type=float,
                    help="model: dropout on those bits in training (default 0)")
+    p.add_argument("--fingerprint-at", dest="fingerprint_at", choices=list(FINGERPRINT_AT),
+                   help="graphormer: the bits join the [VNode] before the first block (default) "
+                   "or the head's input beside the readout (no [VNode] norm sees them)")
     p.add_argument("--max-time", dest="max_time",
                    help="wall-time budget of the whole run, e.g. 25m, 1h30m, 90s; the LR "
                    "schedule spans it")
@@ -121,7 +124,8 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
 
 
 # flag dest -> the TrainConfig block (dict field) it sets one key of
-BLOCK_KEYS = {"fingerprint_bits": "featurizer", "fingerprint_dropout": "model"}
+BLOCK_KEYS = {"fingerprint_bits": "featurizer", "fingerprint_dropout": "model",
+              "fingerprint_at": "model"}
 
 
 TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size",

@@ -101,6 +101,9 @@ def test_fingerprint_bits_joins_the_configs_featurizer_block(tmp_path):
     args = build_parser().parse_args(["benchmark", "--config", str(path), "--fingerprint-bits", "64",
                                       "--fingerprint-dropout", "0.3", "--out", "o"])
     assert _train_config(args, TRAIN_KEYS).model == {"fingerprint_dropout": 0.3}
+    at = build_parser().parse_args(["train", "--config", str(path), "--fingerprint-bits", "64",
+                                    "--fingerprint-at", "head"])
+    assert _train_config(at, TRAIN_KEYS).model == {"fingerprint_at": "head"}
     assert not args.summary_only
     assert build_parser().parse_args(["benchmark", "--out", "o", "--summary-only"]).summary_only
 

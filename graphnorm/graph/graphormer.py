@@ -10,7 +10,9 @@ attention bias A built once (``AttentionBias``), every block computes
     h' = h + Drop(MHA(Norm_attn(h); A)),   MHA = softmax(Q K^T / sqrt(d) + A) V
     h  = h' + Drop(FFN(Norm_ffn(h'))),     FFN = W_2 GELU(W_1 x)
 
-and the prediction is ``head(Norm_final(h)[:, 0])``. Every norm is a ``build_norm`` spec
+and the prediction is ``head(Norm_final(h)[:, 0])``. A fingerprint ``f`` (optional) enters as
+``W_f f + b_f``, added to the [VNode] before the first block or, with ``fingerprint_at="head"``,
+concatenated to the head's input, so that no norm of the [VNode] sees it. Every norm is a ``build_norm`` spec
 called with the token padding mask (position 0 = [VNode], never padding). Blocks, the stack
 and the constant-[VNode] rule are the shared core (:class:`graphnorm.nn.TransformerEncoder`);
 this module adds the embeddings, the attention bias, the GINE branch and the readout.
@@ -29,7 +31,7 @@ from ..nn import ATTENTION_IMPLS, TransformerBlock, TransformerEncoder, rename_k
 from .collate import GraphBatch
 from .config_io import ConfigIO, check_dropouts
 from .encodings import AtomEncoder, AttentionBias, CentralityEncoding, FingerprintEncoder
-from .options import LOCAL_MP, READOUTS, SEP_SLOTS
+from .options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
 from .structural import LocalGINE, RandomWalkEncoding
 
 
@@ -59,10 +61,12 @@ class GraphormerConfig(ConfigIO):
     local_mp: str = "none"  # one of LOCAL_MP
     fingerprint_bits: int = 0  # the featurizer's: a Linear of the Morgan bits joins the [VNode]
     fingerprint_dropout: float = 0.0  # on those bits (see FingerprintEncoder)
+    fingerprint_at: str = "vnode"  # one of FINGERPRINT_AT: the [VNode], or the head's input
 
     def __post_init__(self):
         for name, value, valid in (("readout", self.readout, READOUTS),
-                                   ("local_mp", self.local_mp, LOCAL_MP)):
+                                   ("local_mp", self.local_mp, LOCAL_MP),
+                                   ("fingerprint_at", self.fingerprint_at, FINGERPRINT_AT)):
             if value not in valid:
                 raise ValueError(f"{name} must be one of {valid}, got {value!r}")
         if self.sep_slots not in SEP_SLOTS:
@@ -115,7 +119,10 @@ class Graphormer(nn.Module):
         # plus a projection of the molecule's fingerprint (no longer the same for every graph)
         self.fingerprint = (FingerprintEncoder(cfg.fingerprint_bits, D, cfg.fingerprint_dropout)
                             if cfg.fingerprint_bits else None)
-        self.head = nn.Linear(D * (2 if "+" in cfg.readout else 1), cfg.num_tasks)
+        width = D * (2 if "+" in cfg.readout else 1)
+        if self.fingerprint is not None and cfg.fingerprint_at == "head":
+            width += D  # the projected bits beside the readout
+        self.head = nn.Linear(width, cfg.num_tasks)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -153,7 +160,7 @@ class Graphormer(nn.Module):
         if self.rwpe is not None:
             nodes = nodes + self.rwpe(batch)
         special = self.vnode  # [1, 1, D], or [B, 1, D] with the molecules' fingerprints
-        if self.fingerprint is not None:
+        if self.fingerprint is not None and self.config.fingerprint_at == "vnode":
             special = special + self.fingerprint(batch).unsqueeze(1)
         return self.transformer(nodes, ~batch.node_mask, special=special, bias=bias,
                                 local_input=batch)
@@ -177,7 +184,10 @@ class Graphormer(nn.Module):
     def forward(self, batch: GraphBatch, return_embeddings: bool = False):
         """Predictions [B, num_tasks]; with ``return_embeddings`` also :class:`GraphEmbeddings`."""
         h = self._tokens(batch)
-        pred = self.head(self.readout(h, batch.node_mask))  # [B, T]
+        features = self.readout(h, batch.node_mask)
+        if self.fingerprint is not None and self.config.fingerprint_at == "head":
+            features = torch.cat([features, self.fingerprint(batch)], -1)
+        pred = self.head(features)  # [B, T]
         if return_embeddings:
             return pred, GraphEmbeddings(h[:, 0], h[:, 1:], batch.node_mask)
         return pred

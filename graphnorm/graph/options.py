@@ -4,3 +4,6 @@ SEP_SLOTS = ("all", "final", "blocks")  # where `norm` goes; the other slots get
 # what the head reads: the [VNode], a sum / mean of the atom tokens, or the [VNode] beside one
 READOUTS = ("vnode", "sum", "mean", "vnode+sum", "vnode+mean")
 LOCAL_MP = ("none", "gine")  # message passing beside attention in every block (GraphGPS)
+# where a molecule's fingerprint enters the Graphormer: added to the [VNode] before the first
+# block, or beside the readout at the head's input (then no norm of the [VNode] sees it)
+FINGERPRINT_AT = ("vnode", "head")

@@ -108,6 +108,25 @@ def test_a_dropout_of_one_or_more_is_refused(config):
         config(dropout=-0.1)
 
 
+def test_at_the_head_the_bits_bypass_every_vnode_norm():
+    """fingerprint_at="head": the bits change the prediction, not the [VNode] (nor any token),
+    and the head reads the readout and the projected bits side by side."""
+    torch.manual_seed(0)
+    model = _graphormer(64, fingerprint_at="head", readout="vnode+mean")
+    assert model.head.in_features == 3 * 16
+    batch = collate_graphs([smiles_to_data(s, fingerprint_bits=64) for s in ("CCO", "CCN")])
+    with torch.no_grad():
+        before, emb = model(batch, return_embeddings=True)
+        batch.fingerprint[0] = 1 - batch.fingerprint[0]
+        after, emb_after = model(batch, return_embeddings=True)
+    assert torch.equal(emb.vnode, emb_after.vnode) and torch.equal(emb.tokens, emb_after.tokens)
+    assert not torch.allclose(before[0], after[0]) and torch.allclose(before[1], after[1])
+    at_vnode = _graphormer(64, readout="vnode+mean")
+    assert at_vnode.head.in_features == 2 * 16
+    with pytest.raises(ValueError, match="fingerprint_at must be one of"):
+        GraphormerConfig(fingerprint_bits=64, fingerprint_at="tokens")
+
+
 def test_a_gnn_without_virtual_node_refuses_fingerprints():
     with pytest.raises(ValueError, match="gin-vn"):
         GNNConfig(kind="gine", fingerprint_bits=64)
