@@ -259,30 +259,25 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dic
             f"| {r['norm']} | {r[f'test_{metric}_mean']:.4f} ± {r[f'test_{metric}_std']:.4f} "
             f"| {r[f'val_{metric}_mean']:.4f} ± {r[f'val_{metric}_std']:.4f} | {diff} | {r['seeds']} "
             f"| {r['params']:,} | {r['epochs']} | {r['wall_time_s_mean']:.0f} s | {r['hardware']} |")
-    ens = df[df["ensemble_seeds"] > 0]
-    if len(ens):
-        lines += ["", "Ensemble of the seeds (mean prediction of every seed's best checkpoint; it "
-                  "costs all the seeds' training): " + ", ".join(
-                      f"{r['norm']} test {metric} {r[f'ensemble_test_{metric}']:.4f} "
-                      f"(n={r['ensemble_seeds']})" for r in ens.to_dict(orient="records")) + "."]
-    if pairs:
-        lines += ["", "Two-model ensembles (per seed, the mean prediction of one run of each; it "
-                  "costs both runs): " + ", ".join(
-                      f"{p['members']} test {metric} {p[f'test_{metric}_mean']:.4f} ± "
-                      f"{p[f'test_{metric}_std']:.4f} (n={p['seeds']})" for p in pairs) + "."]
-        every = [p for p in pairs if np.isfinite(p.get(f"all_runs_test_{metric}", np.nan))]
-        if every:
-            lines += ["", "Every run of both models (mean prediction of all their seeds; it costs "
-                      "all those runs): " + ", ".join(
-                          f"{p['members']} test {metric} {p[f'all_runs_test_{metric}']:.4f} "
-                          f"({p['all_runs']} runs)" for p in every) + "."]
-    late = df[np.isfinite(df["val_late_gain_mean"])]
-    if len(late):
-        lines += ["", "Has the validation curve flattened? Gain of the best validation "
-                  f"{metric} during the last 20 % of each run's epochs (mean / max over seeds; "
-                  "near 0 = flat): " + ", ".join(
-                      f"{r['norm']} {r['val_late_gain_mean']:.4f} / {r['val_late_gain_max']:.4f}"
-                      for r in late.to_dict(orient="records")) + "."]
+    ens = df[df["ensemble_seeds"] > 0].to_dict(orient="records")
+    every = [p for p in pairs if np.isfinite(p.get(f"all_runs_test_{metric}", np.nan))]
+    late = df[np.isfinite(df["val_late_gain_mean"])].to_dict(orient="records")
+    for head, items in (
+        ("Ensemble of the seeds (mean prediction of every seed's best checkpoint; it costs all "
+         "the seeds' training)", [f"{r['norm']} test {metric} {r[f'ensemble_test_{metric}']:.4f} "
+                                  f"(n={r['ensemble_seeds']})" for r in ens]),
+        ("Two-model ensembles (per seed, the mean prediction of one run of each; it costs both "
+         "runs)", [f"{p['members']} test {metric} {p[f'test_{metric}_mean']:.4f} ± "
+                   f"{p[f'test_{metric}_std']:.4f} (n={p['seeds']})" for p in pairs]),
+        ("Every run of both models (mean prediction of all their seeds; it costs all those runs)",
+         [f"{p['members']} test {metric} {p[f'all_runs_test_{metric}']:.4f} ({p['all_runs']} runs)"
+          for p in every]),
+        (f"Has the validation curve flattened? Gain of the best validation {metric} during the "
+         "last 20 % of each run's epochs (mean / max over seeds; near 0 = flat)",
+         [f"{r['norm']} {r['val_late_gain_mean']:.4f} / {r['val_late_gain_max']:.4f}" for r in late]),
+    ):
+        if items:  # one sentence per kind of number the campaign has
+            lines += ["", f"{head}: " + ", ".join(items) + "."]
     lines += ["", "Mean ± std over seeds, test and validation at the best validation epoch. "
               "Δ: mean ± std of the per-seed differences to `ln` on the same seeds, their 95 % "
               "t-interval, and on how many seeds the variant did better; an interval that "
