@@ -21,7 +21,6 @@ import os
 import sys
 from pathlib import Path
 
-
 sys.path.insert(0, os.path.dirname(__file__))
 from checkpoint_probe import main, run_datamodule  # noqa: E402
 from graphnorm.checkpoint import load_checkpoint
@@ -34,7 +33,6 @@ SOURCES = ("as saved", "train (all)", "val", "test")
 
 def scores(run: Path) -> dict:
     dm = run_datamodule(run)
-    metric = load_checkpoint(run / "best.ckpt").task["metric"]
     out = {}
     for source in SOURCES:
         loaded = load_checkpoint(run / "best.ckpt")  # fresh statistics for every source
@@ -43,7 +41,7 @@ def scores(run: Path) -> dict:
             recalibrate_batch_stats(loaded.model, dm.loader(split, train=False))
         for split in ("val", "test"):
             (pred,), y, _ = predict_loader([loaded], dm.loader(split, train=False))
-            out[(source, split)] = compute_metric(metric, pred, y)
+            out[(source, split)] = compute_metric(loaded.task["metric"], pred, y)
     return out
 
 

@@ -96,16 +96,16 @@ def model_pair_ensembles(out: Path, runs: pd.DataFrame, metric: str) -> list[dic
     one of those runs has its predictions): the most the campaign's runs give together."""
     graphormers = list(dict.fromkeys(runs.loc[runs["model"] == "graphormer", "norm"]))
     baselines = list(dict.fromkeys(runs.loc[runs["model"] != "graphormer", "norm"]))
+    seeds_of = {name: sorted(seeds) for name, seeds in runs.groupby("norm")["seed"]}
     pairs = []
     for a in graphormers:
         for b in baselines:
-            seeds = sorted(set(runs.loc[runs["norm"] == a, "seed"]) & set(runs.loc[runs["norm"] == b, "seed"]))
+            seeds = sorted(set(seeds_of[a]) & set(seeds_of[b]))
             scores = [ensemble_score([_predictions(out, a, s), _predictions(out, b, s)], metric)
                       for s in seeds]
             scores = [v for v in scores if v is not None]
             if scores:
-                every = [_predictions(out, name, s) for name in (a, b)
-                         for s in sorted(runs.loc[runs["norm"] == name, "seed"])]
+                every = [_predictions(out, name, s) for name in (a, b) for s in seeds_of[name]]
                 together = ensemble_score(every, metric)
                 pairs.append({"members": f"{a} + {b}", "seeds": len(scores),
                               f"test_{metric}_mean": float(np.mean(scores)),

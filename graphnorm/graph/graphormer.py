@@ -12,10 +12,11 @@ attention bias A built once (``AttentionBias``), every block computes
 
 and the prediction is ``head(Norm_final(h)[:, 0])``. A fingerprint ``f`` (optional) enters as
 ``W_f f + b_f``, added to the [VNode] before the first block or, with ``fingerprint_at="head"``,
-concatenated to the head's input, so that no norm of the [VNode] sees it. Every norm is a ``build_norm`` spec
-called with the token padding mask (position 0 = [VNode], never padding). Blocks, the stack
-and the constant-[VNode] rule are the shared core (:class:`graphnorm.nn.TransformerEncoder`);
-this module adds the embeddings, the attention bias, the GINE branch and the readout.
+concatenated to the head's input, so that no norm of the [VNode] sees it. Every norm is a
+``build_norm`` spec called with the token padding mask (position 0 = [VNode], never padding).
+Blocks, the stack and the constant-[VNode] rule are the shared core
+(:class:`graphnorm.nn.TransformerEncoder`); this module adds the embeddings, the attention
+bias, the GINE branch and the readout.
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ class GraphormerConfig(ConfigIO):
     readout: str = "vnode"  # one of READOUTS
     rwpe_steps: int = 0  # random-walk PE of this many steps added to atom tokens (0 = off)
     local_mp: str = "none"  # one of LOCAL_MP
-    fingerprint_bits: int = 0  # the featurizer's: a Linear of the Morgan bits joins the [VNode]
+    fingerprint_bits: int = 0  # the featurizer's: a Linear of the Morgan bits (see fingerprint_at)
     fingerprint_dropout: float = 0.0  # on those bits (see FingerprintEncoder)
     fingerprint_at: str = "vnode"  # one of FINGERPRINT_AT: the [VNode], or the head's input
 
@@ -119,11 +120,15 @@ class Graphormer(nn.Module):
         # plus a projection of the molecule's fingerprint (no longer the same for every graph)
         self.fingerprint = (FingerprintEncoder(cfg.fingerprint_bits, D, cfg.fingerprint_dropout)
                             if cfg.fingerprint_bits else None)
+        # the projected bits beside the readout when they enter at the head
         width = D * (2 if "+" in cfg.readout else 1)
-        if self.fingerprint is not None and cfg.fingerprint_at == "head":
-            width += D  # the projected bits beside the readout
+        width += D if self._fingerprint_enters("head") else 0
         self.head = nn.Linear(width, cfg.num_tasks)
         self.reset_parameters()
+
+    def _fingerprint_enters(self, where: str) -> bool:
+        """Whether the model has a fingerprint and it enters at ``where`` ("vnode" | "head")."""
+        return self.fingerprint is not None and self.config.fingerprint_at == where
 
     def reset_parameters(self) -> None:
         """Graphormer v1 init: Linear ~ N(0, 0.02 / sqrt(layers)), bias 0; embeddings N(0, 0.02)."""
@@ -160,7 +165,7 @@ class Graphormer(nn.Module):
         if self.rwpe is not None:
             nodes = nodes + self.rwpe(batch)
         special = self.vnode  # [1, 1, D], or [B, 1, D] with the molecules' fingerprints
-        if self.fingerprint is not None and self.config.fingerprint_at == "vnode":
+        if self._fingerprint_enters("vnode"):
             special = special + self.fingerprint(batch).unsqueeze(1)
         return self.transformer(nodes, ~batch.node_mask, special=special, bias=bias,
                                 local_input=batch)
@@ -185,7 +190,7 @@ class Graphormer(nn.Module):
         """Predictions [B, num_tasks]; with ``return_embeddings`` also :class:`GraphEmbeddings`."""
         h = self._tokens(batch)
         features = self.readout(h, batch.node_mask)
-        if self.fingerprint is not None and self.config.fingerprint_at == "head":
+        if self._fingerprint_enters("head"):
             features = torch.cat([features, self.fingerprint(batch)], -1)
         pred = self.head(features)  # [B, T]
         if return_embeddings:
