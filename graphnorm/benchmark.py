@@ -87,8 +87,9 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
         resume = (run_dir / "last.ckpt").is_file()
         own = model == cfg.model_name  # a config's preset and `model:` overrides are its own
         # model's; the other models of --models run at their default preset
+        init_from = cfg.init_from and cfg.init_from.replace("{variant}", slug(variant(model, norm)))
         todo.append((k, dataclasses.replace(cfg, model_name=model, norm=norm, seed=seed,
-                                            out=str(run_dir), resume=resume,
+                                            out=str(run_dir), resume=resume, init_from=init_from,
                                             preset=cfg.preset if own else None,
                                             model=dict(cfg.model) if own else {})))
     if summary_only:

@@ -85,6 +85,10 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                    "step); validation, checkpoints and predictions use it (default: off)")
     p.add_argument("--uniformity-weight", dest="uniformity_weight", type=float,
                    help="lambda of the uniformity term on [VNode] embeddings (seed paper Eq. 8)")
+    p.add_argument("--init-from", dest="init_from",
+                   help="fine-tune: start from this checkpoint's weights (all but the head); "
+                   "same model and featurizer settings. benchmark: {variant} in the path "
+                   "becomes each run's variant folder, e.g. pre/runs/{variant}/seed0")
     p.add_argument("--raw-dir", dest="raw_dir", help="offline raw data (default: $GRAPHNORM_RAW_DIR)")
     p.add_argument("--cache-root", dest="cache_root")
     p.add_argument("--limit-train", dest="limit_train", type=int)
@@ -130,7 +134,7 @@ BLOCK_KEYS = {"fingerprint_bits": "featurizer", "fingerprint_dropout": "model",
 
 TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size",
               "bucket_pool", "bucket_by_size", "lr",
-              "attention_dropout", "dropout", "ema_decay", "uniformity_weight", "raw_dir", "cache_root", "limit_train",
+              "attention_dropout", "dropout", "ema_decay", "uniformity_weight", "init_from", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress",
               "data", "smiles_column", "target_columns", "task", "split", "split_sizes", "split_seed")
 

@@ -57,6 +57,8 @@ class TrainConfig:
     # updated every step; validation, best.ckpt and predictions use the average
     max_epochs: Optional[int] = None  # None: 200, or no limit when max_time is set; -1: none
     max_time: Optional[str] = None  # wall-time budget of the whole run, e.g. "25m", "1h30m"
+    init_from: Optional[str] = None  # fine-tune: start from this checkpoint's weights, all but
+    # the head (graphnorm/train/init_from.py); benchmark: "{variant}" becomes each run's variant
     uniformity_weight: float = 0.0  # lambda of the U-MAE style term on [VNode] (seed paper Eq. 8)
     uniformity_on_tokens: bool = False
     bucket_by_size: bool = True

@@ -27,6 +27,7 @@ from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchSt
 from .config import TrainConfig
 from .datamodule import GraphDataModule
 from .evaluate import evaluate_checkpoint
+from .init_from import init_from_checkpoint
 from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
@@ -90,6 +91,20 @@ def refuse_overwrite(out: Path, resume: bool) -> None:
             f"over, choose another --out or delete {out}")
 
 
+def _initialize(module, model_config: dict, featurizer, init_from, out: Path, resuming: bool):
+    """``--init-from``: the pre-trained weights, once; a resumed run has them in last.ckpt.
+    What was loaded is kept in OUT/init_from.json, for metrics.json (None: no init_from)."""
+    if not init_from:
+        return None
+    record = out / "init_from.json"
+    if resuming and record.is_file():
+        return json.loads(record.read_text())
+    info = init_from_checkpoint(module.model, model_config, featurizer, init_from)
+    print(f"initialized from {info['path']} (epoch {info['epoch']}, {info['tensors']} tensors; "
+          f"the head starts fresh)", flush=True)
+    return info
+
+
 def train(cfg: TrainConfig) -> dict:
     from graphnorm.norms import build_norm
 
@@ -108,11 +123,17 @@ def train(cfg: TrainConfig) -> dict:
     dm = GraphDataModule.from_config(cfg)
     dm.setup()
     model_config = model_config_for(cfg, dm.info, dm.featurizer)  # own tables: info after setup
-    out.mkdir(parents=True, exist_ok=True)  # after the data: a failed load leaves no empty folder
-    dm.write_data_files(out)  # own data: splits.json, skipped_rows.csv, data_report.json
     mean, std = dm.target_stats()
     module = GraphormerModule(model_config, dict(dm.info, name=dm.name), cfg.to_dict(), mean, std,
                               dm.steps_per_epoch(), dm.train_domain(), dm.featurizer.to_dict())
+    ckpt = out / "last.ckpt"
+    resuming = cfg.resume and ckpt.is_file()
+    # after the data and the pre-trained weights: a failed load leaves no empty folder
+    initialized = _initialize(module, model_config, dm.featurizer, cfg.init_from, out, resuming)
+    out.mkdir(parents=True, exist_ok=True)
+    dm.write_data_files(out)  # own data: splits.json, skipped_rows.csv, data_report.json
+    if initialized:
+        (out / "init_from.json").write_text(json.dumps(initialized, indent=2))
     metric = dm.info["metric"]
     mode = "max" if HIGHER_IS_BETTER[metric] else "min"
     # best.ckpt at the best validation epoch; last.ckpt after every validation ...
@@ -130,8 +151,6 @@ def train(cfg: TrainConfig) -> dict:
     max_time = None
     if cfg.budget_s is not None:  # Lightning's Timer; what data set-up took is not left to train
         max_time = datetime.timedelta(seconds=max(1.0, cfg.budget_s - (time.time() - started)))
-    ckpt = out / "last.ckpt"
-    resuming = cfg.resume and ckpt.is_file()
     if resuming:
         keep_history(out)
     trainer = L.Trainer(
@@ -166,6 +185,7 @@ def train(cfg: TrainConfig) -> dict:
         "params": sum(p.numel() for p in module.model.parameters()),
         "train_graphs_per_s": round(speed.graphs_per_second, 1),
         "hardware": _hardware(trainer),
+        **({"init_from": initialized} if initialized else {}),
         "git_sha": code_sha(), "data_checksum": dm.checksum, "torch": torch.__version__,
         "config": cfg.to_dict(),
     }

@@ -1,0 +1,62 @@
+"""Fine-tuning: a new run starts from a trained checkpoint's weights (``train --init-from``).
+
+Every weight and buffer except the head's is copied (BatchNorm statistics included): the
+head's width follows the new task's targets, and the target scaling is the new data's. The
+checkpoint must hold the same model, built on the same featurizer settings; a difference is
+refused by name, never loaded in part. Settings that only act during training (dropout) and
+those that only shape the head (number of targets, readout) may differ.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import torch
+
+# model config fields a fine-tuning run may set anew: training-time only, or head-only
+FREE_FIELDS = ("num_tasks", "dropout", "attention_dropout", "fingerprint_dropout", "readout")
+HEAD_PREFIX = "head."
+
+
+class InitFromError(ValueError):
+    pass
+
+
+def _differences(pretrained: dict, run: dict, skip=()) -> list[str]:
+    keys = sorted((set(pretrained) | set(run)) - set(skip))
+    norm = lambda v: tuple(v) if isinstance(v, (list, tuple)) else v  # JSON lists vs tuples
+    return [f"{k}: {pretrained.get(k)!r} in the checkpoint, {run.get(k)!r} in this run"
+            for k in keys if norm(pretrained.get(k)) != norm(run.get(k))]
+
+
+def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
+                         path: str | Path) -> dict:
+    """Copy ``path``'s weights (a best.ckpt or a run directory) into ``model`` except the head;
+    returns {"path", "sha256", "epoch", "tensors", "task"} for the run's metrics.json."""
+    from graphnorm.checkpoint import CheckpointError, checkpoint_files, load_checkpoint
+
+    try:
+        files = checkpoint_files(path)
+        if len(files) > 1:
+            raise CheckpointError(f"{path} is an ensemble of {len(files)} models; pass one "
+                                  "member's best.ckpt")
+        loaded = load_checkpoint(files[0])
+    except CheckpointError as err:
+        raise InitFromError(f"--init-from: {err}") from err
+    where = f"--init-from {files[0]}"
+    featurizer_diff = _differences(loaded.featurizer.to_dict(), featurizer.to_dict())
+    if featurizer_diff:
+        raise InitFromError(f"{where}: its data was featurized differently "
+                            f"({'; '.join(featurizer_diff)}); featurize this run the same way "
+                            "(e.g. --fingerprint-bits), since the input layers depend on it")
+    model_diff = _differences(loaded.meta["model_config"], model_config, FREE_FIELDS)
+    if model_diff:
+        raise InitFromError(f"{where}: another model ({'; '.join(model_diff)}); use the same "
+                            "model, preset, norm and options as the pre-training run")
+    state = {k: v for k, v in loaded.model.state_dict().items() if not k.startswith(HEAD_PREFIX)}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    stray = [k for k in missing if not k.startswith(HEAD_PREFIX)] + list(unexpected)
+    if stray:  # configs agreed but the weights do not: a bug, never a partial load
+        raise InitFromError(f"{where}: weights do not match this model: {stray[:5]}")
+    return {"path": str(files[0]), "sha256": hashlib.sha256(files[0].read_bytes()).hexdigest(),
+            "epoch": loaded.epoch + 1, "tensors": len(state), "task": loaded.task.get("name")}

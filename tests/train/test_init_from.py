@@ -1,0 +1,104 @@
+"""``train --init-from``: pre-trained weights in, the head fresh, mismatches refused by name."""
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from graphnorm.checkpoint import load_checkpoint
+from graphnorm.models import build_model
+from graphnorm.train.init_from import InitFromError, init_from_checkpoint
+
+
+@pytest.fixture(scope="module")
+def pretrained(tiny_run):
+    out, _ = tiny_run
+    return out / "best.ckpt", load_checkpoint(out / "best.ckpt")
+
+
+def test_copies_every_tensor_but_the_head(pretrained):
+    path, loaded = pretrained
+    config = dict(loaded.meta["model_config"], num_tasks=3, dropout=0.3)  # free to differ
+    torch.manual_seed(123)
+    model = build_model(config)
+    info = init_from_checkpoint(model, config, loaded.featurizer, path)
+    source, target = loaded.model.state_dict(), model.state_dict()
+    body = [k for k in source if not k.startswith("head.")]
+    assert info["tensors"] == len(body) and info["epoch"] == loaded.epoch + 1
+    assert all(torch.equal(source[k], target[k]) for k in body)  # BN statistics included
+    assert target["head.weight"].shape[0] == 3  # the new task's width, fresh weights
+
+
+def test_a_fresh_model_differs_before_loading(pretrained):
+    """The test above could pass vacuously if two models were always equal."""
+    _, loaded = pretrained
+    torch.manual_seed(123)
+    model = build_model(loaded.meta["model_config"])
+    differs = [k for k, v in loaded.model.state_dict().items()
+               if v.is_floating_point() and not torch.equal(v, model.state_dict()[k])]
+    assert len(differs) > 10
+
+
+def test_another_featurizer_is_refused_by_name(pretrained):
+    path, loaded = pretrained
+    other = dataclasses.replace(loaded.featurizer, max_hops=loaded.featurizer.max_hops + 1)
+    config = dict(loaded.meta["model_config"], max_hops=other.max_hops)
+    with pytest.raises(InitFromError, match="featurized differently.*max_hops"):
+        init_from_checkpoint(build_model(config), config, other, path)
+
+
+def test_another_norm_is_refused_by_name(pretrained):
+    path, loaded = pretrained
+    config = dict(loaded.meta["model_config"], norm="ln")
+    assert loaded.meta["model_config"]["norm"] != "ln"
+    with pytest.raises(InitFromError, match="another model.*norm: 'sep:bn\\+ln' in the checkpoint, 'ln'"):
+        init_from_checkpoint(build_model(config), config, loaded.featurizer, path)
+
+
+@pytest.mark.parametrize("make", [lambda d: d / "nothing.ckpt",
+                                  lambda d: (d / "x.ckpt").write_bytes(b"") or d / "x.ckpt"])
+def test_missing_or_empty_checkpoint_gives_a_clear_error(pretrained, tmp_path, make):
+    _, loaded = pretrained
+    config = loaded.meta["model_config"]
+    with pytest.raises(InitFromError, match="--init-from: .*(not found|empty)"):
+        init_from_checkpoint(build_model(config), config, loaded.featurizer, make(tmp_path))
+
+
+def test_training_from_a_checkpoint_records_it(tiny_run, raw_dir, cache_root, tmp_path):
+    from graphnorm.train.run import train
+    from tiny_runs import tiny_config
+
+    source, _ = tiny_run
+    out = tmp_path / "fine"
+    result = train(tiny_config(raw_dir, cache_root, out, max_epochs=1, init_from=str(source)))
+    digest = result["init_from"]["sha256"]
+    assert result["init_from"]["path"] == str(source / "best.ckpt") and len(digest) == 64
+    assert json.loads((out / "init_from.json").read_text())["sha256"] == digest
+    assert json.loads((out / "metrics.json").read_text())["config"]["init_from"] == str(source)
+
+
+def test_a_refused_init_leaves_no_run_folder(tiny_run, raw_dir, cache_root, tmp_path):
+    from graphnorm.train.run import train
+    from tiny_runs import tiny_config
+
+    source, _ = tiny_run
+    out = tmp_path / "refused"
+    with pytest.raises(InitFromError, match="norm"):
+        train(tiny_config(raw_dir, cache_root, out, norm="ln", init_from=str(source)))
+    assert not out.exists()
+
+
+def test_benchmark_points_each_variant_at_its_own_checkpoint(tmp_path, monkeypatch):
+    import graphnorm.benchmark as bench
+    from graphnorm.train.config import TrainConfig
+
+    seen = []
+    monkeypatch.setattr(bench, "train_run", lambda cfg: seen.append((cfg.norm, cfg.init_from)))
+    monkeypatch.setattr(bench, "summarize", lambda *a: None)
+    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", progress=False,
+                      init_from="pre/runs/{variant}/seed0")
+    bench.run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=1, out=tmp_path)
+    assert seen == [("ln", "pre/runs/ln/seed0"),
+                    ("sep:bn+ln", f"pre/runs/{bench.slug('sep:bn+ln')}/seed0")]
+    assert Path(seen[1][1]).name == "seed0"
