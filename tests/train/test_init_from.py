@@ -66,8 +66,9 @@ def test_missing_or_empty_checkpoint_gives_a_clear_error(pretrained, tmp_path, m
 
 
 def test_training_from_a_checkpoint_records_it(tiny_run, raw_dir, cache_root, tmp_path):
-    from graphnorm.train.run import train
     from tiny_runs import tiny_config
+
+    from graphnorm.train.run import train
 
     source, _ = tiny_run
     out = tmp_path / "fine"
@@ -79,8 +80,9 @@ def test_training_from_a_checkpoint_records_it(tiny_run, raw_dir, cache_root, tm
 
 
 def test_a_refused_init_leaves_no_run_folder(tiny_run, raw_dir, cache_root, tmp_path):
-    from graphnorm.train.run import train
     from tiny_runs import tiny_config
+
+    from graphnorm.train.run import train
 
     source, _ = tiny_run
     out = tmp_path / "refused"
