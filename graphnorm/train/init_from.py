@@ -8,6 +8,7 @@ those that only shape the head (number of targets, readout) may differ.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -44,7 +45,8 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     except CheckpointError as err:
         raise InitFromError(f"--init-from: {err}") from err
     where = f"--init-from {files[0]}"
-    featurizer_diff = _differences(loaded.featurizer.to_dict(), featurizer.to_dict())
+    # asdict, not to_dict: to_dict leaves out fingerprint_bits when it is 0
+    featurizer_diff = _differences(dataclasses.asdict(loaded.featurizer), dataclasses.asdict(featurizer))
     if featurizer_diff:
         raise InitFromError(f"{where}: its data was featurized differently "
                             f"({'; '.join(featurizer_diff)}); featurize this run the same way "

@@ -48,6 +48,14 @@ def test_another_featurizer_is_refused_by_name(pretrained):
         init_from_checkpoint(build_model(config), config, other, path)
 
 
+def test_missing_fingerprint_bits_read_as_0_not_none(pretrained):
+    path, loaded = pretrained
+    other = dataclasses.replace(loaded.featurizer, fingerprint_bits=64)
+    config = dict(loaded.meta["model_config"], fingerprint_bits=64)
+    with pytest.raises(InitFromError, match="fingerprint_bits: 0 in the checkpoint, 64 in this run"):
+        init_from_checkpoint(build_model(config), config, other, path)
+
+
 def test_another_norm_is_refused_by_name(pretrained):
     path, loaded = pretrained
     config = dict(loaded.meta["model_config"], norm="ln")
