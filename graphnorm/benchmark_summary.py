@@ -248,6 +248,12 @@ def paired_cell(r: dict, digits: int = 4) -> str:
     return cell + f", better on {r['paired_wins']}/{r['paired_seeds']} (n={r['paired_seeds']})"
 
 
+def _spread(r: dict, column: str) -> str:
+    """'0.7600 ± 0.0120' over seeds; one seed has no spread, so just '0.7600'."""
+    mean = f"{r[f'{column}_mean']:.4f}"
+    return mean if r["seeds"] == 1 else f"{mean} ± {r[f'{column}_std']:.4f}"
+
+
 def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dict] = ()) -> str:
     better = "lower" if metric == "mae" else "higher"
     lines = [f"# {dataset}: norm variants ({metric}, {better} is better)", "",
@@ -256,8 +262,7 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dic
     for r in df.to_dict(orient="records"):
         diff = "—" if not r["paired_seeds"] else paired_cell(r)
         lines.append(
-            f"| {r['norm']} | {r[f'test_{metric}_mean']:.4f} ± {r[f'test_{metric}_std']:.4f} "
-            f"| {r[f'val_{metric}_mean']:.4f} ± {r[f'val_{metric}_std']:.4f} | {diff} | {r['seeds']} "
+            f"| {r['norm']} | {_spread(r, f'test_{metric}')} | {_spread(r, f'val_{metric}')} | {diff} | {r['seeds']} "
             f"| {r['params']:,} | {r['epochs']} | {r['wall_time_s_mean']:.0f} s | {r['hardware']} |")
     ens = df[df["ensemble_seeds"] > 0].to_dict(orient="records")
     every = [p for p in pairs if np.isfinite(p.get(f"all_runs_test_{metric}", np.nan))]

@@ -348,3 +348,16 @@ def test_summary_only_trains_nothing_and_summarizes_the_finished_runs(faked, mon
     with pytest.raises(FileNotFoundError, match="no finished run"):
         run_benchmark(cfg, norms=["ln"], seeds=1, out=tmp_path_factory.mktemp("empty"),
                       summary_only=True)
+
+
+def test_table_rows_show_no_spread_for_one_seed(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "train_run", _fake_train)
+    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", max_epochs=3, progress=False)
+    bench.run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=1, out=tmp_path)
+    rows = [line for line in (tmp_path / "summary.md").read_text().splitlines()
+            if line.startswith(("| ln", "| sep:bn+ln"))]
+    assert len(rows) == 2 and all("±" not in row.split("|")[2] for row in rows)
+    three = (tmp_path / "three")
+    bench.run_benchmark(cfg, norms=["ln"], seeds=3, out=three)
+    assert " ± " in next(line for line in (three / "summary.md").read_text().splitlines()
+                         if line.startswith("| ln"))
