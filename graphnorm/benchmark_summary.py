@@ -10,6 +10,7 @@ a two-run ensemble per seed.
 """
 from __future__ import annotations
 
+
 import json
 from pathlib import Path
 from typing import Sequence
@@ -44,6 +45,15 @@ def load_runs(out: Path) -> pd.DataFrame:
 
 
 def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
+    global _READS
+    _READS = {}  # each prediction file read once per summary, never reused after it
+    try:
+        return _summarize(out, norms)
+    finally:
+        _READS = None
+
+
+def _summarize(out: Path, norms: Sequence[str] | None) -> pd.DataFrame:
     runs = load_runs(out)
     metric = runs["metric"].iloc[0]
     norms = list(norms) if norms else list(dict.fromkeys(runs["norm"]))
@@ -119,6 +129,19 @@ def _predictions(out: Path, name: str, seed: int) -> Path:
     return out / "runs" / slug(name) / f"seed{seed}" / "predictions_test.csv.gz"
 
 
+_READS: dict | None = None  # path -> frame while `summarize` runs (None: no caching)
+
+
+def _read_predictions(path: Path) -> pd.DataFrame:
+    """A run's prediction file; inside `summarize` read once, although the summary scores each
+    run in its seed ensemble, its model pairs and the every-run ensemble. Callers only read it."""
+    if _READS is None:
+        return pd.read_csv(path)
+    if path not in _READS:
+        _READS[path] = pd.read_csv(path)
+    return _READS[path]
+
+
 def ensemble_score(paths: Sequence[Path], metric: str) -> float | None:
     """The metric of the runs' mean prediction; None unless >= 2 files exist and all hold the
     same molecules with the same labels (else the mean would mix different rows)."""
@@ -128,7 +151,7 @@ def ensemble_score(paths: Sequence[Path], metric: str) -> float | None:
 
     if len(paths) < 2 or not all(p.is_file() for p in paths):
         return None
-    frames = [pd.read_csv(p) for p in paths]
+    frames = [_read_predictions(p) for p in paths]
     labels = [c for c in frames[0].columns if c.startswith("y:")]
     if not labels or any(not f[["smiles", *labels]].equals(frames[0][["smiles", *labels]])
                          for f in frames[1:]):

@@ -361,3 +361,20 @@ def test_table_rows_show_no_spread_for_one_seed(tmp_path, monkeypatch):
     bench.run_benchmark(cfg, norms=["ln"], seeds=3, out=three)
     assert " ± " in next(line for line in (three / "summary.md").read_text().splitlines()
                          if line.startswith("| ln"))
+
+
+def test_a_summary_reads_each_prediction_file_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "train_run", _fake_train)
+    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", max_epochs=3, progress=False)
+    bench.run_benchmark(cfg, norms=["sep:bn+ln"], seeds=2, out=tmp_path, models=["graphormer", "gine"])
+    summary.summarize(tmp_path)  # the variants in the order found (run_benchmark's: its plan)
+    before = json.loads((tmp_path / "summary.json").read_text())
+    reads = []
+    real = pd.read_csv
+    monkeypatch.setattr(summary.pd, "read_csv", lambda p, *a, **k: reads.append(p) or real(p, *a, **k))
+    summary.summarize(tmp_path)
+    files = [p for p in reads if str(p).endswith("predictions_test.csv.gz")]
+    assert len(files) == 4 and len(set(files)) == 4  # 2 models x 2 seeds, each once
+    assert json.loads((tmp_path / "summary.json").read_text()) == before
+    summary.summarize(tmp_path)  # a new summary reads the files again (they may have changed)
+    assert len([p for p in reads if str(p).endswith("predictions_test.csv.gz")]) == 8
