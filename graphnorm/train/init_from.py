@@ -34,17 +34,13 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
                          path: str | Path) -> dict:
     """Copy ``path``'s weights (a best.ckpt or a run directory) into ``model`` except the head;
     returns {"path", "sha256", "epoch", "tensors", "task"} for the run's metrics.json."""
-    from graphnorm.checkpoint import CheckpointError, checkpoint_files, load_checkpoint
+    from graphnorm.checkpoint import CheckpointError, load_checkpoint
 
-    try:
-        files = checkpoint_files(path)
-        if len(files) > 1:
-            raise CheckpointError(f"{path} is an ensemble of {len(files)} models; pass one "
-                                  "member's best.ckpt")
-        loaded = load_checkpoint(files[0])
+    try:  # a run directory means its best.ckpt; an ensemble directory is refused
+        loaded = load_checkpoint(path)
     except CheckpointError as err:
         raise InitFromError(f"--init-from: {err}") from err
-    where = f"--init-from {files[0]}"
+    where = f"--init-from {loaded.path}"
     # asdict, not to_dict: to_dict leaves out fingerprint_bits when it is 0
     featurizer_diff = _differences(dataclasses.asdict(loaded.featurizer), dataclasses.asdict(featurizer))
     if featurizer_diff:
@@ -60,5 +56,5 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     stray = [k for k in missing if not k.startswith(HEAD_PREFIX)] + list(unexpected)
     if stray:  # configs agreed but the weights do not: a bug, never a partial load
         raise InitFromError(f"{where}: weights do not match this model: {stray[:5]}")
-    return {"path": str(files[0]), "sha256": hashlib.sha256(files[0].read_bytes()).hexdigest(),
+    return {"path": str(loaded.path), "sha256": hashlib.sha256(loaded.path.read_bytes()).hexdigest(),
             "epoch": loaded.epoch + 1, "tensors": len(state), "task": loaded.task.get("name")}

@@ -40,19 +40,16 @@ def test_a_fresh_model_differs_before_loading(pretrained):
     assert len(differs) > 10
 
 
-def test_another_featurizer_is_refused_by_name(pretrained):
+@pytest.mark.parametrize("field, change, message", [
+    ("max_hops", lambda v: v + 1, "featurized differently.*max_hops"),
+    # to_dict leaves out fingerprint_bits when 0: the message must say 0, not None
+    ("fingerprint_bits", lambda v: 64, "fingerprint_bits: 0 in the checkpoint, 64 in this run"),
+])
+def test_another_featurizer_is_refused_by_name(pretrained, field, change, message):
     path, loaded = pretrained
-    other = dataclasses.replace(loaded.featurizer, max_hops=loaded.featurizer.max_hops + 1)
-    config = dict(loaded.meta["model_config"], max_hops=other.max_hops)
-    with pytest.raises(InitFromError, match="featurized differently.*max_hops"):
-        init_from_checkpoint(build_model(config), config, other, path)
-
-
-def test_missing_fingerprint_bits_read_as_0_not_none(pretrained):
-    path, loaded = pretrained
-    other = dataclasses.replace(loaded.featurizer, fingerprint_bits=64)
-    config = dict(loaded.meta["model_config"], fingerprint_bits=64)
-    with pytest.raises(InitFromError, match="fingerprint_bits: 0 in the checkpoint, 64 in this run"):
+    other = dataclasses.replace(loaded.featurizer, **{field: change(getattr(loaded.featurizer, field))})
+    config = dict(loaded.meta["model_config"], **{field: getattr(other, field)})
+    with pytest.raises(InitFromError, match=message):
         init_from_checkpoint(build_model(config), config, other, path)
 
 
