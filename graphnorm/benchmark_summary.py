@@ -10,7 +10,6 @@ a two-run ensemble per seed.
 """
 from __future__ import annotations
 
-
 import json
 from pathlib import Path
 from typing import Sequence
@@ -19,6 +18,8 @@ import numpy as np
 import pandas as pd
 
 from graphnorm.benchmark_plots import plot_curves, plot_summary, val_curve
+
+_READS: dict | None = None  # path -> frame while `summarize` runs (None: no caching)
 
 
 def slug(norm: str) -> str:
@@ -127,9 +128,6 @@ def model_pair_ensembles(out: Path, runs: pd.DataFrame, metric: str) -> list[dic
 
 def _predictions(out: Path, name: str, seed: int) -> Path:
     return out / "runs" / slug(name) / f"seed{seed}" / "predictions_test.csv.gz"
-
-
-_READS: dict | None = None  # path -> frame while `summarize` runs (None: no caching)
 
 
 def _read_predictions(path: Path) -> pd.DataFrame:
