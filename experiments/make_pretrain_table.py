@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from rdkit import Chem
+from rdkit.Chem import QED, Descriptors
 
 from graphnorm.data.raw import ENV_RAW_DIR, find_raw_files, read_zinc_smiles
 
@@ -30,9 +32,6 @@ DESCRIPTORS = ("MolLogP", "MolMR", "TPSA", "MolWt", "NumHDonors", "NumHAcceptors
 
 
 def describe(smiles: str) -> list[float]:
-    from rdkit import Chem
-    from rdkit.Chem import QED, Descriptors
-
     mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         return [float("nan")] * len(DESCRIPTORS)

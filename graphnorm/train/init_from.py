@@ -14,9 +14,12 @@ from pathlib import Path
 
 import torch
 
+from .model_config import comparable
+
 # model config fields a fine-tuning run may set anew: training-time only, or head-only
 FREE_FIELDS = ("num_tasks", "dropout", "attention_dropout", "fingerprint_dropout", "readout")
 HEAD_PREFIX = "head."
+RECORD = "init_from.json"  # in the run folder: what was loaded, for metrics.json and --resume
 
 
 class InitFromError(ValueError):
@@ -25,9 +28,8 @@ class InitFromError(ValueError):
 
 def _differences(pretrained: dict, run: dict, skip=()) -> list[str]:
     keys = sorted((set(pretrained) | set(run)) - set(skip))
-    norm = lambda v: tuple(v) if isinstance(v, (list, tuple)) else v  # JSON lists vs tuples
     return [f"{k}: {pretrained.get(k)!r} in the checkpoint, {run.get(k)!r} in this run"
-            for k in keys if norm(pretrained.get(k)) != norm(run.get(k))]
+            for k in keys if comparable(pretrained.get(k)) != comparable(run.get(k))]
 
 
 def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,

@@ -30,7 +30,7 @@ def _check_overrides(overrides: dict, sizes: dict, fields: set, name: str) -> No
         raise ValueError(f"model overrides {unknown} do not apply to model {name}; "
                          f"its fields are {sorted(fields - {'kind'})}")
     for key in FEATURIZER_SIZED:
-        if key in overrides and key in sizes and _same_value(overrides[key]) != _same_value(sizes[key]):
+        if key in overrides and key in sizes and comparable(overrides[key]) != comparable(sizes[key]):
             hint = (f"set `featurizer: {{{key}: {overrides[key]}}}` instead: it sizes the data "
                     "and the model alike" if key in ("max_hops", "max_dist", "fingerprint_bits")
                     else "it follows the dataset's vocabulary")
@@ -38,7 +38,8 @@ def _check_overrides(overrides: dict, sizes: dict, fields: set, name: str) -> No
                              f"featurizer's {key}={sizes[key]!r}; {hint}")
 
 
-def _same_value(v):
+def comparable(v):
+    """A config value as compared: lists (JSON, checkpoints) and tuples alike."""
     return tuple(v) if isinstance(v, (list, tuple)) else v
 
 

@@ -27,7 +27,7 @@ from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchSt
 from .config import TrainConfig
 from .datamodule import GraphDataModule
 from .evaluate import evaluate_checkpoint
-from .init_from import init_from_checkpoint
+from .init_from import RECORD as INIT_RECORD, init_from_checkpoint
 from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
@@ -96,7 +96,7 @@ def _initialize(module, model_config: dict, featurizer, init_from, out: Path, re
     What was loaded is kept in OUT/init_from.json, for metrics.json (None: no init_from)."""
     if not init_from:
         return None
-    record = out / "init_from.json"
+    record = out / INIT_RECORD
     if resuming and record.is_file():
         return json.loads(record.read_text())
     info = init_from_checkpoint(module.model, model_config, featurizer, init_from)
@@ -133,7 +133,7 @@ def train(cfg: TrainConfig) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     dm.write_data_files(out)  # own data: splits.json, skipped_rows.csv, data_report.json
     if initialized:
-        (out / "init_from.json").write_text(json.dumps(initialized, indent=2))
+        (out / INIT_RECORD).write_text(json.dumps(initialized, indent=2))
     metric = dm.info["metric"]
     mode = "max" if HIGHER_IS_BETTER[metric] else "min"
     # best.ckpt at the best validation epoch; last.ckpt after every validation ...
