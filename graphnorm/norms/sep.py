@@ -5,9 +5,11 @@ https://arxiv.org/abs/2309.12931, Eq. 5:
 
     H' = [ Norm_special(h_[CLS]) ; Norm_tokens(h_1 ... h_L) ]
 
-with separate parameters (and, for BN, separate statistics) per channel. The four combos of
-the paper are ``sep:bn+ln`` (default SepNorm), ``sep:bn+bn``, ``sep:ln+ln``, ``sep:ln+bn``;
-the first name normalizes position 0 ([CLS] / [VNode]), the second the rest.
+with separate parameters (and, for BN, separate statistics) per channel. The paper's SepNorm
+is ``sep:bn+ln`` (BN+LN, the default) and ``sep:bn+bn`` (BN+BN), against ShareNorm ``ln`` and
+``bn``; ``sep:ln+ln`` and ``sep:ln+bn`` complete the grid (``sep:ln+ln`` separates only the
+parameters, a control for "is it the batch statistics?"). The first name normalizes
+position 0 ([CLS] / [VNode]), the second the rest.
 """
 from __future__ import annotations
 
