@@ -9,10 +9,11 @@ those that only shape the head (number of targets, readout) may differ.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from pathlib import Path
 
 import torch
+
+from graphnorm.data.files import sha256_file
 
 from .model_config import comparable
 
@@ -58,5 +59,5 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     stray = [k for k in missing if not k.startswith(HEAD_PREFIX)] + list(unexpected)
     if stray:  # configs agreed but the weights do not: a bug, never a partial load
         raise InitFromError(f"{where}: weights do not match this model: {stray[:5]}")
-    return {"path": str(loaded.path), "sha256": hashlib.sha256(loaded.path.read_bytes()).hexdigest(),
+    return {"path": str(loaded.path), "sha256": sha256_file(loaded.path),
             "epoch": loaded.epoch + 1, "tensors": len(state), "task": loaded.task.get("name")}
