@@ -1,4 +1,4 @@
-"""Command line: ``graphnorm train | predict | embed | benchmark | analyze``.
+"""Command line: ``graphnorm train | predict | embed | benchmark | compare | analyze``.
 
 Heavy imports happen inside each command so ``graphnorm --help`` stays instant.
 """
@@ -181,6 +181,19 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    import json
+
+    from graphnorm.benchmark_summary import json_safe
+    from graphnorm.compare import compare, format_comparison
+
+    result = compare(Path(args.a), Path(args.b), split=args.split)
+    print(format_comparison(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps(json_safe(result), indent=2) + "\n")
+    return 0
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from graphnorm.analysis.analyze import analyze
 
@@ -249,6 +262,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="train nothing: write the summary of the runs finished so far")
     b.set_defaults(func=cmd_benchmark)
     _show_defaults(b)
+
+    c = sub.add_parser("compare", help="two benchmark variants paired by seed, across folders",
+                       description="A - B per seed both have finished: mean ± std, 95 % "
+                       "t-interval and wins. A and B are <benchmark out>/runs/<variant> folders, "
+                       "e.g. two recipes' ln runs.")
+    c.add_argument("a", help="variant folder of seed<k>/metrics.json")
+    c.add_argument("b", help="the one it is compared against")
+    c.add_argument("--split", default="test", choices=["val", "test"])
+    c.add_argument("--json", help="also write the numbers to this file")
+    c.set_defaults(func=cmd_compare)
+    _show_defaults(c, train=False)
 
     a = sub.add_parser("analyze", help="[VNode]/token embedding analysis of a checkpoint")
     a.add_argument("--checkpoint", help="a run's best.ckpt (or any checkpoint)")
