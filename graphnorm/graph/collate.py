@@ -185,7 +185,9 @@ class LengthBucketSampler(Sampler):
     graphs are sorted by size once (smallest padding, deterministic order for evaluation).
 
     Call ``set_epoch`` each epoch (Lightning does for batch samplers); otherwise the epoch
-    counter advances by itself at every new iteration.
+    counter advances by itself at every new iteration. ``skip``: the next iteration leaves out
+    its first ``skip`` batches (a run resumed mid-epoch has trained them); ``len`` is the
+    whole epoch's, as Lightning counts the skipped batches as done.
 
     Distributed (``num_replicas`` > 1): every rank draws the same global batches of
     ``batch_size * num_replicas`` graphs (same seed) and takes every ``num_replicas``-th
@@ -215,7 +217,7 @@ class LengthBucketSampler(Sampler):
         self.num_replicas, self.rank = num_replicas, rank
         self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
         self.drop_last, self.pool_batches = drop_last, pool_batches
-        self.epoch, self._epoch_set = 0, False
+        self.epoch, self._epoch_set, self.skip = 0, False, 0
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch, self._epoch_set = epoch, True
@@ -242,6 +244,7 @@ class LengthBucketSampler(Sampler):
             batches = [batches[i] for i in torch.randperm(len(batches), generator=gen)]
         if not self._epoch_set:
             self.epoch += 1
+        batches, self.skip = batches[self.skip:], 0
         for b in batches:
             if world > 1:
                 short = -len(b) % world

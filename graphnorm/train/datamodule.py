@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader, DistributedSampler, Subset
 from graphnorm.data import DATASET_INFO, load_dataset
 from graphnorm.data.cache import GraphDataset
 from graphnorm.graph import LengthBucketSampler, collate_graphs
+from graphnorm.train.resumable_loader import ResumableLoader, rng_state
 
 
 class GraphDataModule(L.LightningDataModule):
@@ -62,6 +63,18 @@ class GraphDataModule(L.LightningDataModule):
         self.bucket_by_size, self.seed, self.progress = bucket_by_size, seed, progress
         self.bucket_pool = bucket_pool
         self.splits: Optional[dict] = None
+        self._train_batches, self._resume = None, None  # exact --resume, see state_dict
+        self.resumes: list[dict] = []  # {"step", "exact"} per --resume of this run so far
+
+    def state_dict(self) -> dict:
+        """Saved in every checkpoint and restored by Lightning at every --resume: the random
+        state and the run's shape (graphnorm/train/resumable_loader.py)."""
+        if self._train_batches is None:  # no training loader yet: nothing to continue
+            return {}
+        return dict(rng_state(self._train_batches, self.seed), resumes=self.resumes)
+
+    def load_state_dict(self, state: dict) -> None:
+        self._resume = state or None
 
     def setup(self, stage: Optional[str] = None) -> None:
         if self.splits is not None:
@@ -114,12 +127,33 @@ class GraphDataModule(L.LightningDataModule):
             sampler = LengthBucketSampler(graph_sizes(ds).tolist(), self.batch_size, shuffle=True,
                                           seed=self.seed, num_replicas=world, rank=rank,
                                           pool_batches=self.bucket_pool)
+            if distributed and self.trainer is not None:  # Lightning's training loader
+                return self._resumable(ds, sampler, kw, exact=world == 1)
             return DataLoader(ds, batch_sampler=sampler, **kw)
+        if train and distributed and self.trainer is not None:
+            self._note_resume(self._resume, exact=False)  # random order: no exact resume
         if world > 1:
             sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=train,
                                          seed=self.seed)
             return DataLoader(ds, batch_size=self.batch_size, sampler=sampler, **kw)
         return DataLoader(ds, batch_size=self.batch_size, shuffle=train, **kw)
+
+    def _resumable(self, ds, sampler: LengthBucketSampler, kw: dict, exact: bool) -> DataLoader:
+        """The training loader from where a --resume left off: Lightning restores
+        ``global_step`` before it asks for the loader; the sampler counts its epochs itself
+        (one per iteration) from this one, leaving out the batches already trained."""
+        sampler.epoch, sampler.skip = divmod(self.trainer.global_step, len(sampler))
+        self._train_batches = len(sampler)
+        resume, self._resume = self._resume, None
+        self._note_resume(resume, exact=exact and resume is not None)
+        return ResumableLoader(ds, batch_sampler=sampler, resume=resume, **kw)
+
+    def _note_resume(self, resume: Optional[dict], exact: bool) -> None:
+        """metrics.json names every resume of the run and whether it continued exactly (not
+        from a checkpoint older than exact resumes, random batches or DDP)."""
+        if self.trainer.global_step:
+            self.resumes = [*(resume or {}).get("resumes", []),
+                            {"step": self.trainer.global_step, "exact": exact}]
 
     def random_batches(self, count: int, seed: int = 0):
         """``count`` batches of uniformly drawn training graphs (no size bucketing)."""

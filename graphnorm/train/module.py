@@ -117,15 +117,16 @@ class GraphormerModule(L.LightningModule):
         return min(1.0, timers[0].time_elapsed("train") / timers[0]._duration)
 
     def _optimizer_steps(self) -> int:
-        """Optimizer steps of the whole run (per rank: with DDP each rank steps once per
-        global batch), for the LR schedule."""
-        try:
-            steps = self.trainer.estimated_stepping_batches
-            if math.isfinite(steps) and steps > 0:
-                return int(steps)
-        except (RuntimeError, AttributeError):  # no trainer attached (used standalone)
-            pass
-        return (self.tc.get("max_epochs") or 200) * self.steps_per_epoch
+        """Optimizer steps of the whole run, for the LR schedule: epochs x batches per epoch
+        per rank (with DDP each rank steps once per global batch of ``world`` batches).
+        Counted here, not by ``trainer.estimated_stepping_batches``: that builds the training
+        loader before a checkpoint is restored, and Lightning then never hands the loader
+        its saved state, which breaks exact ``--resume`` (graphnorm/train/resumable_loader.py)."""
+        trainer = self._trainer
+        world = trainer.world_size if trainer is not None else 1
+        epochs = trainer.max_epochs if trainer is not None and trainer.max_epochs > 0 else None
+        epochs = epochs or self.tc.get("max_epochs") or 200
+        return epochs * -(-self.steps_per_epoch // world)
 
     # ---- self-describing checkpoints (format: graphnorm.checkpoint) ---------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:

@@ -186,6 +186,7 @@ def train(cfg: TrainConfig) -> dict:
         "train_graphs_per_s": round(speed.graphs_per_second, 1),
         "hardware": _hardware(trainer),
         **({"init_from": initialized} if initialized else {}),
+        **({"resumes": dm.resumes} if dm.resumes else {}),  # exact: as if never stopped
         "git_sha": code_sha(), "data_checksum": dm.checksum, "torch": torch.__version__,
         "config": cfg.to_dict(),
     }

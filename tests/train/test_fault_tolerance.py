@@ -50,6 +50,7 @@ def test_killed_run_resumes_from_last_checkpoint(raw_dir, cache_root, zinc_subse
     assert "Restoring states from the checkpoint" in done.stderr + done.stdout
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["steps"] == 80 and metrics["epochs"] == 2
+    assert metrics["resumes"] == [{"step": killed_at, "exact": True}]
 
 
 @pytest.mark.slow
