@@ -8,7 +8,6 @@ import argparse
 import dataclasses
 import os
 import sys
-import warnings
 from pathlib import Path
 from typing import Optional, Sequence
 
