@@ -9,15 +9,11 @@ match), so the difference is not drowned by the seed-to-seed spread.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pandas as pd
 
 from graphnorm.benchmark_summary import paired_cell, paired_difference
-
-_SEED_DIR = re.compile(r"seed(\d+)$")
-
 
 def read_seeds(folder: Path, split: str = "test") -> tuple[pd.Series, dict]:
     """``{seed: <split>_<metric>}`` of every finished run in ``folder`` and the facts both sides
@@ -28,20 +24,17 @@ def read_seeds(folder: Path, split: str = "test") -> tuple[pd.Series, dict]:
         raise FileNotFoundError(f"{folder}: no such folder (expected <benchmark out>/runs/<variant>)")
     values, facts = {}, None
     for path in sorted(folder.glob("seed*/metrics.json")):
-        match = _SEED_DIR.match(path.parent.name)
-        if match is None:
-            continue
-        try:
+        try:  # paired by the run's own seed, as the benchmark summary pairs them
             m = json.loads(path.read_text())
             run_facts = {"dataset": m["dataset"], "metric": m["metric"]}
-            value = float(m[f"{split}_{m['metric']}"])
+            seed, value = int(m["seed"]), float(m[f"{split}_{m['metric']}"])
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
             raise ValueError(f"{path}: not a finished run's metrics.json ({err!r})") from err
         if facts is not None and run_facts != facts:
             raise ValueError(f"{path}: {run_facts} differs from the other runs in {folder} "
                              f"({facts})")
         facts = run_facts
-        values[int(match.group(1))] = value
+        values[seed] = value
     if not values:
         raise FileNotFoundError(f"{folder}: no finished runs (seed<k>/metrics.json); give a "
                                 "variant folder such as <benchmark out>/runs/ln")
@@ -59,19 +52,18 @@ def compare(a: Path, b: Path, split: str = "test") -> dict:
         raise ValueError(f"{a} ({fa}) and {b} ({fb}) were not measured on the same thing")
     higher = HIGHER_IS_BETTER.get(fa["metric"], False)
     common = va.index.intersection(vb.index)
+    if len(common) == 0:
+        raise ValueError(f"{a} and {b} have no seed in common: nothing to pair")
     return {"a": str(a), "b": str(b), "split": split, **fa, "higher_is_better": higher,
             "seeds": [int(s) for s in common],
             "unpaired_seeds": sorted(int(s) for s in va.index.symmetric_difference(vb.index)),
             "a_values": [float(va[s]) for s in common], "b_values": [float(vb[s]) for s in common],
-            "a_mean": float(va[common].mean()) if len(common) else float("nan"),
-            "b_mean": float(vb[common].mean()) if len(common) else float("nan"),
+            "a_mean": float(va[common].mean()), "b_mean": float(vb[common].mean()),
             **paired_difference(va, vb, higher_is_better=higher)}
 
 
 def format_comparison(r: dict, digits: int = 4) -> str:
     """Per-seed table and one line of paired Δ, for the terminal and for COMMAND files."""
-    if not r["seeds"]:
-        raise ValueError(f"{r['a']} and {r['b']} have no seed in common: nothing to pair")
     key = f"{r['split']} {r['metric']}"
     lines = [f"A = {r['a']}", f"B = {r['b']}", f"{r['dataset']}: {key}, "
              f"{'higher' if r['higher_is_better'] else 'lower'} is better", "",

@@ -15,7 +15,8 @@ def _runs(folder, values, dataset="ogbg-molhiv", metric="rocauc"):
         d = folder / f"seed{seed}"
         d.mkdir(parents=True)
         (d / "metrics.json").write_text(json.dumps(
-            {"dataset": dataset, "metric": metric, f"test_{metric}": v, f"val_{metric}": v + 0.1}))
+            {"dataset": dataset, "metric": metric, "seed": seed, f"test_{metric}": v,
+             f"val_{metric}": v + 0.1}))
     return folder
 
 

@@ -123,10 +123,10 @@ class GraphormerModule(L.LightningModule):
         loader before a checkpoint is restored, and Lightning then never hands the loader
         its saved state, which breaks exact ``--resume`` (graphnorm/train/resumable_loader.py)."""
         trainer = self._trainer
-        world = trainer.world_size if trainer is not None else 1
-        epochs = trainer.max_epochs if trainer is not None and trainer.max_epochs > 0 else None
-        epochs = epochs or self.tc.get("max_epochs") or 200
-        return epochs * -(-self.steps_per_epoch // world)
+        if trainer is None:  # used standalone
+            return (self.tc.get("max_epochs") or 200) * self.steps_per_epoch
+        epochs = trainer.max_epochs if trainer.max_epochs > 0 else self.tc.get("max_epochs") or 200
+        return epochs * -(-self.steps_per_epoch // trainer.world_size)
 
     # ---- self-describing checkpoints (format: graphnorm.checkpoint) ---------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
