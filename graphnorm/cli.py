@@ -217,6 +217,18 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from graphnorm.explain.cli import run_explain  # issue 28: atom attributions
+
+    return run_explain(args)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from graphnorm.serve.cli import run_serve  # issue 28: prediction web page + JSON API
+
+    return run_serve(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphnorm", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -291,6 +303,19 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--limit", type=int, help="use the first N graphs of the split")
     a.set_defaults(func=cmd_analyze)
     _show_defaults(a, train=False)
+
+    from graphnorm.explain.cli import add_explain_args  # torch-free
+    from graphnorm.serve.cli import add_serve_args
+
+    x = sub.add_parser("explain", help="per-atom attributions: table + molecule drawings")
+    add_explain_args(x)
+    x.set_defaults(func=cmd_explain)
+    _show_defaults(x, train=False)
+
+    s = sub.add_parser("serve", help="web page and JSON API for predictions (FastAPI)")
+    add_serve_args(s)
+    s.set_defaults(func=cmd_serve)
+    _show_defaults(s, train=False)
     return parser
 
 
