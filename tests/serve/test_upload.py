@@ -1,0 +1,83 @@
+"""Uploads read from bytes, and the service's per-row limits and slices (no server)."""
+import gzip
+
+import pytest
+
+from graphnorm.serve.limits import Limits
+from graphnorm.serve.upload import UploadError, read_upload
+
+LIMIT = 1 << 20
+
+
+def test_csv_smi_sdf():
+    up = read_upload("m.csv", b"id,SMILES\na,CCO\nb,c1ccccc1\n", LIMIT)
+    assert up.smiles == ["CCO", "c1ccccc1"] and up.labels == ["line 2", "line 3"]
+    up = read_upload("m.smi", b"CCO ethanol\nCN\n\n", LIMIT)
+    assert up.smiles == ["CCO", "CN"] and up.labels == ["line 1", "line 2"]
+    up = read_upload("m.txt", b"smiles name\nCCO x\n", LIMIT)
+    assert up.smiles == ["CCO"] and up.labels == ["line 2"]
+    up = read_upload("m.tsv", b"name\tsmi\nx\tCCO\n", LIMIT, smiles_column="smi")
+    assert up.smiles == ["CCO"]
+    from rdkit import Chem
+
+    sdf = Chem.MolToMolBlock(Chem.MolFromSmiles("CCO")) + "$$$$\n" + "garbage\n$$$$\n"
+    up = read_upload("m.sdf", sdf.encode(), LIMIT)
+    assert up.smiles[0] == "CCO" and up.labels == ["record 1", "record 2"]
+    assert "cannot read" in up.errors[1]
+
+
+def test_non_utf8_lines_become_row_errors():
+    up = read_upload("m.csv", b"smiles\nCCO\nC\xff\xfeC\nCN\n", LIMIT)
+    assert up.errors[0] == "" and up.errors[2] == ""
+    assert up.errors[1].startswith("UnicodeDecodeError: line 3 is not valid UTF-8 (byte 0xff")
+
+
+def test_unreadable_uploads_are_refused_with_reasons():
+    with pytest.raises(UploadError, match="empty"):
+        read_upload("m.csv", b"", LIMIT)
+    with pytest.raises(UploadError, match="empty"):
+        read_upload("m.smi", b"\n\n", LIMIT)
+    with pytest.raises(UploadError, match="header but no molecules"):
+        read_upload("m.csv", b"smiles\n", LIMIT)
+    with pytest.raises(UploadError, match="no 'smiles' column"):
+        read_upload("m.csv", b"a,b\n1,2\n", LIMIT)
+    with pytest.raises(UploadError, match="name the file"):
+        read_upload("m.exe", b"CCO", LIMIT)
+    with pytest.raises(UploadError, match="not a readable gzip"):
+        read_upload("m.csv.gz", b"not gzip", LIMIT)
+
+
+def test_gzip_is_decompressed_within_the_limit():
+    assert read_upload("m.smi.gz", gzip.compress(b"CCO\nCN\n"), LIMIT).smiles == ["CCO", "CN"]
+    bomb = gzip.compress(b"C" * (LIMIT + 10))  # ~1 kB that inflates past the limit
+    assert len(bomb) < 10_000
+    with pytest.raises(UploadError, match="decompresses to more than"):
+        read_upload("m.smi.gz", bomb, LIMIT)
+
+
+def test_limits_are_checked():
+    with pytest.raises(ValueError, match="max_atoms must be a positive integer"):
+        Limits(max_atoms=0)
+
+
+def test_service_screens_rows_and_holds_one_slice(tmp_path, monkeypatch):
+    from graphnorm.predict import load_predictor
+    from graphnorm.serve.service import PredictionService
+    from tiny_checkpoint import write_checkpoint
+
+    predictor = load_predictor(write_checkpoint(tmp_path / "best.ckpt"))
+    service = PredictionService(predictor, Limits(max_atoms=12, max_smiles_chars=50),
+                                rows_per_pass=100)
+    sizes = []
+    featurize = predictor.featurize
+    monkeypatch.setattr(predictor, "featurize",
+                        lambda s, e=None: sizes.append(len(s)) or featurize(s, e))
+    smiles = ["CCO", "C" * 13, "C" * 60, "xx"] * 100
+    out = service.predict(smiles)
+    assert max(sizes) == 100 and sum(sizes) == 400  # one slice of rows_per_pass at a time
+    rows = out["rows"]
+    assert out["columns"] == ["smiles", "prediction", "error", "warning"]
+    assert rows[0]["error"] is None and isinstance(rows[0]["prediction"], float)
+    assert "13 atoms, more than the server's limit of 12" in rows[1]["error"]
+    assert "60 characters" in rows[2]["error"] and "cannot parse" in rows[3]["error"]
+    assert rows[1]["prediction"] is None
