@@ -9,6 +9,7 @@ PAGE_HTML = r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>graphnorm predictions</title>
+<link rel="icon" href="data:,">
 <style>
  body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
  h1 { font-size: 1.3em; margin-bottom: .2em; }
