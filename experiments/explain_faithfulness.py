@@ -109,24 +109,41 @@ def split_rows(run: Path) -> tuple[list[int], list[int]]:
     return rows(splits["train"]), rows(splits["test"])
 
 
-def molecule_metrics(scores: list, truth: list, amide: list) -> dict:
-    """Mean/std/count over molecules: Spearman (logP) and amide-atom ROC-AUC (count)."""
+def per_molecule(scores: list, truth: list, amide: list) -> dict:
+    """Per molecule (NaN where undefined): Spearman of the logP scores with the contributions
+    (needs 3+ atoms and non-constant values), ROC-AUC of the amide scores (needs both classes)."""
     from scipy.stats import spearmanr
     from sklearn.metrics import roc_auc_score
 
     rhos, aucs = [], []
     for s, c, a in zip(scores, truth, amide):
-        if len(c) > 2 and np.ptp(c) > 0 and np.ptp(s[:, 0]) > 0:
-            rhos.append(spearmanr(s[:, 0], c).statistic)
-        if 0 < a.sum() < len(a):
-            aucs.append(roc_auc_score(a, s[:, 1]))
+        ok = len(c) > 2 and np.ptp(c) > 0 and np.ptp(s[:, 0]) > 0
+        rhos.append(spearmanr(s[:, 0], c).statistic if ok else np.nan)
+        aucs.append(roc_auc_score(a, s[:, 1]) if 0 < a.sum() < len(a) else np.nan)
+    return {"spearman_logp": np.array(rhos), "auroc_amide": np.array(aucs)}
 
-    def summary(v):
-        v = np.asarray(v, dtype=float)
-        return {"mean": round(float(v.mean()), 4), "std": round(float(v.std()), 4),
-                "sem": round(float(v.std() / np.sqrt(len(v))), 4), "n": int(len(v))}
 
-    return {"spearman_logp": summary(rhos), "auroc_amide": summary(aucs)}
+def summary(v: np.ndarray) -> dict:
+    v = v[np.isfinite(v)]
+    return {"mean": round(float(v.mean()), 4), "std": round(float(v.std()), 4),
+            "sem": round(float(v.std(ddof=1) / np.sqrt(len(v))), 4), "n": int(len(v))}
+
+
+def molecule_metrics(scores: list, truth: list, amide: list) -> dict:
+    """Mean/std/sem/count over molecules of :func:`per_molecule`."""
+    return {k: summary(v) for k, v in per_molecule(scores, truth, amide).items()}
+
+
+def paired(a: np.ndarray, b: np.ndarray) -> dict:
+    """Mean of a - b over molecules where both are defined, its sem and 95 % t-interval."""
+    from scipy.stats import t
+
+    d = (a - b)[np.isfinite(a) & np.isfinite(b)]
+    sem = d.std(ddof=1) / np.sqrt(len(d))
+    half = t.ppf(0.975, len(d) - 1) * sem
+    return {"mean": round(float(d.mean()), 4), "sem": round(float(sem), 4),
+            "ci95": [round(float(d.mean() - half), 4), round(float(d.mean() + half), 4)],
+            "n": int(len(d))}
 
 
 def references(smiles: list, train_idx: list, test_idx: list, seed: int) -> dict:
@@ -154,14 +171,16 @@ def references(smiles: list, train_idx: list, test_idx: list, seed: int) -> dict
 
 def evaluate(run: Path, smiles: list, test_idx: list, steps: int) -> dict:
     from graphnorm.explain.explainer import load_explainer
-    from graphnorm.explain.sites import model_kind
 
     truths = [atom_truth(smiles[i]) for i in test_idx]
-    out = {}
+    out, values = {}, {}
     for method in METHODS:
-        explainer = load_explainer(run, method=method, steps=steps)
-        if method == "rollout" and model_kind(explainer.predictor.loaded.model) != "graphormer":
-            continue
+        try:
+            explainer = load_explainer(run, method=method, steps=steps)
+        except ValueError:
+            if method == "rollout":  # GINE / GIN-VN: no attention to roll out
+                continue
+            raise
         assert explainer.targets == list(TARGETS), explainer.targets
         start = time.perf_counter()
         ex = explainer.explain([smiles[i] for i in test_idx])
@@ -171,8 +190,11 @@ def evaluate(run: Path, smiles: list, test_idx: list, steps: int) -> dict:
         scores = [ex.scores[k] for k in range(len(test_idx))]
         if method == "ig":  # completeness on real molecules: sum of IG vs F(e) - F(0)
             out["ig_completeness"] = completeness(explainer, [smiles[i] for i in test_idx], scores)
-        out[method] = {**molecule_metrics(scores, [t[0] for t in truths], [t[1] for t in truths]),
+        values[method] = per_molecule(scores, [t[0] for t in truths], [t[1] for t in truths])
+        out[method] = {**{k: summary(v) for k, v in values[method].items()},
                        "ms_per_molecule": round(1000 * seconds / len(test_idx), 2)}
+    out["paired ig - occlusion"] = {k: paired(values["ig"][k], values["occlusion"][k])
+                                    for k in values["ig"]}
     return out
 
 
@@ -232,6 +254,11 @@ def write_report(result: dict, out: Path) -> None:
                 m = r["methods"][method]
                 lines.append(f"| {model} | {mae} | {method} | {_cell(m['spearman_logp'])} | "
                              f"{_cell(m['auroc_amide'])} | {m['ms_per_molecule']} |")
+        d = r["methods"].get("paired ig - occlusion")
+        if d:
+            cells = [f"{d[k]['mean']:+.3f} [{d[k]['ci95'][0]:+.3f}, {d[k]['ci95'][1]:+.3f}]"
+                     for k in ("spearman_logp", "auroc_amide")]
+            lines.append(f"| {model} | | ig − occlusion, paired (95 % CI) | {cells[0]} | {cells[1]} | |")
         comp = r["methods"].get("ig_completeness")
         if comp:
             lines.append(f"| {model} | | ig completeness: median / p95 relative error of "
