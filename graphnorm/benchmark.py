@@ -59,20 +59,26 @@ def _train_labelled(cfg) -> None:
 
 
 def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 1,
-                  models: Sequence[str] | None = None, summary_only: bool = False) -> pd.DataFrame:
-    """Every (model, norm, seed): Graphormers once per norm, baseline GNNs once per seed;
+                  models: Sequence[str] | None = None, summary_only: bool = False,
+                  repeats: bool = False, baseline: str | None = None) -> pd.DataFrame:
+    """Every (model, norm, seed): Graphormers once per norm, baseline models once per seed;
     seed by seed, so that ``jobs`` parallel runs of one seed finish as a paired set. With
-    ``summary_only``, nothing is trained: the summary of the runs finished so far (e.g. of a
-    campaign that spans sessions, or while another process trains its runs)."""
-    from graphnorm.models import MODEL_NAMES
+    ``repeats`` (own tables), seed k also draws its own split (split seed k): every model
+    of a repeat sees the same split, each repeat another. With ``summary_only``, nothing is
+    trained: the summary of the runs finished so far (e.g. of a campaign that spans
+    sessions, or while another process trains its runs). ``baseline``: the variant the
+    others are paired against (default rf when run, else ln)."""
+    from graphnorm.models import RUNNABLE_MODELS
     from graphnorm.norms import build_norm
 
     for norm in norms:  # fail fast on a typo before hours of training
         build_norm(norm, 8)
     models = list(models or [cfg.model_name])
     for m in models:
-        if m not in MODEL_NAMES:
-            raise ValueError(f"unknown model {m!r}; choose from {', '.join(MODEL_NAMES)}")
+        if m not in RUNNABLE_MODELS:
+            raise ValueError(f"unknown model {m!r}; choose from {', '.join(RUNNABLE_MODELS)}")
+    if baseline is None:
+        baseline = "rf" if "rf" in models else "ln"
     if not summary_only:  # a summary of nothing leaves no empty folder behind
         out.mkdir(parents=True, exist_ok=True)
     # seed-major: an interrupted campaign leaves whole seeds, i.e. paired comparisons
@@ -88,7 +94,9 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
         own = model == cfg.model_name  # a config's preset and `model:` overrides are its own
         # model's; the other models of --models run at their default preset
         init_from = cfg.init_from and cfg.init_from.replace("{variant}", slug(variant(model, norm)))
+        split_seed = seed if repeats else cfg.split_seed
         todo.append((k, dataclasses.replace(cfg, model_name=model, norm=norm, seed=seed,
+                                            split_seed=split_seed,
                                             out=str(run_dir), resume=resume, init_from=init_from,
                                             preset=cfg.preset if own else None,
                                             model=dict(cfg.model) if own else {})))
@@ -106,7 +114,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     elif todo:
         _prepare_data(todo[0][1])
         run_parallel(todo, len(plan), jobs)
-    return summarize(out, list(dict.fromkeys(variant(m, n) for m, n, _ in plan)))
+    return summarize(out, list(dict.fromkeys(variant(m, n) for m, n, _ in plan)), baseline=baseline)
 
 
 def finished_line(k: int, total: int, run_cfg) -> str:

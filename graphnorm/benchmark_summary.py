@@ -45,16 +45,16 @@ def load_runs(out: Path) -> pd.DataFrame:
     return runs
 
 
-def summarize(out: Path, norms: Sequence[str] | None = None) -> pd.DataFrame:
+def summarize(out: Path, norms: Sequence[str] | None = None, baseline: str = "ln") -> pd.DataFrame:
     global _READS
     _READS = {}  # each prediction file read once per summary, never reused after it
     try:
-        return _summarize(out, norms)
+        return _summarize(out, norms, baseline)
     finally:
         _READS = None
 
 
-def _summarize(out: Path, norms: Sequence[str] | None) -> pd.DataFrame:
+def _summarize(out: Path, norms: Sequence[str] | None, baseline: str = "ln") -> pd.DataFrame:
     runs = load_runs(out)
     metric = runs["metric"].iloc[0]
     norms = list(norms) if norms else list(dict.fromkeys(runs["norm"]))
@@ -69,7 +69,7 @@ def _summarize(out: Path, norms: Sequence[str] | None) -> pd.DataFrame:
             f"val_{metric}_mean": r[f"val_{metric}"].mean(), f"val_{metric}_std": r[f"val_{metric}"].std(ddof=0),
             "params": int(r["params"].iloc[0]), "epochs": int(r["epochs"].max()),
             "wall_time_s_mean": r["wall_time_s"].mean(), "hardware": r["hardware"].iloc[0],
-            **paired_vs_baseline(runs, norm, metric),
+            **paired_vs_baseline(runs, norm, metric, baseline),
             **seed_ensemble(out, norm, sorted(r["seed"]), metric),
             **late_gain(run_logs(out, r)[norm], metric),
         })
@@ -77,11 +77,12 @@ def _summarize(out: Path, norms: Sequence[str] | None) -> pd.DataFrame:
     df.to_csv(out / "summary.csv", index=False)
     meta = {"dataset": runs["dataset"].iloc[0], "metric": metric,
             "git_sha": sorted(set(runs["git_sha"])), "data_checksum": sorted(set(map(str, runs["data_checksum"]))),
-            "variants": df.to_dict(orient="records"),
+            "baseline": baseline, "variants": df.to_dict(orient="records"),
             "model_pair_ensembles": model_pair_ensembles(out, runs, metric)}
     # strict JSON: NaN (e.g. the reference variant's paired diff) becomes null
     (out / "summary.json").write_text(json.dumps(json_safe(meta), indent=2, allow_nan=False))
-    (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"], meta["model_pair_ensembles"]))
+    (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"], meta["model_pair_ensembles"],
+                                                baseline))
     plot_summary(df, metric, out / "summary.png", title=plot_title(runs, meta["dataset"]))
     plot_curves(run_logs(out, runs), metric, out / "curves.png",
                 title=plot_title(runs, meta["dataset"], stat=""))
@@ -275,10 +276,13 @@ def _spread(r: dict, column: str) -> str:
     return mean if r["seeds"] == 1 else f"{mean} ± {r[f'{column}_std']:.4f}"
 
 
-def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dict] = ()) -> str:
-    better = "lower" if metric == "mae" else "higher"
+def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dict] = (),
+                baseline: str = "ln") -> str:
+    from graphnorm.task import HIGHER_IS_BETTER
+
+    better = "higher" if HIGHER_IS_BETTER.get(metric, False) else "lower"
     lines = [f"# {dataset}: norm variants ({metric}, {better} is better)", "",
-             f"| norm | test {metric} | val {metric} | Δ test vs ln (paired) | seeds | #params | epochs | wall time/run | hardware |",
+             f"| norm | test {metric} | val {metric} | Δ test vs {baseline} (paired) | seeds | #params | epochs | wall time/run | hardware |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in df.to_dict(orient="records"):
         diff = "—" if not r["paired_seeds"] else paired_cell(r)
@@ -305,7 +309,7 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dic
         if items:  # one sentence per kind of number the campaign has
             lines += ["", f"{head}: " + ", ".join(items) + "."]
     lines += ["", "Mean ± std over seeds, test and validation at the best validation epoch. "
-              "Δ: mean ± std of the per-seed differences to `ln` on the same seeds, their 95 % "
+              f"Δ: mean ± std of the per-seed differences to `{baseline}` on the same seeds, their 95 % "
               "t-interval, and on how many seeds the variant did better; an interval that "
               "holds 0 does not separate the two."]
     return "\n".join(lines) + "\n"

@@ -14,11 +14,14 @@ from typing import Optional, Sequence
 # torch-free registries: --help stays instant
 from graphnorm.data.info import DATASET_INFO, SPLITS, TABLE_TASKS
 from graphnorm.graph.options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
-from graphnorm.models import MODEL_NAMES, PRESETS, presets_help
+from graphnorm.models import PRESETS, RUNNABLE_MODELS, presets_help
+from graphnorm.train.recipes import RECIPE_NAMES
 
 
-TRAIN_DEFAULTS_NOTE = ("Defaults are TrainConfig's (graphnorm/train/config.py); a --config "
-                       "file's values replace them, and flags replace both.")
+TRAIN_DEFAULTS_NOTE = ("Without --config, the recipe measured for the data (--recipe auto, "
+                       "graphnorm/train/recipes.py) sets the model and training; a --config file "
+                       "replaces it (its values over TrainConfig's defaults, graphnorm/train/"
+                       "config.py), and flags replace both.")
 
 
 def _show_defaults(parser: argparse.ArgumentParser, train: bool = True) -> None:
@@ -27,11 +30,17 @@ def _show_defaults(parser: argparse.ArgumentParser, train: bool = True) -> None:
     flags override a --config file, which hides the real default from argparse)."""
     from graphnorm.train.config import TrainConfig
 
+    from graphnorm.train.recipes import RECIPES
+
     cfg = TrainConfig() if train else None
     derived = {"max_epochs": f"{cfg.epochs_limit}; no limit when --max-time is set"} if train else {}
+    by_recipe = {k for r in RECIPES.values() for k in r} if train else set()
     for action in parser._actions:
         if (action.required or action.help == argparse.SUPPRESS
                 or "(default" in (action.help or "")):
+            continue
+        if action.dest in by_recipe and action.default in (None, argparse.SUPPRESS):
+            action.help = f"{action.help} (default: the recipe's)" if action.help else None
             continue
         value = action.default if action.default not in (None, argparse.SUPPRESS) else \
             derived.get(action.dest, getattr(cfg, action.dest, None))
@@ -43,8 +52,9 @@ def _show_defaults(parser: argparse.ArgumentParser, train: bool = True) -> None:
 def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="YAML config (see experiments/configs/)")
     p.add_argument("--dataset", choices=list(DATASET_INFO))
-    p.add_argument("--model", dest="model_name", choices=list(MODEL_NAMES),
-                   help="graphormer (default) or a PyG baseline: gine, gin-vn")
+    p.add_argument("--model", dest="model_name", choices=list(RUNNABLE_MODELS),
+                   help="graphormer (default), a PyG baseline: gine, gin-vn, or (own tables) "
+                   "rf: a random forest on Morgan count fingerprints")
     p.add_argument("--preset", choices=sorted({p for table in PRESETS.values() for p in table}),
                    help=f"model size: {presets_help()}")
     p.add_argument("--readout", choices=list(READOUTS),
@@ -56,6 +66,14 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fingerprint-bits", dest="fingerprint_bits", type=int,
                    help="featurizer: each molecule's Morgan fingerprint (radius 2) of this many "
                    "bits joins the [VNode] (graphormer, gin-vn); 0 = none (default)")
+    p.add_argument("--descriptors", dest="descriptors", action="store_const", const=True,
+                   help="featurizer: each molecule's RDKit 2D descriptors (205 numbers, "
+                   "standardized on the training split) join the head's input (or the "
+                   "[VNode], --descriptors-at vnode)")
+    p.add_argument("--no-descriptors", dest="descriptors", action="store_const", const=False,
+                   help="featurizer: no RDKit descriptors (when a recipe has them)")
+    p.add_argument("--descriptors-at", dest="descriptors_at", choices=list(FINGERPRINT_AT),
+                   help="graphormer: where the descriptors enter (default head)")
     p.add_argument("--fingerprint-dropout", dest="fingerprint_dropout", type=float,
                    help="model: dropout on those bits in training (default 0)")
     p.add_argument("--fingerprint-at", dest="fingerprint_at", choices=list(FINGERPRINT_AT),
@@ -66,6 +84,13 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                    "schedule spans it")
     p.add_argument("--norm", help="norm spec, e.g. ln, sep:bn+ln, isobn (see graphnorm.norms)")
     p.add_argument("--sep-slots", dest="sep_slots", choices=list(SEP_SLOTS))
+    p.add_argument("--recipe", choices=list(RECIPE_NAMES),
+                   help="named training recipe under the flags: auto (default without --config: "
+                   "small-table for --data, molhiv-fast, cpu-fast for ZINC), slim (the paper's "
+                   "GPU recipe), ... (graphnorm/train/recipes.py)")
+    p.add_argument("--max-steps", dest="max_steps", type=int,
+                   help="optimizer steps (epochs = steps / batches per epoch) when no "
+                   "--max-epochs or --max-time is given")
     p.add_argument("--max-epochs", dest="max_epochs", type=int,
                    help="epoch limit; -1 lifts a config's limit, so that the time budget alone "
                    "ends the run (the learning rate follows that budget)")
@@ -77,6 +102,8 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                    help="training batches of random molecules, not size-sorted (more padding, "
                         "slower; BatchNorm then sees every size in each batch)")
     p.add_argument("--lr", type=float)
+    p.add_argument("--loss", choices=["l1", "mse"],
+                   help="regression loss on standardized targets: l1 (MAE) or mse (RMSE)")
     p.add_argument("--attention-dropout", dest="attention_dropout", type=float)
     p.add_argument("--dropout", type=float)
     p.add_argument("--ema-decay", dest="ema_decay", type=float,
@@ -115,11 +142,14 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
 
 
 def _train_config(args: argparse.Namespace, keys: Sequence[str]):
-    from graphnorm.train.config import TrainConfig
+    from graphnorm.train.config import TrainConfig, read_yaml
+    from graphnorm.train.recipes import apply_recipe
 
     overrides = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-    cfg = (TrainConfig.from_yaml(args.config, **overrides) if args.config
-           else TrainConfig.from_dict(overrides))
+    values = dict(read_yaml(args.config), **overrides) if args.config else overrides
+    # no config file: the recipe measured for the data (recipes.py); a file names its own
+    recipe = values.get("recipe") or (None if args.config else "auto")
+    cfg = TrainConfig.from_dict(apply_recipe(values, recipe))
     for key, block in BLOCK_KEYS.items():  # flags that set one key of a config block
         if getattr(args, key, None) is not None:
             cfg = dataclasses.replace(cfg, **{block: {**getattr(cfg, block), key: getattr(args, key)}})
@@ -128,11 +158,11 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
 
 # flag dest -> the TrainConfig block (dict field) it sets one key of
 BLOCK_KEYS = {"fingerprint_bits": "featurizer", "fingerprint_dropout": "model",
-              "fingerprint_at": "model"}
+              "fingerprint_at": "model", "descriptors": "featurizer", "descriptors_at": "model"}
 
 
-TRAIN_KEYS = ("dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size",
-              "bucket_pool", "bucket_by_size", "lr",
+TRAIN_KEYS = ("recipe", "max_steps", "dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size",
+              "bucket_pool", "bucket_by_size", "lr", "loss",
               "attention_dropout", "dropout", "ema_decay", "uniformity_weight", "init_from", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress",
               "data", "smiles_column", "target_columns", "task", "split", "split_sizes", "split_seed")
@@ -172,11 +202,15 @@ def cmd_embed(args: argparse.Namespace) -> int:
 def cmd_benchmark(args: argparse.Namespace) -> int:
     from graphnorm.benchmark import run_benchmark
 
-    cfg = _train_config(args, TRAIN_KEYS)
+    cfg = _train_config(args, TRAIN_KEYS + ("ensemble",))
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    if args.repeats is not None and not cfg.data:
+        raise ValueError("--repeats draws a new split per run: it takes a user table (--data); "
+                         "the benchmark datasets have fixed splits (use --seeds)")
     run_benchmark(cfg, norms=[n.strip() for n in args.norms.split(",") if n.strip()],
-                  seeds=args.seeds, out=Path(args.out), jobs=args.jobs, models=models,
-                  summary_only=args.summary_only)
+                  seeds=args.repeats or args.seeds, out=Path(args.out), jobs=args.jobs,
+                  models=models, summary_only=args.summary_only,
+                  repeats=args.repeats is not None, baseline=args.baseline)
     return 0
 
 
@@ -266,6 +300,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--models", help="comma list of models in one table, e.g. graphormer,gine "
                    "(--norms apply to the Graphormer; each baseline is one row)")
     b.add_argument("--seeds", type=int, default=3, help="number of seeds (0..N-1)")
+    b.add_argument("--repeats", type=int, help="own tables: N repeated splits instead of "
+                   "seeds; repeat k draws its own --split with split seed k and trains with "
+                   "seed k, every model on the same split (paired)")
+    b.add_argument("--ensemble", type=int, help="each run is an ensemble of N models (seeds "
+                   "k..k+N-1 on the run's split, trained one after another), scored by their "
+                   "mean prediction")
+    b.add_argument("--baseline", help="the variant every other is paired against (default: "
+                   "rf when --models has it, else ln)")
     b.add_argument("--out", required=True)
     b.add_argument("--jobs", type=int, default=1,
                    help="runs trained at once, one process each with --threads threads (1 if unset)")

@@ -64,11 +64,34 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
             shutil.copyfile(src, out / name)
     report = evaluate_ensemble(cfg)
     (out / "ensemble.json").write_text(json.dumps(report, indent=2))
+    (out / "metrics.json").write_text(json.dumps(ensemble_metrics(cfg, report), indent=2))
     test = report["ensemble"]["test"]
     print(f"[graphnorm] ensemble of {cfg.ensemble}: test {report['metric']} "
           f"{test[report['metric']]:.4f} (members {', '.join(f'{v:.4f}' for v in report['members_test'])})"
           f"; Spearman |error| vs std {report['spearman_abs_error_std']} -> {out}/ensemble.json")
     return report
+
+
+def ensemble_metrics(cfg, report: dict) -> dict:
+    """The ensemble as one run in ``OUT/metrics.json`` (a benchmark run may be an ensemble):
+    the mean prediction's val/test metric; time, steps and parameters summed over members
+    (what the ensemble cost)."""
+    members = [json.loads((Path(m.out) / "metrics.json").read_text()) for m in member_configs(cfg)]
+    metric, first = report["metric"], members[0]
+    return {
+        "dataset": first["dataset"], "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
+        f"val_{metric}": report["ensemble"]["val"][metric],
+        f"test_{metric}": report["ensemble"]["test"][metric],
+        "per_target": {s: report["ensemble"][s]["per_target"] for s in ("val", "test")},
+        "ensemble": len(members), "members_test": report["members_test"],
+        "best_epoch": None, "epochs": max(m["epochs"] for m in members),
+        "steps": sum(m["steps"] for m in members),
+        "wall_time_s": round(sum(m["wall_time_s"] for m in members), 1),
+        "budget_s": first.get("budget_s"), "stopped_by": first.get("stopped_by"),
+        "model": cfg.model_name, "params": sum(m["params"] for m in members),
+        "hardware": first.get("hardware"), "git_sha": report["git_sha"],
+        "data_checksum": report["data_checksum"], "config": cfg.to_dict(),
+    }
 
 
 def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list:
@@ -88,7 +111,7 @@ def evaluate_ensemble(cfg) -> dict:
     from graphnorm.checkpoint import checkpoint_files, load_checkpoint
     from graphnorm.task import compute_metric, per_target_metrics
     from graphnorm.train.datamodule import GraphDataModule
-    from graphnorm.train.evaluate import predict_loader
+    from graphnorm.train.evaluate import predict_loader, prediction_frame
     from graphnorm.train.run import code_sha
 
     out = Path(cfg.out)
@@ -103,8 +126,12 @@ def evaluate_ensemble(cfg) -> dict:
     report["members_val"] = [m[f"val_{metric}"] for m in members]
     report["members_test"] = [m[f"test_{metric}"] for m in members]
     for split in ("val", "test"):
-        preds, y, _ = predict_loader(models, dm.loader(split, train=False))
+        preds, y, smiles = predict_loader(models, dm.loader(split, train=False))
         mean, std = preds.mean(0), preds.std(0, unbiased=False)
+        # the ensemble's own prediction files, as a single run's: benchmark seed ensembles,
+        # `compare` and conformal coverage read them
+        prediction_frame(names, mean, y, smiles).to_csv(out / f"predictions_{split}.csv.gz",
+                                                        index=False)
         report["ensemble"][split] = {metric: compute_metric(metric, mean, y),
                                      "per_target": per_target_metrics(task["task_type"], mean, y, names)}
         if split == "test":

@@ -10,13 +10,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # torch is imported where a model is built, so the CLI's --help stays fast
     from torch import nn
 
-MODEL_NAMES = ("graphormer", "gine", "gin-vn")
+MODEL_NAMES = ("graphormer", "gine", "gin-vn")  # torch models, built by `build_model`
+# what `train --model` / `benchmark --models` take: those, and the fingerprint forest of own
+# tables (graphnorm/baselines/forest.py: scikit-learn, no checkpoint)
+RUNNABLE_MODELS = MODEL_NAMES + ("rf",)
 
 # Model shapes by name (``--preset``); a preset sets fields of the model's config class.
 GRAPHORMER_PRESETS = {
     "slim": {},  # GraphormerConfig's defaults: Graphormer-slim, 12 layers x 80, 8 heads
     # a CPU-budget model for MolHIV benchmarks: a third of slim's depth, ~4x faster
     "small": dict(num_layers=4, hidden=64, ffn_hidden=64, heads=8),
+    # the CPU recipes' model (train/recipes.py): small with a wider FFN
+    "fast": dict(num_layers=4, hidden=64, ffn_hidden=128, heads=8),
     # a small model for smoke tests and quick CPU experiments
     "tiny": dict(num_layers=2, hidden=32, ffn_hidden=32, heads=4),
 }

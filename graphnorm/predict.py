@@ -156,6 +156,41 @@ class Predictor:
                  ExtrapolationWarning, stacklevel=2)
         return df
 
+    def add_intervals(self, df: pd.DataFrame, level: float) -> pd.DataFrame:
+        """Regression: ``<column>_lo`` / ``<column>_hi`` after each prediction column, the
+        split-conformal interval at coverage ``level`` fitted on the validation predictions
+        of the run(s) the model came from (graphnorm/conformal.py)."""
+        from graphnorm.conformal import interval_halfwidths, validation_predictions
+
+        if self.task["task_type"] != "regression":
+            raise ValueError("--interval is for regression models; calibrate a classifier's "
+                             "probabilities with --calibrate platt|isotonic")
+        q = interval_halfwidths(validation_predictions([m.path for m in self.members]), level)
+        out = df.copy()
+        for column, target in zip(self.columns, self.loaded.targets):
+            at = out.columns.get_loc(column) + 1
+            out.insert(at, f"{column}_lo", out[column] - q[target])
+            out.insert(at + 1, f"{column}_hi", out[column] + q[target])
+        out.attrs = df.attrs
+        return out
+
+    def calibrate(self, df: pd.DataFrame, method: str) -> pd.DataFrame:
+        """Binary: each probability column mapped by a Platt or isotonic calibrator fitted
+        on the validation predictions (graphnorm/conformal.py)."""
+        from graphnorm.conformal import ProbabilityCalibrator, validation_predictions
+
+        if self.task["task_type"] != "binary":
+            raise ValueError("--calibrate is for classification models; regression models "
+                             "take --interval LEVEL")
+        val = validation_predictions([m.path for m in self.members])
+        out = df.copy()
+        for column, target in zip(self.columns, self.loaded.targets):
+            cal = ProbabilityCalibrator(method).fit(val[f"pred:{target}"].to_numpy(float),
+                                                    val[f"y:{target}"].to_numpy(float))
+            out[column] = cal.transform(out[column].to_numpy(float))
+        out.attrs = df.attrs
+        return out
+
     def predict_table(self, table: MoleculeTable, progress: bool = False) -> pd.DataFrame:
         """Predictions for every row of a read table, keeping its other columns (e.g. ``id``);
         an input column named like an output column is kept as ``<name>_input``."""

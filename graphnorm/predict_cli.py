@@ -28,6 +28,13 @@ def add_predict_args(p: argparse.ArgumentParser) -> None:
                    "('prediction' for one target), <target>_std for an ensemble, error "
                    "(default: stdout)")
     p.add_argument("--batch-size", dest="batch_size", type=int, default=128)
+    p.add_argument("--interval", type=float, metavar="LEVEL",
+                   help="regression: add <target>_lo/<target>_hi, a split-conformal interval "
+                   "that covers LEVEL (e.g. 0.9) of molecules like the validation ones, fitted "
+                   "on the run's validation predictions")
+    p.add_argument("--calibrate", choices=["platt", "isotonic"],
+                   help="classification: probabilities recalibrated on the run's validation "
+                   "predictions")
 
 
 def add_embed_args(p: argparse.ArgumentParser) -> None:
@@ -91,6 +98,10 @@ def run_predict(args: argparse.Namespace) -> int:
     for w in caught:  # one clean line each, not Python's file:line form
         print(f"graphnorm predict: warning: {w.message}", file=sys.stderr)
     df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    if args.interval is not None:
+        df = predictor.add_intervals(df, args.interval)
+    if args.calibrate:
+        df = predictor.calibrate(df, args.calibrate)
     failed = int((df.error != "").sum())
     if args.output:
         _write_csv(df, args.output)

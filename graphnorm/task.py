@@ -1,7 +1,7 @@
 """The task contract in one place: loss, target scaling, predictions and metrics.
 
 A task is the plain dict stored in checkpoints (``task_type`` "regression" | "binary",
-``metric`` "mae" | "rocauc", ``num_tasks``, optional ``targets`` names). Regression targets
+``metric`` "mae" | "rmse" | "rocauc", ``num_tasks``, optional ``targets`` names). Regression targets
 are standardized per target with the training mean/std (`target_scaling`), so the L1 loss is
 on unit scale; model outputs are mapped back (`in_units`) before metrics and predictions.
 Binary tasks train on logits with BCE; predictions are probabilities. Missing labels (NaN)
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-HIGHER_IS_BETTER = {"mae": False, "rocauc": True}
+HIGHER_IS_BETTER = {"mae": False, "rmse": False, "rocauc": True}
 
 
 def is_regression(task: dict) -> bool:
@@ -38,12 +38,19 @@ def target_scaling(task_type: str, ys: torch.Tensor) -> tuple[list[float], list[
     return means, stds
 
 
+REGRESSION_LOSSES = ("l1", "mse")
+
+
 def task_loss(task: dict, raw: torch.Tensor, y: torch.Tensor, mean: torch.Tensor,
-              std: torch.Tensor) -> torch.Tensor:
-    """L1 on standardized targets (regression) or BCE on logits (binary); raw: model output."""
+              std: torch.Tensor, loss: str = "l1") -> torch.Tensor:
+    """L1 (or ``loss="mse"``: squared error, what RMSE scores) on standardized targets
+    (regression) or BCE on logits (binary); raw: model output."""
     valid = ~torch.isnan(y)  # OGB marks missing labels with NaN
     if is_regression(task):
-        return F.l1_loss(raw[valid], ((y - mean) / std)[valid])
+        if loss not in REGRESSION_LOSSES:
+            raise ValueError(f"regression loss must be one of {REGRESSION_LOSSES}, got {loss!r}")
+        fn = F.l1_loss if loss == "l1" else F.mse_loss
+        return fn(raw[valid], ((y - mean) / std)[valid])
     return F.binary_cross_entropy_with_logits(raw[valid], y[valid])
 
 
@@ -95,15 +102,21 @@ def per_target_metrics(task_type: str, pred: torch.Tensor, target: torch.Tensor,
 
 
 def mean_over_targets(metric: str, pred: torch.Tensor, target: torch.Tensor) -> float:
-    """``metric`` ("mae" | "rocauc") per target, then averaged over the targets that have
+    """``metric`` ("mae" | "rmse" | "rocauc") per target, then averaged over the targets that have
     it (NaN when none does)."""
     values = []
     for p, t in _columns(pred, target):
         if t.size == 0:
             continue
-        values.append(float(np.abs(p - t).mean()) if metric == "mae" else rocauc(p, t))
+        values.append(_regression_error(metric, p, t) if metric in ("mae", "rmse") else rocauc(p, t))
     values = [v for v in values if not math.isnan(v)]
     return float(np.mean(values)) if values else math.nan
+
+
+def _regression_error(metric: str, p, t) -> float:
+    """MAE or RMSE of one target's labelled rows (numpy or torch)."""
+    d = np.asarray(p, dtype=float) - np.asarray(t, dtype=float)
+    return float(np.abs(d).mean()) if metric == "mae" else float(np.sqrt((d ** 2).mean()))
 
 
 def compute_metric(metric: str, pred: torch.Tensor, target: torch.Tensor) -> float:
@@ -111,8 +124,8 @@ def compute_metric(metric: str, pred: torch.Tensor, target: torch.Tensor) -> flo
     if metric in HIGHER_IS_BETTER and (target.dim() > 1 and target.shape[-1] > 1
                                        or bool(torch.isnan(target).any())):
         return mean_over_targets(metric, pred, target)  # own data: several targets, missing labels
-    if metric == "mae":
-        return float((pred - target).abs().mean())
+    if metric in ("mae", "rmse"):
+        return _regression_error(metric, pred.detach().cpu().numpy(), target.detach().cpu().numpy())
     if metric == "rocauc":
         from ogb.graphproppred import Evaluator
 

@@ -66,9 +66,11 @@ def _choices(command: str, dest: str):
 def test_cli_choices_are_the_registries():
     from graphnorm.data.info import DATASET_INFO, SPLITS, TABLE_TASKS
     from graphnorm.graph import graphormer
-    from graphnorm.models import MODEL_NAMES, PRESETS
+    from graphnorm.models import MODEL_NAMES, PRESETS, RUNNABLE_MODELS
+    from graphnorm.train.recipes import RECIPE_NAMES, RECIPES
 
-    assert tuple(_choices("train", "model_name")) == MODEL_NAMES
+    assert tuple(_choices("train", "model_name")) == RUNNABLE_MODELS == MODEL_NAMES + ("rf",)
+    assert tuple(_choices("benchmark", "recipe")) == RECIPE_NAMES == ("auto", *RECIPES)
     assert list(_choices("train", "dataset")) == list(DATASET_INFO) == list(_choices("analyze", "dataset"))
     assert set(_choices("benchmark", "preset")) == {p for t in PRESETS.values() for p in t}
     assert tuple(_choices("train", "task")) == TABLE_TASKS

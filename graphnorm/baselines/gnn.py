@@ -25,7 +25,8 @@ from torch_geometric.nn import GINEConv, global_add_pool, global_mean_pool
 
 from graphnorm.graph.collate import GraphBatch
 from graphnorm.graph.config_io import ConfigIO, check_dropouts
-from graphnorm.graph.encodings import AtomEncoder, FingerprintEncoder, _MultiFeatureEmbedding
+from graphnorm.graph.encodings import (AtomEncoder, DescriptorEncoder, FingerprintEncoder,
+                                      _MultiFeatureEmbedding)
 from graphnorm.chem.config import ZINC_ATOM_DIMS, ZINC_BOND_DIMS
 from graphnorm.graph.graphormer import GraphEmbeddings
 
@@ -45,6 +46,7 @@ class GNNConfig(ConfigIO):
     num_tasks: int = 1
     fingerprint_bits: int = 0  # the featurizer's: gin-vn's virtual node starts from them
     fingerprint_dropout: float = 0.0  # on those bits (see FingerprintEncoder)
+    descriptors: int = 0  # the featurizer's: RDKit descriptors beside the pooled atoms at the head
 
     def __post_init__(self):
         if self.kind not in GNN_KINDS:
@@ -85,7 +87,9 @@ class GNN(nn.Module):
             self.virtual_mlps = nn.ModuleList(
                 nn.Sequential(_mlp(D, 2 * D, D), nn.BatchNorm1d(D), nn.ReLU())
                 for _ in range(cfg.num_layers - 1))
-        self.head = nn.Linear(D, cfg.num_tasks)
+        # Chemprop's place for molecule features: beside the pooled graph, at the head
+        self.descriptors = DescriptorEncoder(cfg.descriptors, D) if cfg.descriptors else None
+        self.head = nn.Linear(D * (2 if cfg.descriptors else 1), cfg.num_tasks)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -133,5 +137,8 @@ class GNN(nn.Module):
 
     def forward(self, batch: GraphBatch, return_embeddings: bool = False):
         emb = self.encode(batch)
-        pred = self.head(emb.vnode)
+        features = emb.vnode
+        if self.descriptors is not None:
+            features = torch.cat([features, self.descriptors(batch)], -1)
+        pred = self.head(features)
         return (pred, emb) if return_embeddings else pred

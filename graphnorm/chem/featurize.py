@@ -23,6 +23,8 @@ from .paths import shortest_paths_many
 
 FIELDS = ("x", "edge_index", "edge_attr", "spd", "path")  # the arrays of one molecule
 FINGERPRINT = "fingerprint"  # uint8 [1, bits], only with FeaturizerConfig.fingerprint_bits
+DESCRIPTORS = "descriptors"  # float32 [1, D], only with FeaturizerConfig.descriptors
+MOLECULE_FIELDS = (FINGERPRINT, DESCRIPTORS)  # one row per molecule, when featurized
 
 
 @dataclass
@@ -46,7 +48,7 @@ def _featurize_chunk(task: tuple) -> list[tuple]:
         for s in smiles:
             try:
                 graphs.append(smiles_to_graph(s, featurizer.vocab, sanitize,
-                                              featurizer.fingerprint_bits))
+                                              featurizer.fingerprint_bits, featurizer.descriptors))
                 errors.append(None)
             except FeaturizationError as e:
                 graphs.append(None)
@@ -63,6 +65,8 @@ def _featurize_chunk(task: tuple) -> list[tuple]:
             arrays = dict(zip(FIELDS, (*g[:3], *next(paths))))
             if featurizer.fingerprint_bits:
                 arrays[FINGERPRINT] = g[3]
+            if featurizer.descriptors:
+                arrays[DESCRIPTORS] = g[4]
             out.append((arrays, None, extra(s) if extra is not None else None))
     return out
 
@@ -118,7 +122,7 @@ def graph_data(arrays: dict, smiles: Optional[str] = None):
     import torch
     from torch_geometric.data import Data
 
-    fields = {k: torch.from_numpy(arrays[k]) for k in FIELDS + (FINGERPRINT,) if k in arrays}
+    fields = {k: torch.from_numpy(arrays[k]) for k in FIELDS + MOLECULE_FIELDS if k in arrays}
     return Data(**fields, num_nodes=int(arrays["x"].shape[0]), smiles=smiles)
 
 

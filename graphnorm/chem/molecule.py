@@ -178,15 +178,23 @@ def mol_to_graph(mol: Chem.Mol, vocab: str = "ogb", smiles: str | None = None,
 
 
 def smiles_to_graph(smiles: str, vocab: str = "ogb", sanitize: str = "strict",
-                    fingerprint_bits: int = 0):
-    """RDKit part only: (x, edge_index, edge_attr) numpy arrays of one SMILES, and with
-    ``fingerprint_bits`` its `morgan_fingerprint` as a fourth array."""
+                    fingerprint_bits: int = 0, descriptors: bool = False):
+    """RDKit part only: (x, edge_index, edge_attr) numpy arrays of one SMILES; with
+    ``fingerprint_bits`` its `morgan_fingerprint` as a fourth array, with ``descriptors``
+    its RDKit descriptors (chem/descriptors.py) after that."""
     _check_vocab(vocab)
     mol = mol_from_smiles(smiles, sanitize)
     # before mol_to_graph, which may kekulize the molecule in place (aromatic bits would change)
     fp = morgan_fingerprint(mol, fingerprint_bits, smiles) if fingerprint_bits else None
+    desc = None
+    if descriptors:
+        from .descriptors import rdkit_descriptors
+
+        desc = rdkit_descriptors(mol, smiles)
     graph = mol_to_graph(mol, vocab, smiles, copy=False)
-    return graph if fp is None else (*graph, fp)
+    if fp is None and desc is None:
+        return graph
+    return (*graph, fp) if desc is None else (*graph, fp, desc)
 
 
 @functools.lru_cache(maxsize=4)

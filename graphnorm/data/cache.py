@@ -105,15 +105,15 @@ class DatasetSplits(dict):
 
 def pack_split(graphs: list[dict], smiles: list[str], y: Optional[np.ndarray] = None) -> dict:
     """The stored form of a split: featurizer arrays (graphnorm.chem.FIELDS, and the
-    fingerprints [G, bits] when featurized with them) concatenated over molecules (edge_index
+    fingerprints [G, bits] and descriptors [G, D] when featurized with them) concatenated over molecules (edge_index
     along its edge axis, ids stay local), ``num_nodes`` and ``num_edges`` per molecule,
     ``smiles``, and ``y`` float32 [G, T] when given."""
-    from graphnorm.chem import FIELDS, FINGERPRINT
+    from graphnorm.chem.featurize import FIELDS, MOLECULE_FIELDS
 
     def cat(key: str, axis: int = 0) -> torch.Tensor:
         return torch.from_numpy(np.concatenate([g[key] for g in graphs], axis=axis))
 
-    keys = FIELDS + ((FINGERPRINT,) if graphs and FINGERPRINT in graphs[0] else ())
+    keys = FIELDS + tuple(k for k in MOLECULE_FIELDS if graphs and k in graphs[0])
     out = {k: cat(k, axis=1 if k == "edge_index" else 0) for k in keys}
     out["num_nodes"] = torch.tensor([g["x"].shape[0] for g in graphs], dtype=torch.long)
     out["num_edges"] = torch.tensor([g["edge_index"].shape[1] for g in graphs], dtype=torch.long)
@@ -142,8 +142,9 @@ def split_dataset(packed: dict, name: str, split: str,
               "spd": _offsets(nodes * nodes), "path": _offsets(nodes * nodes), "smiles": count}
     if y is not None:
         storage["y"], slices["y"] = y, count
-    if "fingerprint" in packed:  # one row per molecule
-        storage["fingerprint"], slices["fingerprint"] = packed["fingerprint"], count
+    for key in ("fingerprint", "descriptors"):  # one row per molecule
+        if key in packed:
+            storage[key], slices[key] = packed[key], count
     storage["_num_nodes"] = nodes.tolist()  # items get num_nodes without inferring it
     return GraphDataset(Data.from_dict(storage), slices, name, split)
 

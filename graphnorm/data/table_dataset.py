@@ -59,7 +59,7 @@ def table_info(task: str, targets: list[str], name: str) -> dict:
     """The DATASET_INFO-style task dict of a table (plain types: it goes into checkpoints)."""
     binary = task == "classification"
     return {"task_type": "binary" if binary else "regression",
-            "metric": "rocauc" if binary else "mae", "vocab": VOCAB, "num_tasks": len(targets),
+            "metric": "rocauc" if binary else "rmse", "vocab": VOCAB, "num_tasks": len(targets),
             "targets": list(targets), "source": name}
 
 

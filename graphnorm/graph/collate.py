@@ -47,6 +47,7 @@ class GraphBatch:
     num_nodes: Optional[Tensor] = None  # long [B]
     smiles: Optional[list] = None
     fingerprint: Optional[Tensor] = None  # float [B, bits] of 0/1, when featurized with them
+    descriptors: Optional[Tensor] = None  # float [B, D] RDKit descriptors (chem/descriptors.py)
 
     @property
     def num_graphs(self) -> int:
@@ -70,6 +71,16 @@ class GraphBatch:
             raise ValueError(f"the model takes Morgan fingerprints of {bits} bits, the batch has "
                              f"{got}: featurize with FeaturizerConfig(fingerprint_bits={bits})")
         return self.fingerprint
+
+    def descriptor_values(self, width: int) -> Tensor:
+        """The molecules' descriptors [B, width]; a clear error when the batch has none or
+        another width (another featurizer, or an RDKit with another descriptor list)."""
+        if self.descriptors is None or self.descriptors.shape[-1] != width:
+            got = "none" if self.descriptors is None else f"{self.descriptors.shape[-1]}"
+            raise ValueError(f"the model takes {width} RDKit descriptors per molecule, the batch "
+                             f"has {got}: featurize with FeaturizerConfig(descriptors=True) and "
+                             f"the RDKit version the model was trained with")
+        return self.descriptors
 
     def _apply(self, fn) -> "GraphBatch":
         changes = {
@@ -160,6 +171,8 @@ def collate_graphs(graphs: Sequence) -> GraphBatch:
     smiles = [getattr(g, "smiles", None) for g in graphs]
     fps = [getattr(g, "fingerprint", None) for g in graphs]
     fingerprint = unpack_bits(torch.cat(fps)) if all(f is not None for f in fps) else None
+    descs = [getattr(g, "descriptors", None) for g in graphs]
+    descriptors = torch.cat(descs).float() if all(d is not None for d in descs) else None
     return GraphBatch(
         x=x.view(B, N, -1),
         degree=degree.view(B, N),
@@ -172,6 +185,7 @@ def collate_graphs(graphs: Sequence) -> GraphBatch:
         edge_index=edge_index,
         smiles=smiles if any(s is not None for s in smiles) else None,
         fingerprint=fingerprint,
+        descriptors=descriptors,
     )
 
 

@@ -287,3 +287,38 @@ class FingerprintEncoder(nn.Linear):
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, dropout={self.dropout}"
+
+
+class DescriptorEncoder(nn.Module):
+    """A molecule's RDKit descriptors [B, C] -> one vector [B, D]:
+    ``GELU(W clip((d - mu) / sigma, -6, 6) + b)``, with ``mu``, ``sigma`` the training split's
+    per-descriptor mean and std (`fit_scaling`; buffers, so checkpoints carry them), as
+    Chemprop standardizes its ``rdkit_2d_normalized`` features (Yang et al. 2019,
+    https://doi.org/10.1021/acs.jcim.9b00237). Clipping keeps a new molecule far outside the
+    training range from dominating the head; the GELU lets the head combine descriptors
+    non-linearly."""
+
+    def __init__(self, count: int, dim: int):
+        super().__init__()
+        self.count = count
+        self.register_buffer("mean", torch.zeros(count))
+        self.register_buffer("std", torch.ones(count))
+        self.proj = nn.Linear(count, dim)
+
+    def reset_parameters(self, std: float = 0.02) -> None:
+        nn.init.normal_(self.proj.weight, std=std)
+        nn.init.zeros_(self.proj.bias)
+
+    @torch.no_grad()
+    def fit_scaling(self, values: Tensor) -> None:
+        """Mean and std of ``values`` [N, C] (the training molecules); a descriptor constant
+        there gets std 1, so it adds a constant the bias absorbs."""
+        values = values.double()
+        std = values.std(0) if len(values) > 1 else torch.ones(self.count, dtype=values.dtype)
+        self.mean.copy_(values.mean(0).float())
+        self.std.copy_(torch.where(std > 1e-6, std, torch.ones_like(std)).float())
+
+    def forward(self, batch: GraphBatch) -> Tensor:
+        d = batch.descriptor_values(self.count)  # a clear error when the batch has none
+        z = ((d - self.mean) / self.std).clamp(-6.0, 6.0)
+        return F.gelu(self.proj(z))

@@ -12,7 +12,9 @@ attention bias A built once (``AttentionBias``), every block computes
 
 and the prediction is ``head(Norm_final(h)[:, 0])``. A fingerprint ``f`` (optional) enters as
 ``W_f f + b_f``, added to the [VNode] before the first block or, with ``fingerprint_at="head"``,
-concatenated to the head's input, so that no norm of the [VNode] sees it. Every norm is a
+concatenated to the head's input, so that no norm of the [VNode] sees it; RDKit descriptors
+``d`` (optional) enter the same way as ``GELU(W_d z(d) + b_d)``, ``z`` the training split's
+standardization (`DescriptorEncoder`), at the head by default. Every norm is a
 ``build_norm`` spec called with the token padding mask (position 0 = [VNode], never padding).
 Blocks, the stack and the constant-[VNode] rule are the shared core
 (:class:`graphnorm.nn.TransformerEncoder`); this module adds the embeddings, the attention
@@ -31,7 +33,8 @@ from ..chem.config import ZINC_ATOM_DIMS, ZINC_BOND_DIMS, FeaturizerConfig, voca
 from ..nn import ATTENTION_IMPLS, TransformerBlock, TransformerEncoder, rename_keys
 from .collate import GraphBatch
 from .config_io import ConfigIO, check_dropouts
-from .encodings import AtomEncoder, AttentionBias, CentralityEncoding, FingerprintEncoder
+from .encodings import (AtomEncoder, AttentionBias, CentralityEncoding, DescriptorEncoder,
+                        FingerprintEncoder)
 from .options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
 from .structural import LocalGINE, RandomWalkEncoding
 
@@ -63,11 +66,14 @@ class GraphormerConfig(ConfigIO):
     fingerprint_bits: int = 0  # the featurizer's: a Linear of the Morgan bits (see fingerprint_at)
     fingerprint_dropout: float = 0.0  # on those bits (see FingerprintEncoder)
     fingerprint_at: str = "vnode"  # one of FINGERPRINT_AT: the [VNode], or the head's input
+    descriptors: int = 0  # the featurizer's: RDKit descriptors per molecule (DescriptorEncoder)
+    descriptors_at: str = "head"  # one of FINGERPRINT_AT, as for the fingerprint
 
     def __post_init__(self):
         for name, value, valid in (("readout", self.readout, READOUTS),
                                    ("local_mp", self.local_mp, LOCAL_MP),
-                                   ("fingerprint_at", self.fingerprint_at, FINGERPRINT_AT)):
+                                   ("fingerprint_at", self.fingerprint_at, FINGERPRINT_AT),
+                                   ("descriptors_at", self.descriptors_at, FINGERPRINT_AT)):
             if value not in valid:
                 raise ValueError(f"{name} must be one of {valid}, got {value!r}")
         if self.sep_slots not in SEP_SLOTS:
@@ -120,15 +126,20 @@ class Graphormer(nn.Module):
         # plus a projection of the molecule's fingerprint (no longer the same for every graph)
         self.fingerprint = (FingerprintEncoder(cfg.fingerprint_bits, D, cfg.fingerprint_dropout)
                             if cfg.fingerprint_bits else None)
-        # the projected bits beside the readout when they enter at the head
+        self.descriptors = DescriptorEncoder(cfg.descriptors, D) if cfg.descriptors else None
+        # the projected bits / descriptors beside the readout when they enter at the head
         width = D * (2 if "+" in cfg.readout else 1)
         width += D if self._fingerprint_enters("head") else 0
+        width += D if self._descriptors_enter("head") else 0
         self.head = nn.Linear(width, cfg.num_tasks)
         self.reset_parameters()
 
     def _fingerprint_enters(self, where: str) -> bool:
         """Whether the model has a fingerprint and it enters at ``where`` ("vnode" | "head")."""
         return self.fingerprint is not None and self.config.fingerprint_at == where
+
+    def _descriptors_enter(self, where: str) -> bool:
+        return self.descriptors is not None and self.config.descriptors_at == where
 
     def reset_parameters(self) -> None:
         """Graphormer v1 init: Linear ~ N(0, 0.02 / sqrt(layers)), bias 0; embeddings N(0, 0.02)."""
@@ -141,6 +152,8 @@ class Graphormer(nn.Module):
             if lin is not None:
                 nn.init.normal_(lin.weight, std=std)
                 nn.init.zeros_(lin.bias)
+        if self.descriptors is not None:
+            self.descriptors.reset_parameters(std)
         nn.init.normal_(self.vnode, std=0.02)
 
     @property
@@ -167,6 +180,8 @@ class Graphormer(nn.Module):
         special = self.vnode  # [1, 1, D], or [B, 1, D] with the molecules' fingerprints
         if self._fingerprint_enters("vnode"):
             special = special + self.fingerprint(batch).unsqueeze(1)
+        if self._descriptors_enter("vnode"):
+            special = special + self.descriptors(batch).unsqueeze(1)
         return self.transformer(nodes, ~batch.node_mask, special=special, bias=bias,
                                 local_input=batch)
 
@@ -192,6 +207,8 @@ class Graphormer(nn.Module):
         features = self.readout(h, batch.node_mask)
         if self._fingerprint_enters("head"):
             features = torch.cat([features, self.fingerprint(batch)], -1)
+        if self._descriptors_enter("head"):
+            features = torch.cat([features, self.descriptors(batch)], -1)
         pred = self.head(features)  # [B, T]
         if return_embeddings:
             return pred, GraphEmbeddings(h[:, 0], h[:, 1:], batch.node_mask)

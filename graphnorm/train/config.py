@@ -53,9 +53,14 @@ class TrainConfig:
     warmup_fraction: float = 0.06  # used when warmup_steps is None
     total_steps: Optional[int] = None  # None: max_epochs x steps per epoch
     grad_clip: float = 5.0
+    loss: str = "l1"  # regression: "l1" (the ZINC benchmarks' MAE) or "mse" (for RMSE)
     ema_decay: Optional[float] = None  # EMA of the weights (Lightning's EMAWeightAveraging),
     # updated every step; validation, best.ckpt and predictions use the average
     max_epochs: Optional[int] = None  # None: 200, or no limit when max_time is set; -1: none
+    # optimizer steps, when max_epochs is None: the epoch limit becomes ceil(max_steps / batches
+    # per epoch), so a recipe's training length does not grow or shrink with the table
+    max_steps: Optional[int] = None
+    recipe: Optional[str] = None  # the named recipe under these values (train/recipes.py)
     max_time: Optional[str] = None  # wall-time budget of the whole run, e.g. "25m", "1h30m"
     init_from: Optional[str] = None  # fine-tune: start from this checkpoint's weights, all but
     # the head (graphnorm/train/init_from.py); benchmark: "{variant}" becomes each run's variant
@@ -82,8 +87,19 @@ class TrainConfig:
         if self.max_epochs is not None and self.max_epochs != -1 and self.max_epochs < 1:
             raise ValueError(f"max_epochs must be >= 1 (or -1: no epoch limit under "
                              f"--max-time); got {self.max_epochs}")
+        if self.loss not in ("l1", "mse"):
+            raise ValueError(f"loss must be l1 or mse, got {self.loss!r}")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.max_epochs == -1 and not self.max_time:
             raise ValueError("max_epochs -1 (no epoch limit) needs a time budget (--max-time)")
+
+    def with_step_budget(self, steps_per_epoch: int) -> "TrainConfig":
+        """``max_steps`` turned into the epoch limit of data with ``steps_per_epoch`` batches
+        (unchanged when max_epochs or max_time is given)."""
+        if self.max_steps is None or self.max_epochs is not None or self.max_time:
+            return self
+        return dataclasses.replace(self, max_epochs=max(1, -(-self.max_steps // max(1, steps_per_epoch))))
 
     def budget_warning(self) -> Optional[str]:
         """Why an epoch limit beside a time budget misleads (None if it does not apply);
@@ -132,14 +148,20 @@ class TrainConfig:
 
     @classmethod
     def from_yaml(cls, path: str | Path, **overrides: Any) -> "TrainConfig":
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"config file not found: {path}")
-        data = yaml.safe_load(path.read_text()) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f"config file {path} must hold a mapping, got {type(data).__name__}")
+        data = read_yaml(path)
         data.update({k: v for k, v in overrides.items() if v is not None})
         return cls.from_dict(data)
+
+
+def read_yaml(path: str | Path) -> dict:
+    """A config file's mapping; clear errors for a missing file or another YAML shape."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"config file not found: {path}")
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {path} must hold a mapping, got {type(data).__name__}")
+    return data
 
 
 def _fold_flat_featurizer_keys(data: dict) -> dict:

@@ -100,6 +100,16 @@ class GraphDataModule(L.LightningDataModule):
         self.setup()
         return target_scaling(self.info["task_type"], _targets(self.splits["train"]))
 
+    def train_descriptors(self) -> torch.Tensor:
+        """RDKit descriptors [N, D] of the training molecules (featurized with them), which
+        standardize every split's descriptors in the model (DescriptorEncoder.fit_scaling)."""
+        self.setup()
+        base, pick = _storage(self.splits["train"])
+        if base is None:
+            return torch.cat([d.descriptors.reshape(1, -1).float() for d in _iter(self.splits["train"])])
+        values = base._selected(base._data.descriptors.float())
+        return values if pick is None else values[pick]
+
     def write_data_files(self, out) -> None:
         """Own data: splits.json, skipped_rows.csv and data_report.json into the run folder."""
         if self.table is not None:

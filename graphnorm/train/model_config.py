@@ -11,7 +11,7 @@ from graphnorm.models import MODEL_NAMES, preset_fields
 
 # model fields that the featurizer decides: set them through `featurizer:`, never `model:`
 FEATURIZER_SIZED = ("max_hops", "max_dist", "atom_feature_dims", "edge_feature_dims",
-                    "fingerprint_bits")
+                    "fingerprint_bits", "descriptors")
 
 
 def featurizer_sizes(featurizer: FeaturizerConfig, name: str) -> dict:
@@ -19,6 +19,10 @@ def featurizer_sizes(featurizer: FeaturizerConfig, name: str) -> dict:
     atom_dims, bond_dims = featurizer.feature_dims
     sizes = dict(atom_feature_dims=atom_dims, edge_feature_dims=bond_dims,
                  fingerprint_bits=featurizer.fingerprint_bits)
+    if featurizer.descriptors:  # absent otherwise: model configs of older checkpoints match
+        from graphnorm.chem.descriptors import descriptor_count
+
+        sizes["descriptors"] = descriptor_count()
     if name == "graphormer":
         sizes.update(max_hops=featurizer.max_hops, max_dist=featurizer.max_dist)
     return sizes
@@ -32,7 +36,8 @@ def _check_overrides(overrides: dict, sizes: dict, fields: set, name: str) -> No
     for key in FEATURIZER_SIZED:
         if key in overrides and key in sizes and comparable(overrides[key]) != comparable(sizes[key]):
             hint = (f"set `featurizer: {{{key}: {overrides[key]}}}` instead: it sizes the data "
-                    "and the model alike" if key in ("max_hops", "max_dist", "fingerprint_bits")
+                    "and the model alike" if key in ("max_hops", "max_dist", "fingerprint_bits",
+                                                     "descriptors")
                     else "it follows the dataset's vocabulary")
             raise ValueError(f"model override {key}={overrides[key]!r} conflicts with the "
                              f"featurizer's {key}={sizes[key]!r}; {hint}")

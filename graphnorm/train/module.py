@@ -44,7 +44,8 @@ class GraphormerModule(L.LightningModule):
         return in_units(self.task, self.model(batch), self.target_mean, self.target_std)
 
     def _loss(self, raw: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return task_loss(self.task, raw, y, self.target_mean, self.target_std)
+        return task_loss(self.task, raw, y, self.target_mean, self.target_std,
+                         self.tc.get("loss") or "l1")
 
     def training_step(self, batch, batch_idx: int) -> torch.Tensor:
         weight = self.tc.get("uniformity_weight", 0.0)

@@ -12,6 +12,11 @@ def train_run(cfg) -> None:
     parent = multiprocessing.parent_process()
     if parent is not None and not parent.is_alive():
         raise RuntimeError(f"not starting {cfg.out}: the process that queued it has ended")
+    if cfg.ensemble > 1:  # a benchmark run may be an ensemble: its members one after another
+        from graphnorm.ensemble import train_ensemble
+
+        train_ensemble(cfg, jobs=1)
+        return
     from graphnorm.train.run import train
 
     train(cfg)

@@ -108,6 +108,11 @@ def _initialize(module, model_config: dict, featurizer, init_from, out: Path, re
 def train(cfg: TrainConfig) -> dict:
     from graphnorm.norms import build_norm
 
+    if cfg.model_name == "rf":  # the fingerprint forest: scikit-learn, no Lightning
+        from graphnorm.baselines.forest import train_forest
+
+        return train_forest(cfg)
+
     started = time.time()  # a time budget covers the whole run, data set-up included
     hold_freed_memory()  # else every step faults its big tensors' pages in again (memory.py)
     build_norm(cfg.norm, 8)  # a typo in the norm spec fails now, not after loading data
@@ -122,6 +127,7 @@ def train(cfg: TrainConfig) -> dict:
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     dm = GraphDataModule.from_config(cfg)
     dm.setup()
+    cfg = cfg.with_step_budget(dm.steps_per_epoch())  # a recipe's max_steps, in epochs
     model_config = model_config_for(cfg, dm.info, dm.featurizer)  # own tables: info after setup
     mean, std = dm.target_stats()
     module = GraphormerModule(model_config, dict(dm.info, name=dm.name), cfg.to_dict(), mean, std,
@@ -130,6 +136,9 @@ def train(cfg: TrainConfig) -> dict:
     resuming = cfg.resume and ckpt.is_file()
     # after the data and the pre-trained weights: a failed load leaves no empty folder
     initialized = _initialize(module, model_config, dm.featurizer, cfg.init_from, out, resuming)
+    encoder = getattr(module.model, "descriptors", None)
+    if encoder is not None and not resuming:  # a resumed run restores them from last.ckpt
+        encoder.fit_scaling(dm.train_descriptors())  # the training split's mean and std
     out.mkdir(parents=True, exist_ok=True)
     dm.write_data_files(out)  # own data: splits.json, skipped_rows.csv, data_report.json
     if initialized:

@@ -1,0 +1,161 @@
+"""Split-conformal prediction intervals and probability calibration, fitted on the
+validation split of the run(s) a model came from.
+
+Regression (Vovk et al. 2005; Lei et al. 2018, https://arxiv.org/abs/1604.04173): with the
+absolute residuals ``r_i = |y_i - f(x_i)|`` of the n validation molecules, the interval
+``f(x) ± q``, ``q`` the ``ceil((n + 1) level) / n`` empirical quantile of ``r``, covers a new
+exchangeable molecule's label with probability >= ``level`` (and < level + 1 / (n + 1)). It is
+a guarantee on average over molecules, not per molecule, and only for molecules like the
+validation ones (a random split; a scaffold split's test molecules are less alike). The
+width is the same for every molecule: the ensemble std ranks errors too poorly to scale it
+(README: Ensembles). The validation split also chose the best epoch, which makes its
+residuals slightly optimistic; coverage is therefore measured on test splits
+(``experiments/results/small_tables/``).
+
+Classification: the expected calibration error (ECE, Guo et al. 2017,
+https://arxiv.org/abs/1706.04599) and Platt (logistic on the logit) or isotonic calibration
+fitted on the validation predictions.
+
+The validation predictions come from the run folders (``predictions_val.csv.gz``, written by
+every training run beside its ``best.ckpt``); an ensemble's are its members' mean.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+VAL_FILE = "predictions_val.csv.gz"
+
+
+def conformal_quantile(residuals: np.ndarray, level: float) -> float:
+    """The split-conformal quantile of absolute residuals at coverage ``level`` (inf when the
+    validation split is too small for that level: fewer than 1 / (1 - level) - 1 molecules)."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"interval level must lie in (0, 1), e.g. 0.9; got {level}")
+    r = np.sort(np.asarray(residuals, dtype=float)[~np.isnan(residuals)])
+    n = len(r)
+    k = math.ceil((n + 1) * level)
+    return float("inf") if n == 0 or k > n else float(r[k - 1])
+
+
+def validation_predictions(checkpoints: Sequence[Path]) -> pd.DataFrame:
+    """The validation predictions of a model (one run) or the mean of an ensemble's members
+    (runs on one split): ``smiles``, ``y:<target>``, ``pred:<target>``. Refuses members
+    that scored different molecules, and runs without the file (trained before it existed:
+    ``experiments/rescore_runs.py`` writes it)."""
+    frames = []
+    for ckpt in checkpoints:
+        path = Path(ckpt).parent / VAL_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"no validation predictions {path}: intervals and "
+                                    "calibration are fitted on them (a run writes them when "
+                                    "it finishes)")
+        frames.append(pd.read_csv(path))
+    labels = [c for c in frames[0].columns if c.startswith("y:")]
+    for ckpt, f in zip(checkpoints[1:], frames[1:]):
+        if not f[["smiles", *labels]].equals(frames[0][["smiles", *labels]]):
+            raise ValueError(f"{ckpt} was validated on other molecules than {checkpoints[0]}: "
+                             "conformal intervals need one validation split for all members")
+    preds = [c.replace("y:", "pred:", 1) for c in labels]
+    out = frames[0][["smiles", *labels]].copy()
+    out[preds] = np.mean([f[preds].to_numpy(dtype=float) for f in frames], axis=0)
+    return out
+
+
+def interval_halfwidths(val: pd.DataFrame, level: float) -> dict[str, float]:
+    """Target name -> q of `conformal_quantile` on that target's labelled validation rows."""
+    out = {}
+    for col in (c for c in val.columns if c.startswith("y:")):
+        name = col[2:]
+        resid = np.abs(val[col].to_numpy(float) - val[f"pred:{name}"].to_numpy(float))
+        out[name] = conformal_quantile(resid, level)
+    return out
+
+
+def coverage(lo: np.ndarray, hi: np.ndarray, y: np.ndarray) -> float:
+    """Fraction of labelled rows with lo <= y <= hi."""
+    have = ~np.isnan(y)
+    return float(((y[have] >= lo[have]) & (y[have] <= hi[have])).mean()) if have.any() else math.nan
+
+
+def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+    """ECE of binary probabilities: sum over equal-width bins of (bin share) x |mean p - mean y|."""
+    have = ~np.isnan(y)
+    p, y = np.asarray(p, float)[have], np.asarray(y, float)[have]
+    if len(p) == 0:
+        return math.nan
+    which = np.minimum((p * bins).astype(int), bins - 1)
+    return float(sum(abs(p[which == b].mean() - y[which == b].mean()) * (which == b).mean()
+                     for b in range(bins) if (which == b).any()))
+
+
+class ProbabilityCalibrator:
+    """Platt scaling (a logistic regression on the logit of p) or isotonic regression of the
+    labels on p, fitted on validation predictions of one target."""
+
+    def __init__(self, method: str):
+        if method not in ("platt", "isotonic"):
+            raise ValueError(f"calibration must be platt or isotonic, got {method!r}")
+        self.method = method
+
+    def fit(self, p: np.ndarray, y: np.ndarray) -> "ProbabilityCalibrator":
+        have = ~np.isnan(y)
+        p, y = np.asarray(p, float)[have], np.asarray(y, float)[have]
+        if len(np.unique(y)) < 2:
+            raise ValueError("probability calibration needs both classes among the validation "
+                             "molecules")
+        if self.method == "platt":
+            from sklearn.linear_model import LogisticRegression
+
+            self.model = LogisticRegression(C=1e6).fit(_logit(p)[:, None], y.astype(int))
+        else:
+            from sklearn.isotonic import IsotonicRegression
+
+            self.model = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(p, y)
+        return self
+
+    def transform(self, p: np.ndarray) -> np.ndarray:
+        p = np.asarray(p, float)
+        out = np.full_like(p, np.nan)
+        ok = ~np.isnan(p)
+        if self.method == "platt":
+            out[ok] = self.model.predict_proba(_logit(p[ok])[:, None])[:, 1]
+        else:
+            out[ok] = self.model.predict(p[ok])
+        return out
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return np.log(p / (1 - p))
+
+
+def run_interval_report(run_dirs: Sequence[Path], level: float = 0.9) -> dict:
+    """Test coverage and mean width of the conformal interval of finished runs (each fitted
+    on its own validation predictions), per target: the check of `conformal_quantile`'s
+    promise on held-out molecules. Binary targets report ECE before/after Platt instead."""
+    import json
+
+    per_run = []
+    for run in run_dirs:
+        val = validation_predictions([Path(run) / "best.ckpt"])
+        test = pd.read_csv(Path(run) / "predictions_test.csv.gz")
+        binary = json.loads((Path(run) / "metrics.json").read_text())["metric"] == "rocauc"
+        row = {"run": str(run)}
+        for col in (c for c in val.columns if c.startswith("y:")):
+            name = col[2:]
+            y, p = test[col].to_numpy(float), test[f"pred:{name}"].to_numpy(float)
+            if binary:
+                cal = ProbabilityCalibrator("platt").fit(val[f"pred:{name}"].to_numpy(float),
+                                                          val[col].to_numpy(float))
+                row[name] = {"ece": expected_calibration_error(p, y),
+                             "ece_platt": expected_calibration_error(cal.transform(p), y)}
+                continue
+            q = interval_halfwidths(val[["smiles", col, f"pred:{name}"]], level)[name]
+            row[name] = {"coverage": coverage(p - q, p + q, y), "width": 2 * q, "n_test": int((~np.isnan(y)).sum())}
+        per_run.append(row)
+    return {"level": level, "runs": per_run}

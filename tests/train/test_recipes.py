@@ -1,0 +1,57 @@
+"""Named recipes: what train builds without a config, and how flags and files override."""
+import pytest
+
+from graphnorm.cli import _train_config, build_parser
+from graphnorm.train.recipes import RECIPES, apply_recipe
+
+
+def _cfg(argv):
+    args = build_parser().parse_args(["train", *argv])
+    from graphnorm.cli import TRAIN_KEYS
+
+    return _train_config(args, TRAIN_KEYS + ("seed", "out", "resume", "ensemble"))
+
+
+def test_auto_picks_by_the_data():
+    table = _cfg(["--data", "mols.csv"])
+    assert table.recipe == "small-table" and table.featurizer == {"descriptors": True}
+    assert table.preset == "fast" and table.max_steps == RECIPES["small-table"]["max_steps"]
+    assert table.loss == RECIPES["small-table"].get("loss", "l1")
+    zinc = _cfg(["--dataset", "zinc-subset", "--max-time", "5m"])
+    assert zinc.recipe == "cpu-fast" and zinc.preset == "fast" and zinc.local_mp == "gine"
+    assert zinc.max_steps is None  # the time budget decides the length
+    assert _cfg(["--dataset", "ogbg-molhiv"]).recipe == "molhiv-fast"
+
+
+def test_flags_override_the_recipe_and_slim_is_the_paper():
+    cfg = _cfg(["--data", "m.csv", "--no-descriptors", "--batch-size", "16", "--max-epochs", "3"])
+    assert cfg.featurizer["descriptors"] is False and cfg.batch_size == 16
+    assert cfg.max_steps is None and cfg.max_epochs == 3
+    slim = _cfg(["--dataset", "zinc-subset", "--recipe", "slim"])
+    assert slim.preset is None and slim.norm == "sep:bn+ln" and slim.batch_size == 256
+    gine = _cfg(["--dataset", "zinc-subset", "--model", "gine"])
+    assert gine.preset is None and gine.local_mp is None  # a baseline keeps its own shape
+
+
+def test_a_config_file_is_its_own_recipe(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("dataset: zinc-subset\nbatch_size: 32\n")
+    cfg = _cfg(["--config", str(path)])
+    assert cfg.recipe is None and cfg.preset is None and cfg.batch_size == 32
+    path.write_text("recipe: cpu-fast\nbatch_size: 32\n")
+    cfg = _cfg(["--config", str(path)])
+    assert cfg.recipe == "cpu-fast" and cfg.preset == "fast" and cfg.batch_size == 32
+    with pytest.raises(ValueError, match="unknown recipe"):
+        apply_recipe({}, "fastest")
+
+
+def test_step_budget_becomes_epochs():
+    from graphnorm.train.config import TrainConfig
+
+    assert TrainConfig(max_steps=100).with_step_budget(8).max_epochs == 13
+    assert TrainConfig(max_steps=100, max_epochs=2).with_step_budget(8).max_epochs == 2
+    assert TrainConfig(max_steps=100, max_time="1m").with_step_budget(8).max_epochs is None
+    with pytest.raises(ValueError, match="max_steps"):
+        TrainConfig(max_steps=0)
+    with pytest.raises(ValueError, match="loss"):
+        TrainConfig(loss="huber")
