@@ -1,0 +1,121 @@
+"""``graphnorm hpopt``: a hyperparameter search on Optuna (Akiba et al. 2019,
+https://arxiv.org/abs/1907.10902) for a user table, written as a config ``train --config``
+takes.
+
+Each trial is an ordinary training run (``OUT/trials/trial_<n>``) of the run's base config
+(the ``small-table`` recipe unless ``--config``/``--recipe`` says otherwise) with a sampled
+learning rate, length, batch size, dropout, weight decay, model size, loss and descriptors;
+Optuna's TPE sampler (seeded) picks them, the pruner-free objective is the validation metric
+of the run's best epoch. The search stops starting trials when ``budget_s`` is spent (the last
+one may run past it) or after ``trials``. The study lives in ``OUT/study.db`` (SQLite), so a
+rerun with the same OUT continues it. Results: ``OUT/best.yaml`` (the best trial's config),
+``OUT/trials.csv`` (every trial: parameters, val and test metric, seconds).
+
+The validation split chooses among the trials, so the best trial's validation number is
+optimistic (more so with many trials on a small split); its test number is the honest one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Optional
+
+import yaml
+
+# TrainConfig values (and featurizer / model entries) a trial samples
+SEARCH_SPACE = {
+    "lr": ("log", 3e-4, 3e-3),
+    "weight_decay": ("log", 1e-4, 0.1),
+    "max_steps": ("choice", [750, 1500, 3000]),
+    "batch_size": ("choice", [32, 64]),
+    "dropout": ("choice", [0.0, 0.1, 0.2]),
+    "preset": ("choice", ["small", "fast"]),
+    "loss": ("choice", ["l1", "mse"]),  # regression only
+    "descriptors": ("choice", [True, False]),  # featurizer
+}
+
+
+def sample(trial, task_type: str) -> dict:
+    """One trial's values, as TrainConfig keys (``descriptors`` goes into ``featurizer``)."""
+    values = {}
+    for name, (kind, *spec) in SEARCH_SPACE.items():
+        if name == "loss" and task_type != "regression":
+            continue
+        if kind == "log":
+            values[name] = trial.suggest_float(name, spec[0], spec[1], log=True)
+        else:
+            values[name] = trial.suggest_categorical(name, spec[0])
+    return values
+
+
+def trial_config(base, values: dict, out: Path):
+    values = dict(values)
+    featurizer = dict(base.featurizer or {}, descriptors=values.pop("descriptors"))
+    return dataclasses.replace(base, **values, featurizer=featurizer, max_epochs=None,
+                               max_time=None, out=str(out), resume=False, ensemble=1,
+                               progress=False)
+
+
+def best_config(base, values: dict) -> dict:
+    """The YAML mapping of the best trial: the base run's data keys and its sampled values."""
+    cfg = trial_config(base, values, Path("runs/best"))
+    keep = ("recipe", "data", "smiles_column", "target_columns", "task", "split", "split_sizes",
+            "split_seed", "featurizer", "preset", "model", "norm", "readout", "rwpe_steps",
+            "local_mp", "batch_size", "lr", "end_lr", "weight_decay", "warmup_fraction",
+            "dropout", "attention_dropout", "max_steps", "loss", "model_name")
+    full = cfg.to_dict()
+    return {k: full[k] for k in keep if full.get(k) not in (None, {}, [])}
+
+
+def run_hpopt(base, out: Path, budget_s: Optional[float], trials: Optional[int] = None,
+              seed: int = 0) -> dict:
+    import optuna
+
+    from graphnorm.task import HIGHER_IS_BETTER
+    from graphnorm.train.run import train
+
+    if not base.data:
+        raise ValueError("hpopt searches a recipe for a user table: give --data FILE")
+    if budget_s is None and trials is None:
+        raise ValueError("give hpopt a budget: --max-time (e.g. 30m) and/or --trials N")
+    out.mkdir(parents=True, exist_ok=True)
+    task_type = "regression" if base.task == "regression" else "binary"
+    metric = "rmse" if task_type == "regression" else "rocauc"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        study_name="graphnorm", storage=f"sqlite:///{out / 'study.db'}", load_if_exists=True,
+        direction="maximize" if HIGHER_IS_BETTER[metric] else "minimize",
+        sampler=optuna.samplers.TPESampler(seed=seed))
+
+    def objective(trial) -> float:
+        values = sample(trial, task_type)
+        run_dir = out / "trials" / f"trial_{trial.number}"
+        started = time.time()
+        result = train(trial_config(base, values, run_dir))
+        trial.set_user_attr("test", result[f"test_{metric}"])
+        trial.set_user_attr("seconds", round(time.time() - started, 1))
+        print(f"[hpopt] trial {trial.number}: val {metric} {result[f'val_{metric}']:.4f}, test "
+              f"{result[f'test_{metric}']:.4f} ({time.time() - started:.0f} s) {values}", flush=True)
+        return result[f"val_{metric}"]
+
+    study.optimize(objective, n_trials=trials, timeout=budget_s)
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    if not done:
+        raise RuntimeError(f"hpopt: no trial finished within the budget; see {out / 'trials'}")
+    best = study.best_trial
+    config = best_config(base, dict(best.params))
+    (out / "best.yaml").write_text(
+        f"# graphnorm hpopt: best of {len(done)} trials by val {metric} "
+        f"{best.value:.4f} (its test {metric}: {best.user_attrs.get('test', float('nan')):.4f})\n"
+        + yaml.safe_dump(config, sort_keys=False))
+    study.trials_dataframe().to_csv(out / "trials.csv", index=False)
+    summary = {"metric": metric, "trials": len(done), "best_trial": best.number,
+               "best_val": best.value, "best_test": best.user_attrs.get("test"),
+               "best_params": best.params}
+    (out / "hpopt.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"[hpopt] best of {len(done)} trials: trial {best.number}, val {metric} "
+          f"{best.value:.4f}, test {best.user_attrs.get('test')}; config -> {out / 'best.yaml'} "
+          f"(graphnorm train --config {out / 'best.yaml'} --out runs/final)", flush=True)
+    return summary
