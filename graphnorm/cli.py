@@ -1,4 +1,5 @@
-"""Command line: ``graphnorm train | predict | embed | benchmark | compare | analyze``.
+"""Command line: ``graphnorm train | predict | embed | benchmark | hpopt | compare | analyze |
+explain | serve``.
 
 Heavy imports happen inside each command so ``graphnorm --help`` stays instant.
 """
@@ -214,6 +215,17 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hpopt(args: argparse.Namespace) -> int:
+    from graphnorm.train.config import parse_duration
+    from graphnorm.train.hpopt import run_hpopt
+
+    budget = parse_duration(args.max_time) if args.max_time else None
+    args.max_time = None  # the search's budget, not each trial's
+    cfg = _train_config(args, TRAIN_KEYS + ("seed",))
+    run_hpopt(cfg, Path(args.out), budget, trials=args.trials, seed=args.search_seed)
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     import json
 
@@ -315,6 +327,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="train nothing: write the summary of the runs finished so far")
     b.set_defaults(func=cmd_benchmark)
     _show_defaults(b)
+
+    h = sub.add_parser("hpopt", help="hyperparameter search on a table (Optuna) -> best.yaml",
+                       description="Trials are training runs of the table's recipe with sampled "
+                       "settings, scored on the validation split; OUT/best.yaml is the best "
+                       "one's config for `train --config`. " + TRAIN_DEFAULTS_NOTE,
+                       conflict_handler="resolve")
+    _add_train_args(h)
+    h.add_argument("--max-time", dest="max_time",
+                   help="budget of the whole search, e.g. 30m (no new trial starts after it)")
+    h.add_argument("--trials", type=int, help="at most this many trials (also: --max-time)")
+    h.add_argument("--seed", type=int, help="model seed of every trial")
+    h.add_argument("--search-seed", dest="search_seed", type=int, default=0,
+                   help="seed of Optuna's sampler")
+    h.add_argument("--out", required=True, help="search folder: study.db (a rerun continues "
+                   "it), trials/, trials.csv, best.yaml")
+    h.set_defaults(func=cmd_hpopt)
+    _show_defaults(h)
 
     c = sub.add_parser("compare", help="two benchmark variants paired by seed, across folders",
                        description="A - B per seed both have finished: mean ± std, 95 % "
