@@ -44,7 +44,7 @@ def add_explain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=int, default=32, help="integrated-gradient steps")
     p.add_argument("--batch-size", dest="batch_size", type=int, default=64)
     p.add_argument("--max-drawings", dest="max_drawings", type=int, default=1000,
-                   help="SVG + PNG files for the first N molecules only")
+                   help="SVG + PNG files for the first N molecules only (0: none)")
     p.add_argument("--grid-max", dest="grid_max", type=int, default=48,
                    help="molecules in grid.png")
 
@@ -74,17 +74,20 @@ def write_drawings(ex, out: Path, max_drawings: int, grid_max: int) -> list[str]
     names = [""] * len(ex.molecules)
     for t, target in enumerate(ex.targets):
         grid = []
-        for row in sorted(ex.scores)[:max(max_drawings, 0)]:
+        for k, row in enumerate(sorted(ex.scores)):
+            if k >= max(max_drawings, grid_max):
+                break
             smiles, label = ex.molecules.smiles[row], ex.molecules.row[row]
             scores = ex.scores[row][:, t]
             pred_col = cols[2 + t]  # row, smiles, then one prediction column per target
             legend = f"{label}: {target} {ex.molecules[pred_col][row]:.3g}"
-            stem = file_stem(row, target, several)
-            (out / f"{stem}.svg").write_text(draw_attributions(smiles, scores, "svg", legend=legend))
-            (out / f"{stem}.png").write_bytes(draw_attributions(smiles, scores, "png", legend=legend))
-            if t == 0:
-                names[row] = f"{stem}.svg"
-            if len(grid) < grid_max:
+            if k < max_drawings:
+                stem = file_stem(row, target, several)
+                (out / f"{stem}.svg").write_text(draw_attributions(smiles, scores, "svg", legend=legend))
+                (out / f"{stem}.png").write_bytes(draw_attributions(smiles, scores, "png", legend=legend))
+                if t == 0:
+                    names[row] = f"{stem}.svg"
+            if k < grid_max:
                 grid.append((smiles, scores, legend))
         png = grid_png(grid)
         if png is not None:
