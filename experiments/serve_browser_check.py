@@ -25,6 +25,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PASTED = ["CC(=O)Nc1ccc(O)cc1", "c1ccccc1O", "CCN(CC)C(=O)c1ccccc1", "not a smiles",
           "O=C(O)c1ccccc1OC(C)=O", "CCOC(=O)N1CCC(=C2c3ccc(Cl)cc3CCc3cccnc32)CC1"]
+# table cells as text; a drawn molecule as "[svg]"
+ROW_CELLS = ("trs => trs.map(tr => Array.from(tr.cells).map("
+             "td => td.querySelector('svg') ? '[svg]' : td.textContent.slice(0, 80)))")
 UPLOADED = b"id,smiles\nA,CCO\nB,C1CC\nC,Oc1ccc(Cl)cc1\n"
 
 
@@ -73,7 +76,7 @@ def drive(url: str, out: Path) -> dict:
         report["seconds_to_table_and_drawings"] = round(time.perf_counter() - start, 2)
         report["header"] = page.eval_on_selector_all("#results thead th", "ths => ths.map(t => t.textContent)")
         report["rows"] = page.eval_on_selector_all(
-            "#results tbody tr", "trs => trs.map(tr => Array.from(tr.cells).map(td => td.textContent.slice(0, 80)))")
+            "#results tbody tr", ROW_CELLS)
         report["drawings"] = page.eval_on_selector_all("#results td.mol svg", "s => s.length")
         report["status"] = page.text_content("#status")
         out.mkdir(parents=True, exist_ok=True)
@@ -90,7 +93,7 @@ def drive(url: str, out: Path) -> dict:
         page.wait_for_function("document.getElementById('status').textContent.startsWith('3 rows')",
                                timeout=60_000)
         report["upload_rows"] = page.eval_on_selector_all(
-            "#results tbody tr", "trs => trs.map(tr => Array.from(tr.cells).map(td => td.textContent.slice(0, 80)))")
+            "#results tbody tr", ROW_CELLS)
         browser.close()
     return report
 
