@@ -27,6 +27,9 @@ class Limits:
         return asdict(self)
 
 
+DRAIN_FACTOR = 4  # a refused body is read up to 4x the limit, then the connection closes
+
+
 class BodyTooLarge(Exception):
     pass
 
@@ -43,14 +46,16 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         length = dict(scope.get("headers", [])).get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
+            await self._drain(receive, 0)
             return await self._refuse(send, int(length))
-        received, started = 0, False
+        received, started, body_done = 0, False, False
 
         async def counted_receive():
-            nonlocal received
+            nonlocal received, body_done
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                body_done = not message.get("more_body", False)
                 if received > self.max_bytes:
                     raise BodyTooLarge()
             return message
@@ -64,7 +69,21 @@ class BodyLimit:
             await self.app(scope, counted_receive, tracked_send)
         except BodyTooLarge:
             if not started:
+                if not body_done:
+                    await self._drain(receive, received)
                 await self._refuse(send, None)
+
+    async def _drain(self, receive, received: int) -> None:
+        """Read (and drop) the rest of a refused body, up to DRAIN_FACTOR x the limit: a
+        server that closes with unread data resets the connection, and the client may then
+        lose the 413 answer while it is still sending."""
+        more = True
+        while more and received <= DRAIN_FACTOR * self.max_bytes:
+            message = await receive()
+            if message["type"] != "http.request":
+                return
+            received += len(message.get("body", b""))
+            more = message.get("more_body", False)
 
     async def _refuse(self, send, length):
         size = f"{length:,} bytes" if length is not None else "more"

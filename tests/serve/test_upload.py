@@ -81,3 +81,41 @@ def test_service_screens_rows_and_holds_one_slice(tmp_path, monkeypatch):
     assert "13 atoms, more than the server's limit of 12" in rows[1]["error"]
     assert "60 characters" in rows[2]["error"] and "cannot parse" in rows[3]["error"]
     assert rows[1]["prediction"] is None
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_body_limit_answers_413_after_draining(chunked):
+    """Over the limit by Content-Length or by the streamed body: 413 with a JSON detail; the
+    app never sees the whole body, and a finished body is not waited for again."""
+    import asyncio
+    import json
+
+    from graphnorm.serve.limits import BodyLimit
+
+    seen = []
+
+    async def app(scope, receive, send):
+        while True:
+            message = await receive()
+            seen.append(len(message["body"]))
+            if not message.get("more_body"):
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    chunks = [b"x" * 400] * 3  # 1,200 bytes against a limit of 1,000
+    queue = [{"type": "http.request", "body": c, "more_body": k < 2} for k, c in enumerate(chunks)]
+
+    async def receive():
+        return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    headers = [] if chunked else [(b"content-length", b"1200")]
+    asyncio.run(BodyLimit(app, 1000)({"type": "http", "headers": headers}, receive, send))
+    assert sent[0]["status"] == 413 and not queue  # every chunk read, none left waiting
+    assert "at most 1,000 bytes" in json.loads(sent[1]["body"])["detail"]
+    assert sum(seen) <= 1200 and (seen == [] if not chunked else len(seen) == 2)
