@@ -110,3 +110,16 @@ def test_default_method_is_one_place():
 
     assert cli.DEFAULT_METHOD == methods.DEFAULT_METHOD
     assert cli.METHOD_CHOICES == methods.METHODS
+
+
+def test_parser_with_explain_and_serve_loads_no_torch_or_fastapi():
+    """`graphnorm --help` stays instant: the two commands' arguments import nothing heavy."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from graphnorm.cli import build_parser; p = build_parser(); "
+            "p.parse_args(['explain', '--checkpoint', 'x', '--out', 'y']); "
+            "p.parse_args(['serve', '--checkpoint', 'x']); "
+            "heavy = [m for m in ('torch', 'fastapi', 'rdkit', 'pandas') if m in sys.modules]; "
+            "assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], check=True)
