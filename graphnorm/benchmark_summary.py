@@ -72,6 +72,7 @@ def _summarize(out: Path, norms: Sequence[str] | None, baseline: str = "ln") -> 
             **paired_vs_baseline(runs, norm, metric, baseline),
             **seed_ensemble(out, norm, sorted(r["seed"]), metric),
             **late_gain(run_logs(out, r)[norm], metric),
+            **interval_check(out, norm, sorted(r["seed"])),
         })
     df = pd.DataFrame(table)
     df.to_csv(out / "summary.csv", index=False)
@@ -97,6 +98,31 @@ def seed_ensemble(out: Path, name: str, seeds: Sequence[int], metric: str) -> di
     if score is None:
         return {f"ensemble_test_{metric}": np.nan, "ensemble_seeds": 0}
     return {f"ensemble_test_{metric}": score, "ensemble_seeds": len(seeds)}
+
+
+def interval_check(out: Path, name: str, seeds: Sequence[int], level: float = 0.9) -> dict:
+    """How the calibration that ``predict`` offers holds on each run's test split (own
+    tables): regression, the coverage and width of the split-conformal ``level`` interval
+    fitted on the run's validation predictions (mean over runs and targets); binary, the ECE
+    before and after Platt scaling. Empty when a run lacks its prediction files."""
+    from graphnorm.conformal import run_interval_report
+
+    runs = [out / "runs" / slug(name) / f"seed{s}" for s in seeds]
+    if not runs or not all((r / "predictions_val.csv.gz").is_file() and
+                           (r / "predictions_test.csv.gz").is_file() for r in runs):
+        return {}
+    try:
+        report = run_interval_report(runs, level)["runs"]
+    except (ValueError, KeyError):  # e.g. a validation split with one class
+        return {}
+    cells = [v for r in report for k, v in r.items() if k != "run"]
+    if cells and "coverage" in cells[0]:
+        return {"interval_level": level,
+                "interval_coverage_mean": float(np.nanmean([c["coverage"] for c in cells])),
+                "interval_coverage_min": float(np.nanmin([c["coverage"] for c in cells])),
+                "interval_width_mean": float(np.mean([c["width"] for c in cells]))}
+    return {"ece_mean": float(np.nanmean([c["ece"] for c in cells])),
+            "ece_platt_mean": float(np.nanmean([c["ece_platt"] for c in cells]))}
 
 
 def model_pair_ensembles(out: Path, runs: pd.DataFrame, metric: str) -> list[dict]:
@@ -292,6 +318,9 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dic
     ens = df[df["ensemble_seeds"] > 0].to_dict(orient="records")
     every = [p for p in pairs if np.isfinite(p.get(f"all_runs_test_{metric}", np.nan))]
     late = df[np.isfinite(df["val_late_gain_mean"])].to_dict(orient="records")
+    cover = (df[np.isfinite(df["interval_coverage_mean"])].to_dict(orient="records")
+             if "interval_coverage_mean" in df else [])
+    ece = df[np.isfinite(df["ece_mean"])].to_dict(orient="records") if "ece_mean" in df else []
     for head, items in (
         ("Ensemble of the seeds (mean prediction of every seed's best checkpoint; it costs all "
          "the seeds' training)", [f"{r['norm']} test {metric} {r[f'ensemble_test_{metric}']:.4f} "
@@ -305,6 +334,13 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dic
         (f"Has the validation curve flattened? Gain of the best validation {metric} during the "
          "last 20 % of each run's epochs (mean / max over seeds; near 0 = flat)",
          [f"{r['norm']} {r['val_late_gain_mean']:.4f} / {r['val_late_gain_max']:.4f}" for r in late]),
+        ("Split-conformal 90 % intervals (`predict --interval 0.9`, fitted on each run's "
+         "validation predictions) on the test molecules: coverage mean (lowest run), mean width",
+         [f"{r['norm']} {r['interval_coverage_mean']:.1%} ({r['interval_coverage_min']:.1%}), "
+          f"width {r['interval_width_mean']:.3g}" for r in cover]),
+        ("Calibration on the test molecules: ECE of the probabilities, before → after Platt "
+         "scaling on the validation split (`predict --calibrate platt`)",
+         [f"{r['norm']} {r['ece_mean']:.3f} → {r['ece_platt_mean']:.3f}" for r in ece]),
     ):
         if items:  # one sentence per kind of number the campaign has
             lines += ["", f"{head}: " + ", ".join(items) + "."]

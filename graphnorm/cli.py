@@ -40,11 +40,14 @@ def _show_defaults(parser: argparse.ArgumentParser, train: bool = True) -> None:
         if (action.required or action.help == argparse.SUPPRESS
                 or "(default" in (action.help or "")):
             continue
-        if action.dest in by_recipe and action.default in (None, argparse.SUPPRESS):
-            action.help = f"{action.help} (default: the recipe's)" if action.help else None
-            continue
         value = action.default if action.default not in (None, argparse.SUPPRESS) else \
             derived.get(action.dest, getattr(cfg, action.dest, None))
+        if action.dest in by_recipe and action.default in (None, argparse.SUPPRESS):
+            # the recipe decides first; a --config file falls back to TrainConfig's value
+            shown = "the recipe's" + ("" if value is None or isinstance(value, (bool, dict))
+                                      else f"; under a config file: {value}")
+            action.help = f"{action.help} (default: {shown})" if action.help else f"default: {shown}"
+            continue
         if value is None or isinstance(value, (bool, dict)):
             continue
         action.help = f"{action.help} (default: {value})" if action.help else f"default: {value}"
@@ -208,7 +211,8 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     if args.repeats is not None and not cfg.data:
         raise ValueError("--repeats draws a new split per run: it takes a user table (--data); "
                          "the benchmark datasets have fixed splits (use --seeds)")
-    run_benchmark(cfg, norms=[n.strip() for n in args.norms.split(",") if n.strip()],
+    norms = [n.strip() for n in args.norms.split(",") if n.strip()] if args.norms else [cfg.norm]
+    run_benchmark(cfg, norms=norms,
                   seeds=args.repeats or args.seeds, out=Path(args.out), jobs=args.jobs,
                   models=models, summary_only=args.summary_only,
                   repeats=args.repeats is not None, baseline=args.baseline)
@@ -305,8 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("benchmark", help="norm variants x seeds, OGB leaderboard format",
                        description=TRAIN_DEFAULTS_NOTE, conflict_handler="resolve")
     _add_train_args(b)
-    b.add_argument("--norms", default="ln,sep:bn+ln",
-                   help="comma list of norm specs, one table row each, e.g. ln,bn,sep:bn+ln")
+    b.add_argument("--norms", help="comma list of norm specs, one table row each, e.g. "
+                   "ln,bn,sep:bn+ln (default: the recipe's or config's norm)")
     # train's --norm (one spec) replaced: here it is an undocumented alias of --norms
     b.add_argument("--norm", dest="norms", help=argparse.SUPPRESS)
     b.add_argument("--models", help="comma list of models in one table, e.g. graphormer,gine "

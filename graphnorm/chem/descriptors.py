@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from .molecule import FeaturizationError
+from .errors import FeaturizationError
 
 # NaN for atoms without Gasteiger parameters (metals, B, Si ...), so unusable as inputs
 _UNSTABLE_PREFIXES = ("BCUT2D_",)

@@ -27,6 +27,7 @@ from ogb.utils.features import atom_to_feature_vector, bond_to_feature_vector
 from rdkit import Chem, rdBase
 
 from .config import VOCABS
+from .errors import FeaturizationError
 
 SANITIZE_MODES = ("strict", "benchmark")  # see the module docstring
 
@@ -48,10 +49,6 @@ _ONE_VALENCE = {s for s in _ORGANIC_VALENCE
                 if len(Chem.GetPeriodicTable().GetValenceList(s)) == 1}
 _CHI_NONE = Chem.ChiralType.CHI_UNSPECIFIED
 _SANITIZE_NO_VALENCE = Chem.SanitizeFlags.SANITIZE_ALL ^ Chem.SanitizeFlags.SANITIZE_PROPERTIES
-
-
-class FeaturizationError(ValueError):
-    """A SMILES that cannot be featurized; the message names the SMILES."""
 
 
 def _check_vocab(vocab: str) -> None:
