@@ -48,12 +48,23 @@ class _Labelled(io.TextIOBase):
         return False
 
 
+def run_one(cfg) -> None:
+    """A benchmark run: one training run, or an ensemble (``--ensemble N``) whose members
+    train one after another into the run's folder."""
+    if cfg.ensemble > 1:
+        from graphnorm.ensemble import train_ensemble
+
+        train_ensemble(cfg, jobs=1)
+    else:
+        train_run(cfg)
+
+
 def _train_labelled(cfg) -> None:
     label = f"[{variant(cfg.model_name, cfg.norm)} seed {cfg.seed}] "
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Labelled(sys.stdout, label), _Labelled(sys.stderr, label)
     try:
-        train_run(cfg)
+        run_one(cfg)
     finally:
         sys.stdout, sys.stderr = streams
 
@@ -109,7 +120,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     elif jobs <= 1:
         for k, run_cfg in todo:
             print(f"[benchmark] run {k}/{len(plan)}: {_what(run_cfg)}", flush=True)
-            train_run(run_cfg)
+            run_one(run_cfg)
             print(finished_line(k, len(plan), run_cfg), flush=True)
     elif todo:
         _prepare_data(todo[0][1])

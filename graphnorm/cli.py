@@ -173,7 +173,7 @@ TRAIN_KEYS = ("recipe", "max_steps", "dataset", "model_name", "readout", "rwpe_s
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from graphnorm.train.run import train
+    from graphnorm.train.processes import train_run
 
     cfg = _train_config(args, TRAIN_KEYS + ("seed", "out", "resume", "ensemble"))
     if cfg.ensemble > 1:  # N seeds into OUT/model_<k> (graphnorm/ensemble.py)
@@ -181,13 +181,14 @@ def cmd_train(args: argparse.Namespace) -> int:
 
         train_ensemble(cfg, jobs=args.jobs)
         return 0
-    result = train(cfg)
+    result = train_run(cfg)
     if result:
         m = result["metric"]
         what = f"norm={cfg.norm}" if cfg.model_name == "graphormer" else f"model={cfg.model_name}"
+        epoch = "" if result["best_epoch"] is None else f"best epoch {result['best_epoch']}, "
         print(f"[graphnorm] {result['dataset']} {what} seed={cfg.seed}: "
               f"val {m} {result[f'val_{m}']:.4f}, test {m} {result[f'test_{m}']:.4f} "
-              f"(best epoch {result['best_epoch']}, {result['wall_time_s']} s) -> {cfg.out}/metrics.json")
+              f"({epoch}{result['wall_time_s']} s) -> {cfg.out}/metrics.json")
     return 0
 
 

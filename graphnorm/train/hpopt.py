@@ -74,7 +74,7 @@ def run_hpopt(base, out: Path, budget_s: Optional[float], trials: Optional[int] 
     import optuna
 
     from graphnorm.task import HIGHER_IS_BETTER
-    from graphnorm.train.run import train
+    from graphnorm.train.processes import train_run
 
     if not base.data:
         raise ValueError("hpopt searches a recipe for a user table: give --data FILE")
@@ -93,7 +93,7 @@ def run_hpopt(base, out: Path, budget_s: Optional[float], trials: Optional[int] 
         values = sample(trial, task_type)
         run_dir = out / "trials" / f"trial_{trial.number}"
         started = time.time()
-        result = train(trial_config(base, values, run_dir))
+        result = train_run(trial_config(base, values, run_dir))
         trial.set_user_attr("test", result[f"test_{metric}"])
         trial.set_user_attr("seconds", round(time.time() - started, 1))
         print(f"[hpopt] trial {trial.number}: val {metric} {result[f'val_{metric}']:.4f}, test "

@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 
-def train_run(cfg) -> None:
-    """One training run (a picklable top-level function; torch loads in the worker). In a
-    worker whose parent has ended, it refuses: the pool hands workers queued runs ahead of
-    time, and nobody would collect their results."""
+def train_run(cfg) -> dict:
+    """One training run -- the fingerprint forest (``--model rf``) or a torch model -- and its
+    result (ensembles: graphnorm/ensemble.py, which calls this per member; a picklable top-level
+    function; torch loads in the worker). In a worker whose parent has ended, it refuses: the
+    pool hands workers queued runs ahead of time, and nobody would collect their results."""
     import multiprocessing
 
     parent = multiprocessing.parent_process()
     if parent is not None and not parent.is_alive():
         raise RuntimeError(f"not starting {cfg.out}: the process that queued it has ended")
-    if cfg.ensemble > 1:  # a benchmark run may be an ensemble: its members one after another
-        from graphnorm.ensemble import train_ensemble
+    if cfg.model_name == "rf":  # scikit-learn, no Lightning
+        from graphnorm.train.forest_run import train_forest
 
-        train_ensemble(cfg, jobs=1)
-        return
+        return train_forest(cfg)
     from graphnorm.train.run import train
 
-    train(cfg)
+    return train(cfg)
 
 
 def die_with_parent() -> None:

@@ -108,10 +108,9 @@ def _initialize(module, model_config: dict, featurizer, init_from, out: Path, re
 def train(cfg: TrainConfig) -> dict:
     from graphnorm.norms import build_norm
 
-    if cfg.model_name == "rf":  # the fingerprint forest: scikit-learn, no Lightning
-        from graphnorm.baselines.forest import train_forest
-
-        return train_forest(cfg)
+    if cfg.model_name == "rf":
+        raise ValueError("train() trains the torch models; --model rf runs through "
+                         "graphnorm.train.processes.train_run (graphnorm/train/forest_run.py)")
 
     started = time.time()  # a time budget covers the whole run, data set-up included
     hold_freed_memory()  # else every step faults its big tensors' pages in again (memory.py)
