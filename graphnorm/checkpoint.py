@@ -104,8 +104,18 @@ def checkpoint_files(path: str | Path) -> list[Path]:
     if others:
         raise CheckpointError(f"{path} holds several checkpoints ({', '.join(p.name for p in others)}) "
                               "but no best.ckpt; pass one of them")
+    if '"model": "rf"' in _text(path / "metrics.json"):
+        raise CheckpointError(f"{path} is a random-forest run (--model rf): it has no "
+                              "checkpoint; predict, embed and explain take the graph models")
     raise CheckpointError(f"{path} is a directory without checkpoints (no best.ckpt, no "
                           f"model_<k>/best.ckpt); {TRAIN_HINT}")
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _read(path: Path, map_location: str) -> dict:
