@@ -110,6 +110,8 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
                                             split_seed=split_seed,
                                             out=str(run_dir), resume=resume, init_from=init_from,
                                             preset=cfg.preset if own else None,
+                                            # a forest is an ensemble of trees already
+                                            ensemble=1 if model == "rf" else cfg.ensemble,
                                             model=dict(cfg.model) if own else {})))
     if summary_only:
         if todo:

@@ -147,17 +147,32 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
 
 def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     from graphnorm.train.config import TrainConfig, read_yaml
-    from graphnorm.train.recipes import apply_recipe
+    from graphnorm.train.recipes import apply_recipe, table_size_rules
 
     overrides = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
     values = dict(read_yaml(args.config), **overrides) if args.config else overrides
     # no config file: the recipe measured for the data (recipes.py); a file names its own
     recipe = values.get("recipe") or (None if args.config else "auto")
-    cfg = TrainConfig.from_dict(apply_recipe(values, recipe))
+    merged = apply_recipe(values, recipe)
+    rows = _table_rows(merged) if merged.get("recipe") == "small-table" and merged.get("data") else None
+    if rows is not None:
+        merged = table_size_rules(merged, values, rows)
+    cfg = TrainConfig.from_dict(merged)
     for key, block in BLOCK_KEYS.items():  # flags that set one key of a config block
         if getattr(args, key, None) is not None:
             cfg = dataclasses.replace(cfg, **{block: {**getattr(cfg, block), key: getattr(args, key)}})
     return cfg
+
+
+def _table_rows(values: dict):
+    """Rows of the user table (the small-table recipe follows its size); None for a table
+    that cannot be read: the run fails with its message when it reads it."""
+    from graphnorm.data.table import read_table
+
+    try:
+        return len(read_table(values["data"], values.get("smiles_column")))
+    except Exception:
+        return None
 
 
 # flag dest -> the TrainConfig block (dict field) it sets one key of

@@ -35,6 +35,10 @@ RECIPES: dict[str, dict[str, Any]] = {
 }
 RECIPE_NAMES = ("auto",) + tuple(RECIPES)
 
+# small-table: tables below this many rows train an ensemble of ENSEMBLE_MEMBERS models (seeds
+# seed..seed+2 on one split) unless --ensemble says otherwise; measured on FreeSolv (642 rows)
+ENSEMBLE_BELOW_ROWS, ENSEMBLE_MEMBERS = 1000, 3
+
 # keys whose explicit value makes a recipe's training length moot
 _LENGTH_KEYS = ("max_epochs", "max_time", "total_steps")
 
@@ -46,6 +50,16 @@ def auto_recipe(values: dict) -> str:
     if values.get("dataset") == "ogbg-molhiv":
         return "molhiv-fast"
     return "cpu-fast"
+
+
+def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
+    """The small-table recipe's choices that follow the table's size (``rows``): an ensemble
+    below `ENSEMBLE_BELOW_ROWS` rows, where it paid; explicit values are kept."""
+    if merged.get("recipe") != "small-table" or values.get("ensemble") is not None:
+        return merged
+    if rows < ENSEMBLE_BELOW_ROWS and merged.get("model_name") in (None, "graphormer"):
+        return dict(merged, ensemble=ENSEMBLE_MEMBERS)
+    return merged
 
 
 def apply_recipe(values: dict, recipe: Optional[str]) -> dict:

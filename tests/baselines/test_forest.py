@@ -40,6 +40,7 @@ def test_repeats_pair_models_on_each_split(table, cache_root, tmp_path):
     out = tmp_path / "bench"
     argv = ["benchmark", "--data", str(table), "--target-columns", "logp", "--split", "random",
             "--repeats", "2", "--models", "graphormer,rf", "--norms", "ln", "--max-epochs", "2",
+            "--ensemble", "1",
             "--cache-root", str(cache_root), "--out", str(out), *TINY]
     assert main(argv) == 0
     runs = {p.parent.parent.name + "/" + p.parent.name: json.loads(p.read_text())

@@ -176,7 +176,7 @@ def test_format_1_checkpoint_with_scalar_scaling_still_predicts(ensemble, tmp_pa
 def test_benchmark_and_analyze_accept_data(ensemble, table, cache_root, tmp_path):
     path, _ = table
     assert main(["benchmark", "--data", str(path), "--target-columns", "logp", "--norms", "ln",
-                 "--seeds", "1", "--max-epochs", "1", "--cache-root", str(cache_root),
+                 "--seeds", "1", "--max-epochs", "1", "--ensemble", "1", "--cache-root", str(cache_root),
                  "--out", str(tmp_path / "bench"), *TINY]) == 0
     summary = json.loads((tmp_path / "bench" / "summary.json").read_text())
     assert str(path) in json.dumps(summary)
@@ -204,7 +204,7 @@ def test_classification_reports_rocauc(table, cache_root, tmp_path):
     df.to_csv(tmp_path / "cls.csv", index=False)
     out = tmp_path / "cls"
     assert main(["train", "--data", str(tmp_path / "cls.csv"), "--target-columns", "polar",
-                 "qed_high", "--task", "classification", "--max-epochs", "6",
+                 "qed_high", "--task", "classification", "--max-epochs", "6", "--ensemble", "1",
                  "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     test = metrics["per_target"]["test"]

@@ -45,6 +45,20 @@ def test_a_config_file_is_its_own_recipe(tmp_path):
         apply_recipe({}, "fastest")
 
 
+def test_small_tables_get_an_ensemble(tmp_path):
+    from graphnorm.train.recipes import ENSEMBLE_BELOW_ROWS, ENSEMBLE_MEMBERS
+
+    small, large = tmp_path / "small.csv", tmp_path / "large.csv"
+    small.write_text("smiles,y\n" + "CCO,1\n" * (ENSEMBLE_BELOW_ROWS - 1))
+    large.write_text("smiles,y\n" + "CCO,1\n" * ENSEMBLE_BELOW_ROWS)
+    assert _cfg(["--data", str(small)]).ensemble == ENSEMBLE_MEMBERS
+    assert _cfg(["--data", str(large)]).ensemble == 1
+    assert _cfg(["--data", str(small), "--ensemble", "1"]).ensemble == 1  # explicit wins
+    assert _cfg(["--data", str(small), "--model", "gin-vn"]).ensemble == 1
+    assert _cfg(["--data", str(small), "--recipe", "cpu-fast"]).ensemble == 1
+    assert _cfg(["--data", str(tmp_path / "missing.csv")]).ensemble == 1  # fails later, named
+
+
 def test_step_budget_becomes_epochs():
     from graphnorm.train.config import TrainConfig
 
