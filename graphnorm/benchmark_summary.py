@@ -69,6 +69,7 @@ def _summarize(out: Path, norms: Sequence[str] | None, baseline: str = "ln") -> 
             f"val_{metric}_mean": r[f"val_{metric}"].mean(), f"val_{metric}_std": r[f"val_{metric}"].std(ddof=0),
             "params": int(r["params"].iloc[0]), "epochs": int(r["epochs"].max()),
             "wall_time_s_mean": r["wall_time_s"].mean(), "hardware": r["hardware"].iloc[0],
+            "cpu_time_s_mean": r["cpu_time_s"].mean() if "cpu_time_s" in r else np.nan,
             **paired_vs_baseline(runs, norm, metric, baseline),
             **seed_ensemble(out, norm, sorted(r["seed"]), metric),
             **late_gain(run_logs(out, r)[norm], metric),
@@ -296,6 +297,11 @@ def paired_cell(r: dict, digits: int = 4) -> str:
     return cell + f", better on {r['paired_wins']}/{r['paired_seeds']} (n={r['paired_seeds']})"
 
 
+def _seconds(value) -> str:
+    """'123 s', or '—' for runs from before CPU time was recorded."""
+    return "—" if value is None or not np.isfinite(value) else f"{value:.0f} s"
+
+
 def _spread(r: dict, column: str) -> str:
     """'0.7600 ± 0.0120' over seeds; one seed has no spread, so just '0.7600'."""
     mean = f"{r[f'{column}_mean']:.4f}"
@@ -308,13 +314,14 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dic
 
     better = "higher" if HIGHER_IS_BETTER.get(metric, False) else "lower"
     lines = [f"# {dataset}: norm variants ({metric}, {better} is better)", "",
-             f"| norm | test {metric} | val {metric} | Δ test vs {baseline} (paired) | seeds | #params | epochs | wall time/run | hardware |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             f"| norm | test {metric} | val {metric} | Δ test vs {baseline} (paired) | seeds | #params | epochs | wall time/run | CPU time/run | hardware |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.to_dict(orient="records"):
         diff = "—" if not r["paired_seeds"] else paired_cell(r)
         lines.append(
             f"| {r['norm']} | {_spread(r, f'test_{metric}')} | {_spread(r, f'val_{metric}')} | {diff} | {r['seeds']} "
-            f"| {r['params']:,} | {r['epochs']} | {r['wall_time_s_mean']:.0f} s | {r['hardware']} |")
+            f"| {r['params']:,} | {r['epochs']} | {r['wall_time_s_mean']:.0f} s | {_seconds(r.get('cpu_time_s_mean'))} "
+            f"| {r['hardware']} |")
     ens = df[df["ensemble_seeds"] > 0].to_dict(orient="records")
     every = [p for p in pairs if np.isfinite(p.get(f"all_runs_test_{metric}", np.nan))]
     late = df[np.isfinite(df["val_late_gain_mean"])].to_dict(orient="records")

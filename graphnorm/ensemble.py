@@ -87,6 +87,7 @@ def ensemble_metrics(cfg, report: dict) -> dict:
         "best_epoch": None, "epochs": max(m["epochs"] for m in members),
         "steps": sum(m["steps"] for m in members),
         "wall_time_s": round(sum(m["wall_time_s"] for m in members), 1),
+        "cpu_time_s": round(sum(m.get("cpu_time_s") or 0.0 for m in members), 1),
         "budget_s": first.get("budget_s"), "stopped_by": first.get("stopped_by"),
         "model": cfg.model_name, "params": sum(m["params"] for m in members),
         "hardware": first.get("hardware"), "git_sha": report["git_sha"],

@@ -113,6 +113,7 @@ def train(cfg: TrainConfig) -> dict:
                          "graphnorm.train.processes.train_run (graphnorm/train/forest_run.py)")
 
     started = time.time()  # a time budget covers the whole run, data set-up included
+    cpu_started = time.process_time()  # CPU seconds: the cost, whatever else shares the cores
     hold_freed_memory()  # else every step faults its big tensors' pages in again (memory.py)
     build_norm(cfg.norm, 8)  # a typo in the norm spec fails now, not after loading data
     budget_note = cfg.budget_warning()
@@ -189,6 +190,7 @@ def train(cfg: TrainConfig) -> dict:
         # epochs count from 1 everywhere (progress bar, here, learning curve)
         "best_epoch": scores["epoch"] + 1 if validated else None, "epochs": trainer.current_epoch,
         "steps": trainer.global_step, "wall_time_s": round(speed.wall_time, 1),
+        "cpu_time_s": round(time.process_time() - cpu_started, 1),
         "budget_s": cfg.budget_s, "stopped_by": stopped_by, "model": cfg.model_name,
         "params": sum(p.numel() for p in module.model.parameters()),
         "train_graphs_per_s": round(speed.graphs_per_second, 1),
