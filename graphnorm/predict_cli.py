@@ -113,6 +113,17 @@ def run_predict(args: argparse.Namespace) -> int:
     return 1 if failed == len(df) else 0
 
 
+def report_failed_rows(command: str, labels, errors, shown: int = 10) -> list:
+    """Print the first ``shown`` failed rows (label: message) on stderr, then a count of the
+    rest; returns every (label, message) of a failed row."""
+    bad = [(lab, e) for lab, e in zip(labels, errors) if e]
+    for lab, e in bad[:shown]:
+        print(f"graphnorm {command}: {lab}: {e}", file=sys.stderr)
+    if len(bad) > shown:
+        print(f"graphnorm {command}: and {len(bad) - shown} more failed rows", file=sys.stderr)
+    return bad
+
+
 def run_embed(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
@@ -136,11 +147,7 @@ def run_embed(args: argparse.Namespace) -> int:
     matrix = np.concatenate(mats)
     inputs = pd.concat(frames, ignore_index=True).fillna("")
     write_embeddings(args.output, matrix, errs, inputs, args.atom_mean)
-    bad = [(lab, e) for lab, e in zip(labels, errs) if e]
-    for lab, e in bad[:10]:
-        print(f"graphnorm embed: {lab}: {e}", file=sys.stderr)
-    if len(bad) > 10:
-        print(f"graphnorm embed: and {len(bad) - 10} more failed rows", file=sys.stderr)
+    bad = report_failed_rows("embed", labels, errs)
     print(f"[graphnorm] wrote {matrix.shape[0]} x {matrix.shape[1]} embeddings ({len(bad)} "
           f"failed{', NaN rows' if bad and args.output.endswith('.npy') else ''}) to {args.output}")
     return 1 if len(bad) == len(errs) else 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from graphnorm.predict_cli import CHECKPOINT_HELP, INPUT_HELP
@@ -117,11 +116,9 @@ def run_explain(args: argparse.Namespace) -> int:
             "std": "population std of the members' scores" if len(members) > 1 else None,
             "rows": len(smiles), "failed": int((ex.molecules.error != "").sum())}
     (out / "explain.json").write_text(json.dumps(meta, indent=2) + "\n")
-    bad = [(lab, e) for lab, e in zip(ex.molecules.row, ex.molecules.error) if e]
-    for lab, e in bad[:10]:
-        print(f"graphnorm explain: {lab}: {e}", file=sys.stderr)
-    if len(bad) > 10:
-        print(f"graphnorm explain: and {len(bad) - 10} more failed rows", file=sys.stderr)
+    from graphnorm.predict_cli import report_failed_rows
+
+    bad = report_failed_rows("explain", ex.molecules.row, ex.molecules.error)
     print(f"[graphnorm] {args.method} attributions of {len(smiles) - len(bad)} molecules "
           f"({len(bad)} failed, {len(members)} model{'s' if len(members) > 1 else ''}) -> {out}")
     return 1 if len(bad) == len(smiles) else 0
