@@ -165,7 +165,14 @@ class Predictor:
         if self.task["task_type"] != "regression":
             raise ValueError("--interval is for regression models; calibrate a classifier's "
                              "probabilities with --calibrate platt|isotonic")
-        q = interval_halfwidths(validation_predictions([m.path for m in self.members]), level)
+        val = validation_predictions([m.path for m in self.members])
+        q = interval_halfwidths(val, level)
+        for target, width in q.items():
+            if not np.isfinite(width):
+                n = int(val[f"y:{target}"].notna().sum())
+                raise ValueError(f"a {level:g} interval for {target} needs at least "
+                                 f"{int(np.ceil(round(level / (1 - level), 9)))} labelled validation "
+                                 f"molecules; the run has {n}: lower --interval or validate on more")
         out = df.copy()
         for column, target in zip(self.columns, self.loaded.targets):
             at = out.columns.get_loc(column) + 1
