@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine with only Python 3.10+:
 #   make train   # set up .venv, then train the fast Graphormer + SepNorm on ZINC-subset, print test MAE
 #   make test    # set up .venv, then run the test suite
+#   make docs    # the documentation site, offline and strict, into site/ (open site/index.html)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -12,7 +13,7 @@ NORM   ?= sep:bn+bn
 # a new directory per run: `graphnorm train` refuses to overwrite a trained run (--resume continues one)
 OUT    ?= runs/zinc-subset-$(subst :,-,$(subst +,-,$(NORM)))-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup train test bench clean
+.PHONY: setup train test docs bench clean
 
 setup: $(STAMP)
 
@@ -33,9 +34,15 @@ train: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
+# the docs extra (pinned by constraints.txt, like everything else) only when it is missing
+docs: setup
+	$(BIN)/python -c "import mkdocs, material, mkdocstrings_handlers.python" 2>/dev/null || \
+		$(BIN)/pip install --quiet -c constraints.txt -e ".[docs]"
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 bench: setup
 	$(BIN)/python experiments/bench_featurize.py
 	$(BIN)/python experiments/bench_throughput.py
 
 clean:
-	rm -rf $(VENV) data/cache
+	rm -rf $(VENV) data/cache site
