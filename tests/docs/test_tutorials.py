@@ -138,6 +138,7 @@ def test_fine_tuning(workdir):
         (workdir / "runs/fine/init_from.json").is_file()
 
 
+@pytest.mark.slow  # four processes start torch: ~30 s of the file's ~70 s
 def test_multiprocess(workdir):
     run_script("multiprocess.sh", workdir, QUICK=QUICK)
     assert json.loads((workdir / "runs/ddp/metrics.json").read_text())["steps"] >= 1
