@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphnorm.benchmark import run_parallel
+from graphnorm.bench.benchmark import run_parallel
 from graphnorm.train.config import TrainConfig
 
 # a fast shape: shallower and wider than slim (12 x 80) uses CPU GEMMs better

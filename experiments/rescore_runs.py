@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from graphnorm.benchmark_summary import summarize
+from graphnorm.bench.summary import summarize
 from graphnorm.train.config import TrainConfig
 from graphnorm.train.datamodule import GraphDataModule
 from graphnorm.train.evaluate import evaluate_checkpoint

@@ -7,7 +7,7 @@ _silence()  # Lightning's ads and torch_geometric's import-time jit warning (see
 
 
 def load_predictor(checkpoint, batch_size: int = 128):
-    """Load a trained checkpoint for prediction from SMILES (see graphnorm.predict)."""
-    from graphnorm.predict import load_predictor as _load
+    """Load a trained checkpoint for prediction from SMILES (see graphnorm.inference.predict)."""
+    from graphnorm.inference.predict import load_predictor as _load
 
     return _load(checkpoint, batch_size=batch_size)

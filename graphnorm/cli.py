@@ -191,8 +191,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from graphnorm.train.processes import train_run
 
     cfg = _train_config(args, TRAIN_KEYS + ("seed", "out", "resume", "ensemble"))
-    if cfg.ensemble > 1:  # N seeds into OUT/model_<k> (graphnorm/ensemble.py)
-        from graphnorm.ensemble import train_ensemble
+    if cfg.ensemble > 1:  # N seeds into OUT/model_<k> (graphnorm/train/ensemble.py)
+        from graphnorm.train.ensemble import train_ensemble
 
         train_ensemble(cfg, jobs=args.jobs)
         return 0
@@ -208,19 +208,19 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from graphnorm.predict_cli import run_predict  # predict/embed live in predict_cli.py
+    from graphnorm.inference.cli import run_predict  # predict/embed: inference/cli.py
 
     return run_predict(args)
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    from graphnorm.predict_cli import run_embed
+    from graphnorm.inference.cli import run_embed
 
     return run_embed(args)
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from graphnorm.benchmark import run_benchmark
+    from graphnorm.bench.benchmark import run_benchmark
 
     cfg = _train_config(args, TRAIN_KEYS + ("ensemble",))
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
@@ -249,8 +249,8 @@ def cmd_hpopt(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import json
 
-    from graphnorm.benchmark_summary import json_safe
-    from graphnorm.compare import compare, format_comparison
+    from graphnorm.bench.summary import json_safe
+    from graphnorm.bench.compare import compare, format_comparison
 
     result = compare(Path(args.a), Path(args.b), split=args.split)
     print(format_comparison(result))
@@ -312,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     _show_defaults(t)
     t.set_defaults(func=cmd_train)
 
-    from graphnorm.predict_cli import add_embed_args, add_predict_args  # torch-free
+    from graphnorm.inference.cli import add_embed_args, add_predict_args  # torch-free
 
     p = sub.add_parser("predict", help="predict properties from SMILES")
     add_predict_args(p)

@@ -81,7 +81,7 @@ def zinc_property_table(raw_dir):
 def real_bench(raw_dir, cache_root, zinc_subset, tmp_path_factory):
     """(out, config, summary) of a tiny benchmark: ln and sep:bn+ln x 2 seeds, one epoch;
     shared by the benchmark and the seed-analysis tests (neither changes its runs)."""
-    from graphnorm.benchmark import run_benchmark
+    from graphnorm.bench.benchmark import run_benchmark
     from graphnorm.train.config import TrainConfig
 
     out = tmp_path_factory.mktemp("bench")

@@ -15,7 +15,7 @@ from typing import Optional
 import torch
 from torch.utils.data import DataLoader, Subset
 
-from graphnorm.checkpoint import load_checkpoint
+from graphnorm.train.checkpoint import load_checkpoint
 from graphnorm.graph import collate_graphs
 from .metrics import embedding_report, singular_values
 from .plots import plot_dimension_distributions, plot_explained_variance, plot_spectra
@@ -71,7 +71,7 @@ def analyze(checkpoint: str, dataset: Optional[str], out: Path, compare: Optiona
     for path in [checkpoint] + ([compare] if compare else []):
         loaded = load_checkpoint(path)
         if data_file is not None:
-            from graphnorm.embed import input_graphs
+            from graphnorm.inference.embed import input_graphs
 
             data = input_graphs(data_file, loaded, smiles_column)
         else:

@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from graphnorm.benchmark_summary import json_safe, load_runs, paired_cell, paired_columns, slug
+from graphnorm.bench.summary import json_safe, load_runs, paired_cell, paired_columns, slug
 
 KINDS = ("vnode", "tokens")
 METRICS = ("uniformity", "ev_1", "effective_rank")
@@ -39,7 +39,7 @@ def analyze_benchmark(bench: Path, out: Path, dataset: Optional[str] = None,
     """The report of every finished run under ``bench`` (a ``graphnorm benchmark --out``)."""
     from torch.utils.data import Subset
 
-    from graphnorm.checkpoint import load_checkpoint
+    from graphnorm.train.checkpoint import load_checkpoint
     from graphnorm.data import load_dataset
     from .analyze import checkpoint_dataset, collect_embeddings
     from .metrics import embedding_report

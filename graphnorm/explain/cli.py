@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path
 
-from graphnorm.predict_cli import CHECKPOINT_HELP, INPUT_HELP
+from graphnorm.inference.cli import CHECKPOINT_HELP, INPUT_HELP
 
 METHOD_CHOICES = ("ig", "occlusion", "rollout")  # graphnorm.explain.methods.METHODS, torch-free
 DEFAULT_METHOD = "occlusion"  # = methods.DEFAULT_METHOD (tested): the faithfulness winner
@@ -50,7 +50,7 @@ def add_explain_args(p: argparse.ArgumentParser) -> None:
 
 def _inputs(args):
     """(smiles, labels, pre-set errors) of --smiles and --input, in that order."""
-    from graphnorm.predict_cli import _inputs as predict_inputs
+    from graphnorm.inference.cli import _inputs as predict_inputs
 
     smiles, labels, errors = [], [], []
     for table, s, lab in predict_inputs(args):
@@ -116,7 +116,7 @@ def run_explain(args: argparse.Namespace) -> int:
             "std": "population std of the members' scores" if len(members) > 1 else None,
             "rows": len(smiles), "failed": int((ex.molecules.error != "").sum())}
     (out / "explain.json").write_text(json.dumps(meta, indent=2) + "\n")
-    from graphnorm.predict_cli import report_failed_rows
+    from graphnorm.inference.cli import report_failed_rows
 
     bad = report_failed_rows("explain", ex.molecules.row, ex.molecules.error)
     print(f"[graphnorm] {args.method} attributions of {len(smiles) - len(bad)} molecules "

@@ -8,7 +8,7 @@
 An ensemble's score of an atom is the mean of its members' scores and ``std`` their population
 standard deviation (how much the members disagree on the atom; NaN for one model). Rows that
 cannot be featurized get their error in ``molecules`` and no atoms. Inputs are featurized one
-slice of ``rows_per_pass`` molecules at a time, as :class:`graphnorm.predict.Predictor` does.
+slice of ``rows_per_pass`` molecules at a time, as :class:`graphnorm.inference.predict.Predictor` does.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.predict import Predictor, load_predictor
+from graphnorm.inference.predict import Predictor, load_predictor
 
 from .methods import DEFAULT_METHOD, DEFAULT_STEPS, check_method, method_function
 
@@ -132,7 +132,7 @@ def load_explainer(checkpoint: str | Path | Sequence[str | Path], method: str = 
                    steps: int = DEFAULT_STEPS, batch_size: int = 64,
                    rows_per_pass: int = 5_000) -> Explainer:
     """An :class:`Explainer` for a checkpoint, run directory or ensemble directory (or
-    several, pooled into one ensemble, as :func:`graphnorm.predict.load_predictor`)."""
+    several, pooled into one ensemble, as :func:`graphnorm.inference.predict.load_predictor`)."""
     predictor = load_predictor(checkpoint, batch_size=batch_size)
     predictor.rows_per_pass = max(1, rows_per_pass)
     return Explainer(predictor, method, steps)

@@ -31,8 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from graphnorm.checkpoint import LoadedModel
-from graphnorm.task import in_units
+from graphnorm.train.checkpoint import LoadedModel
+from graphnorm.train.task import in_units
 
 from .sites import Edit, captured_attention, edited_atom_embeddings, model_kind
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from graphnorm.predict_cli import CHECKPOINT_HELP
+from graphnorm.inference.cli import CHECKPOINT_HELP
 
 
 def add_serve_args(p: argparse.ArgumentParser) -> None:
@@ -35,7 +35,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import torch
     import uvicorn
 
-    from graphnorm.predict import load_predictor
+    from graphnorm.inference.predict import load_predictor
     from graphnorm.serve.app import create_app
     from graphnorm.serve.limits import Limits
     from graphnorm.serve.service import PredictionService

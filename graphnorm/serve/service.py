@@ -1,6 +1,6 @@
 """The model behind ``graphnorm serve``: loaded once, one request on it at a time.
 
-Predictions go through :class:`graphnorm.predict.Predictor`, which featurizes ``rows_per_pass``
+Predictions go through :class:`graphnorm.inference.predict.Predictor`, which featurizes ``rows_per_pass``
 molecules at a time; a lock keeps a single request on the model, so the server holds at most
 one featurized slice whatever the requests' sizes. Per-molecule limits are checked before
 featurization (a 5,000-atom molecule would need ~1 GB of shortest-path arrays).
@@ -12,7 +12,7 @@ import threading
 import warnings
 from typing import Optional, Sequence
 
-from graphnorm.predict import Predictor
+from graphnorm.inference.predict import Predictor
 
 from .limits import Limits
 

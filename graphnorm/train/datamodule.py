@@ -95,7 +95,7 @@ class GraphDataModule(L.LightningDataModule):
     def target_stats(self) -> tuple[list[float], list[float]]:
         """Per-target mean and std of the training labels (regression scaling; missing
         labels ignored), one entry per target."""
-        from graphnorm.task import target_scaling
+        from graphnorm.train.task import target_scaling
 
         self.setup()
         return target_scaling(self.info["task_type"], _targets(self.splits["train"]))

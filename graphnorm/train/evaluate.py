@@ -8,8 +8,8 @@ from typing import Optional, Sequence
 import pandas as pd
 import torch
 
-from graphnorm.checkpoint import load_checkpoint
-from graphnorm.task import compute_metric, per_target_metrics
+from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.train.task import compute_metric, per_target_metrics
 
 
 def predict_loader(models: Sequence, loader) -> tuple[torch.Tensor, torch.Tensor, list]:

@@ -19,7 +19,7 @@ def train_forest(cfg) -> dict:
     import torch
 
     from graphnorm.data.table_dataset import load_table_dataset, spec_from_config, write_run_files
-    from graphnorm.task import compute_metric, per_target_metrics
+    from graphnorm.train.task import compute_metric, per_target_metrics
     from graphnorm.train.evaluate import prediction_frame
     from graphnorm.train.run import _cpu_model, code_sha, refuse_overwrite
 

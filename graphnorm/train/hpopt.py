@@ -73,7 +73,7 @@ def run_hpopt(base, out: Path, budget_s: Optional[float], trials: Optional[int] 
               seed: int = 0) -> dict:
     import optuna
 
-    from graphnorm.task import HIGHER_IS_BETTER
+    from graphnorm.train.task import HIGHER_IS_BETTER
     from graphnorm.train.processes import train_run
 
     if not base.data:

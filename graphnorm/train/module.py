@@ -1,7 +1,7 @@
 """LightningModule around a model of graphnorm.models: training steps and the optimiser.
 
-The task (loss, target scaling, metric) is `graphnorm.task`'s; the checkpoint block is
-written by `graphnorm.checkpoint`.
+The task (loss, target scaling, metric) is `graphnorm.train.task`'s; the checkpoint block is
+written by `graphnorm.train.checkpoint`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import lightning as L
 import torch
 
 from graphnorm.models import build_model
-from graphnorm.task import compute_metric, in_units, is_regression, task_loss
+from graphnorm.train.task import compute_metric, in_units, is_regression, task_loss
 from .schedule import warmup_linear_decay
 
 
@@ -129,9 +129,9 @@ class GraphormerModule(L.LightningModule):
         epochs = trainer.max_epochs if trainer.max_epochs > 0 else self.tc.get("max_epochs") or 200
         return epochs * -(-self.steps_per_epoch // trainer.world_size)
 
-    # ---- self-describing checkpoints (format: graphnorm.checkpoint) ---------------------
+    # ---- self-describing checkpoints (format: graphnorm.train.checkpoint) ---------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        from graphnorm.checkpoint import graphnorm_block
+        from graphnorm.train.checkpoint import graphnorm_block
         from graphnorm.chem import FeaturizerConfig
 
         checkpoint["graphnorm"] = graphnorm_block(
@@ -139,7 +139,7 @@ class GraphormerModule(L.LightningModule):
             FeaturizerConfig.from_dict(self.featurizer), self.train_domain)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
-        from graphnorm.checkpoint import upgrade_state
+        from graphnorm.train.checkpoint import upgrade_state
 
         upgrade_state(checkpoint)
 

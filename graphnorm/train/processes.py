@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def train_run(cfg) -> dict:
     """One training run -- the fingerprint forest (``--model rf``) or a torch model -- and its
-    result (ensembles: graphnorm/ensemble.py, which calls this per member; a picklable top-level
+    result (ensembles: graphnorm/train/ensemble.py, which calls this per member; a picklable top-level
     function; torch loads in the worker). In a worker whose parent has ended, it refuses: the
     pool hands workers queued runs ahead of time, and nobody would collect their results."""
     import multiprocessing

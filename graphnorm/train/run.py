@@ -31,7 +31,7 @@ from .init_from import RECORD as INIT_RECORD, init_from_checkpoint
 from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
-from graphnorm.task import HIGHER_IS_BETTER
+from graphnorm.train.task import HIGHER_IS_BETTER
 
 
 def git_sha() -> str:

@@ -50,7 +50,7 @@ def test_repeats_pair_models_on_each_split(table, cache_root, tmp_path):
     assert splits["ln/seed0"]["test"] == splits["rf/seed0"]["test"]  # same split per repeat
     assert splits["ln/seed0"]["test"] != splits["ln/seed1"]["test"]  # a new split each repeat
     assert runs["rf/seed1"]["config"]["split_seed"] == 1 and runs["rf/seed0"]["metric"] == "rmse"
-    from graphnorm.checkpoint import CheckpointError, checkpoint_files
+    from graphnorm.train.checkpoint import CheckpointError, checkpoint_files
 
     with pytest.raises(CheckpointError, match="random-forest run"):
         checkpoint_files(out / "runs" / "rf" / "seed0")
@@ -79,8 +79,8 @@ def test_an_ensemble_is_one_benchmark_run_with_intervals(table, cache_root, tmp_
     err = np.sqrt(((test["pred:logp"] - test["y:logp"]) ** 2).mean())
     assert metrics["per_target"]["test"]["logp"]["rmse"] == pytest.approx(err, rel=1e-5)
 
-    from graphnorm.conformal import run_interval_report
-    from graphnorm.predict import load_predictor
+    from graphnorm.inference.conformal import run_interval_report
+    from graphnorm.inference.predict import load_predictor
 
     report = run_interval_report([run / "model_0"], 0.8)["runs"][0]
     assert 0.0 <= report["logp"]["coverage"] <= 1.0 and report["logp"]["width"] > 0

@@ -4,12 +4,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graphnorm.checkpoint import load_checkpoint
+from graphnorm.train.checkpoint import load_checkpoint
 from graphnorm.explain.methods import (METHODS, attention_probs, attention_rollout,
                                        check_method, integrated_gradients, model_output,
                                        occlusion)
 from graphnorm.explain.sites import captured_attention
-from graphnorm.predict import Predictor
+from graphnorm.inference.predict import Predictor
 from tiny_checkpoint import write_checkpoint
 
 SMILES = ["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "CN"]

@@ -61,7 +61,7 @@ def test_limits_are_checked():
 
 
 def test_service_screens_rows_and_holds_one_slice(tmp_path, monkeypatch):
-    from graphnorm.predict import load_predictor
+    from graphnorm.inference.predict import load_predictor
     from graphnorm.serve.service import PredictionService
     from tiny_checkpoint import write_checkpoint
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphnorm.checkpoint import load_checkpoint
+from graphnorm.train.checkpoint import load_checkpoint
 from graphnorm.models import build_model
 from graphnorm.train.init_from import InitFromError, init_from_checkpoint
 
@@ -97,7 +97,7 @@ def test_a_refused_init_leaves_no_run_folder(tiny_run, raw_dir, cache_root, tmp_
 
 
 def test_benchmark_points_each_variant_at_its_own_checkpoint(tmp_path, monkeypatch):
-    import graphnorm.benchmark as bench
+    import graphnorm.bench.benchmark as bench
     from graphnorm.train.config import TrainConfig
 
     seen = []

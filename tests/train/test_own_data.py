@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from graphnorm.checkpoint import load_checkpoint
+from graphnorm.train.checkpoint import load_checkpoint
 from graphnorm.cli import main
 
 TINY = ["--preset", "tiny", "--batch-size", "32", "--lr", "1e-3", "--threads", "1",
@@ -66,7 +66,7 @@ def test_run_files_and_checkpoint_record_the_task(ensemble, table):
     train = _split_frame(df, ensemble, "train")
     assert loaded.target_mean.tolist() == pytest.approx([train.logp.mean(), train.tpsa.mean()], rel=1e-4)
     assert loaded.meta["train_domain"]["max_atoms"] >= 20
-    from graphnorm.checkpoint import CHECKPOINT_FORMAT
+    from graphnorm.train.checkpoint import CHECKPOINT_FORMAT
 
     assert loaded.meta["format"] == CHECKPOINT_FORMAT
 
@@ -88,7 +88,7 @@ def test_predict_ensemble_keeps_columns_and_adds_std(ensemble, table, tmp_path):
     assert "line 4 is not valid UTF-8" in out.error[2] and out.logp[2] == ""
     good = out[out.error == ""]
     assert len(good) == 38 and (good.logp_std.astype(float) > 0).all()
-    from graphnorm.predict import load_predictor
+    from graphnorm.inference.predict import load_predictor
 
     members = [load_predictor(ensemble / f"model_{k}").predict(rows.smiles[:2]) for k in (0, 1)]
     mean = (members[0].logp + members[1].logp) / 2
@@ -157,7 +157,7 @@ def test_checkpoint_messages(ensemble, tmp_path, capsys):
 
 
 def test_format_1_checkpoint_with_scalar_scaling_still_predicts(ensemble, tmp_path):
-    from graphnorm.predict import load_predictor
+    from graphnorm.inference.predict import load_predictor
 
     ckpt = torch.load(ensemble / "model_0" / "best.ckpt", weights_only=True)
     meta = ckpt["graphnorm"]
@@ -210,7 +210,7 @@ def test_classification_reports_rocauc(table, cache_root, tmp_path):
     test = metrics["per_target"]["test"]
     assert metrics["metric"] == "rocauc" and test["polar"]["rocauc"] > 0.7, test
     assert test["polar"]["n"] < test["qed_high"]["n"]  # missing labels are not scored
-    from graphnorm.predict import load_predictor
+    from graphnorm.inference.predict import load_predictor
 
     p = load_predictor(out).predict(["CCO", "CC(=O)Nc1ccc(O)cc1"])
     assert p.columns.tolist() == ["smiles", "polar", "qed_high", "error"]

@@ -1,5 +1,5 @@
 """End-to-end training on a real ZINC-subset slice: artifacts and metrics (prediction:
-tests/test_predict.py; checkpoints: tests/test_checkpoint.py)."""
+tests/inference/test_predict.py; checkpoints: tests/train/test_checkpoint.py)."""
 import json
 import math
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tiny_runs import tiny_config
-from graphnorm.checkpoint import load_checkpoint
+from graphnorm.train.checkpoint import load_checkpoint
 from graphnorm.train.run import train
 
 

@@ -4,7 +4,7 @@ from graphnorm import load_predictor
 from graphnorm.chem import FeaturizerConfig, featurize_many, smiles_to_data
 from graphnorm.data import load_dataset  # {"train", "val", "test"} of PyG Data with y and smiles
 from graphnorm.data.table_dataset import TableSpec, load_table_dataset
-from graphnorm.embed import embed_smiles
+from graphnorm.inference.embed import embed_smiles
 from graphnorm.graph import collate_graphs, graphormer_slim
 from graphnorm.norms import build_norm  # "ln", "bn", "rms", "none", "isobn", "sep:bn+ln", ...
 

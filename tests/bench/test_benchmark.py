@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import graphnorm.benchmark as bench
-import graphnorm.benchmark_summary as summary
-from graphnorm.benchmark import run_benchmark
+import graphnorm.bench.benchmark as bench
+import graphnorm.bench.summary as summary
+from graphnorm.bench.benchmark import run_benchmark
 from graphnorm.train.config import TrainConfig
 
 
@@ -280,7 +280,7 @@ def test_models_share_one_table_and_predict(real_bench, tmp_path):
     import dataclasses
 
     from graphnorm.analysis.analyze import analyze
-    from graphnorm.predict import load_predictor
+    from graphnorm.inference.predict import load_predictor
 
     _, cfg, _ = real_bench
     with pytest.warns(UserWarning, match="both set"):  # a 1-epoch run with a time budget, on purpose

@@ -1,10 +1,10 @@
-"""Prediction from SMILES with a trained checkpoint (graphnorm/predict.py, `graphnorm
+"""Prediction from SMILES with a trained checkpoint (graphnorm/inference/predict.py, `graphnorm
 predict`): rows in order with their own errors, sizes beyond training flagged, batch-
 independent outputs, the featurizer read back from the checkpoint."""
 import pandas as pd
 import pytest
 
-from graphnorm.predict import load_predictor
+from graphnorm.inference.predict import load_predictor
 
 
 def test_predictor_rows_in_order_with_errors(tiny_run):
@@ -30,7 +30,7 @@ def test_predict_refuses_molecules_rdkit_cannot_sanitize(tiny_run):
 def test_prediction_beyond_training_sizes_is_flagged(tiny_run, zinc_subset):
     out, _ = tiny_run
     predictor = load_predictor(out / "best.ckpt")
-    from graphnorm.predict import ExtrapolationWarning
+    from graphnorm.inference.predict import ExtrapolationWarning
     from graphnorm.train.datamodule import graph_sizes
 
     largest = int(graph_sizes(zinc_subset["train"]).max())
@@ -74,7 +74,7 @@ def test_cli_predict_file_and_exit_codes(tiny_run, tmp_path):
 
 
 def test_several_checkpoints_pool_into_one_ensemble(tiny_run, tmp_path):
-    from graphnorm.checkpoint import CheckpointError
+    from graphnorm.train.checkpoint import CheckpointError
     from graphnorm.cli import main
 
     import torch
@@ -142,7 +142,7 @@ def test_huge_inputs_are_featurized_a_slice_at_a_time(tiny_run, monkeypatch):
     featurized in slices (memory stays flat on huge files)."""
     import warnings
 
-    from graphnorm.predict import Predictor
+    from graphnorm.inference.predict import Predictor
 
     out, _ = tiny_run
     whole = load_predictor(out / "best.ckpt")
@@ -165,7 +165,7 @@ def test_predict_progress_is_a_bar_on_a_terminal_and_lines_in_a_log(tiny_run, mo
     import sys
     import warnings
 
-    from graphnorm.predict import Predictor
+    from graphnorm.inference.predict import Predictor
 
     out, _ = tiny_run
     whole = load_predictor(out / "best.ckpt")
@@ -196,7 +196,7 @@ def test_predict_progress_is_a_bar_on_a_terminal_and_lines_in_a_log(tiny_run, mo
 def test_a_fingerprint_run_trains_and_predicts_with_its_featurizer(zinc_property_table, cache_root, tmp_path):
     """featurizer: {fingerprint_bits: N} travels once: data cache, model size, checkpoint,
     and predict featurizes new SMILES with it (own table: 200 molecules, seconds)."""
-    from graphnorm.checkpoint import load_checkpoint
+    from graphnorm.train.checkpoint import load_checkpoint
     from graphnorm.train.config import TrainConfig
     from graphnorm.train.run import train
 

@@ -1,6 +1,6 @@
 """Molecule embeddings from a trained checkpoint: the final-norm [VNode] vector per molecule.
 
-    >>> from graphnorm.embed import embed_smiles
+    >>> from graphnorm.inference.embed import embed_smiles
     >>> emb, errors = embed_smiles("runs/x/best.ckpt", ["CCO", "c1ccccc1"])   # [2, D]
 
 The [VNode] token is the Graphormer's graph-level summary after the final norm (SepNorm
@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.checkpoint import CheckpointError, checkpoint_files, load_checkpoint
-from graphnorm.predict import Predictor
+from graphnorm.train.checkpoint import CheckpointError, checkpoint_files, load_checkpoint
+from graphnorm.inference.predict import Predictor
 
 OUTPUT_FORMATS = (".npy", ".csv", ".parquet")
 
@@ -107,7 +107,7 @@ def write_embeddings(path, matrix: np.ndarray, errors: Sequence[str], inputs: pd
 def input_graphs(path, loaded, smiles_column: Optional[str] = None) -> list:
     """The featurizable molecules of an input file, featurized as ``loaded`` was trained
     (its vocab and hops), for analyses over a user's own molecules (``analyze --data``)."""
-    from graphnorm.predict import read_input
+    from graphnorm.inference.predict import read_input
 
     table = read_input(path, smiles_column)
     graphs, errors = Predictor(loaded).featurize(table.smiles)

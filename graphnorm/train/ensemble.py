@@ -109,8 +109,8 @@ def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list
 
 
 def evaluate_ensemble(cfg) -> dict:
-    from graphnorm.checkpoint import checkpoint_files, load_checkpoint
-    from graphnorm.task import compute_metric, per_target_metrics
+    from graphnorm.train.checkpoint import checkpoint_files, load_checkpoint
+    from graphnorm.train.task import compute_metric, per_target_metrics
     from graphnorm.train.datamodule import GraphDataModule
     from graphnorm.train.evaluate import predict_loader, prediction_frame
     from graphnorm.train.run import code_sha

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from graphnorm.benchmark_plots import plot_curves, plot_summary, val_curve
+from graphnorm.bench.plots import plot_curves, plot_summary, val_curve
 
 _READS: dict | None = None  # path -> frame while `summarize` runs (None: no caching)
 
@@ -106,7 +106,7 @@ def interval_check(out: Path, name: str, seeds: Sequence[int], level: float = 0.
     tables): regression, the coverage and width of the split-conformal ``level`` interval
     fitted on the run's validation predictions (mean over runs and targets); binary, the ECE
     before and after Platt scaling. Empty when a run lacks its prediction files."""
-    from graphnorm.conformal import run_interval_report
+    from graphnorm.inference.conformal import run_interval_report
 
     runs = [out / "runs" / slug(name) / f"seed{s}" for s in seeds]
     if not runs or not all((r / "predictions_val.csv.gz").is_file() and
@@ -173,7 +173,7 @@ def ensemble_score(paths: Sequence[Path], metric: str) -> float | None:
     same molecules with the same labels (else the mean would mix different rows)."""
     import torch
 
-    from graphnorm.task import compute_metric
+    from graphnorm.train.task import compute_metric
 
     if len(paths) < 2 or not all(p.is_file() for p in paths):
         return None
@@ -192,7 +192,7 @@ def late_gain(logs: Sequence[Path], metric: str, fraction: float = 0.2) -> dict:
     improved during the last ``fraction`` of its epochs (>= 0, in the metric's units; near 0:
     flat, so a longer run would barely change the pick); mean and max over the runs with a
     log of >= 5 epochs, else NaN."""
-    from graphnorm.task import HIGHER_IS_BETTER
+    from graphnorm.train.task import HIGHER_IS_BETTER
 
     sign = -1.0 if HIGHER_IS_BETTER.get(metric, False) else 1.0  # as "lower is better"
     gains = []
@@ -246,7 +246,7 @@ def plot_title(runs: pd.DataFrame, dataset: str, stat: str = ", mean ± std") ->
 
 def paired_vs_baseline(runs: pd.DataFrame, norm: str, metric: str, baseline: str = "ln") -> dict:
     """(variant - baseline) test metric over the seeds both have run, see `paired_difference`."""
-    from graphnorm.task import HIGHER_IS_BETTER
+    from graphnorm.train.task import HIGHER_IS_BETTER
 
     return paired_columns(runs, norm, f"test_{metric}", HIGHER_IS_BETTER.get(metric, False), baseline)
 
@@ -310,7 +310,7 @@ def _spread(r: dict, column: str) -> str:
 
 def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dict] = (),
                 baseline: str = "ln") -> str:
-    from graphnorm.task import HIGHER_IS_BETTER
+    from graphnorm.train.task import HIGHER_IS_BETTER
 
     better = "higher" if HIGHER_IS_BETTER.get(metric, False) else "lower"
     lines = [f"# {dataset}: norm variants ({metric}, {better} is better)", "",

@@ -1,11 +1,11 @@
-"""Split-conformal intervals and probability calibration (graphnorm/conformal.py)."""
+"""Split-conformal intervals and probability calibration (graphnorm/inference/conformal.py)."""
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from graphnorm.conformal import (ProbabilityCalibrator, conformal_quantile, coverage,
+from graphnorm.inference.conformal import (ProbabilityCalibrator, conformal_quantile, coverage,
                                  expected_calibration_error, interval_halfwidths,
                                  validation_predictions)
 
@@ -64,7 +64,7 @@ def test_calibration_reduces_ece_of_overconfident_probabilities():
 
 
 def test_too_small_a_validation_split_is_refused_by_name(tmp_path):
-    from graphnorm.predict import Predictor
+    from graphnorm.inference.predict import Predictor
 
     ckpt = _write_val(tmp_path / "r", ["C", "CC", "CCC"], [1.0, 2.0, 3.0], [1.0, 2.0, 3.5])
     member = type("M", (), {"path": ckpt})()

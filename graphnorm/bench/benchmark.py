@@ -3,7 +3,7 @@
 Every (norm, seed) run is an ordinary training run in ``OUT/runs/<norm>/seed<k>``; a run
 with a ``metrics.json`` is finished and skipped, one with only ``last.ckpt`` is resumed, so an
 interrupted benchmark continues where it stopped. The summary is rebuilt from the
-``metrics.json`` files alone (``benchmark_summary``). ``jobs`` > 1 trains that many runs at
+``metrics.json`` files alone (``bench.summary``). ``jobs`` > 1 trains that many runs at
 once in separate processes (each with ``threads`` threads, default 1): on a CPU, independent
 one-thread runs use the cores better than one run with many threads.
 """
@@ -18,7 +18,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from graphnorm.benchmark_summary import slug, summarize, variant
+from graphnorm.bench.summary import slug, summarize, variant
 from graphnorm.train.processes import die_with_parent, train_run
 
 
@@ -52,7 +52,7 @@ def run_one(cfg) -> None:
     """A benchmark run: one training run, or an ensemble (``--ensemble N``) whose members
     train one after another into the run's folder."""
     if cfg.ensemble > 1:
-        from graphnorm.ensemble import train_ensemble
+        from graphnorm.train.ensemble import train_ensemble
 
         train_ensemble(cfg, jobs=1)
     else:

@@ -54,7 +54,7 @@ def add_embed_args(p: argparse.ArgumentParser) -> None:
 
 def _inputs(args):
     """[(table or None, smiles, row labels)] from --smiles and --input."""
-    from graphnorm.predict import read_input
+    from graphnorm.inference.predict import read_input
 
     if not args.smiles and not args.input:
         raise ValueError("give --smiles S [S ...] or --input FILE")
@@ -83,7 +83,7 @@ def _write_csv(df, output) -> None:
 def run_predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from graphnorm.predict import ExtrapolationWarning, load_predictor
+    from graphnorm.inference.predict import ExtrapolationWarning, load_predictor
 
     parts = _inputs(args)
     predictor = load_predictor(args.checkpoint, batch_size=args.batch_size)
@@ -128,7 +128,7 @@ def run_embed(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from graphnorm.embed import embed_smiles, load_embedder, write_embeddings
+    from graphnorm.inference.embed import embed_smiles, load_embedder, write_embeddings
 
     parts = _inputs(args)
     embedder = load_embedder(args.checkpoint, batch_size=args.batch_size)

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from graphnorm.cli import main
-from graphnorm.compare import compare, format_comparison
+from graphnorm.bench.compare import compare, format_comparison
 
 
 def _runs(folder, values, dataset="ogbg-molhiv", metric="rocauc"):

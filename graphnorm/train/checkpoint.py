@@ -56,7 +56,7 @@ class LoadedModel:
 
     def predict_batch(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or probabilities (binary): [B, T]."""
-        from graphnorm.task import predictions
+        from graphnorm.train.task import predictions
 
         with torch.no_grad():
             out = self.model(batch)

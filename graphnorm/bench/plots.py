@@ -1,5 +1,5 @@
 """Pictures of a benchmark: ``summary.png`` (bars per variant) and ``curves.png`` (every run's
-validation curve), both redrawn from the files of ``OUT/runs`` by ``benchmark_summary.summarize``."""
+validation curve), both redrawn from the files of ``OUT/runs`` by ``bench.summary.summarize``."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphnorm.benchmark_summary import paired_cell, paired_difference
+from graphnorm.bench.summary import paired_cell, paired_difference
 
 def read_seeds(folder: Path, split: str = "test") -> tuple[pd.Series, dict]:
     """``{seed: <split>_<metric>}`` of every finished run in ``folder`` and the facts both sides
@@ -44,7 +44,7 @@ def read_seeds(folder: Path, split: str = "test") -> tuple[pd.Series, dict]:
 def compare(a: Path, b: Path, split: str = "test") -> dict:
     """A - B per common seed (`paired_difference`), both sides' per-seed values and means.
     Refuses runs on different datasets or metrics: their numbers are not comparable."""
-    from graphnorm.task import HIGHER_IS_BETTER
+    from graphnorm.train.task import HIGHER_IS_BETTER
 
     va, fa = read_seeds(a, split)
     vb, fb = read_seeds(b, split)

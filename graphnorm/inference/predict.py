@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.checkpoint import CheckpointError, LoadedModel, checkpoint_files, load_checkpoint
+from graphnorm.train.checkpoint import CheckpointError, LoadedModel, checkpoint_files, load_checkpoint
 from graphnorm.chem import featurize_many, graph_data
 from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs
@@ -159,8 +159,8 @@ class Predictor:
     def add_intervals(self, df: pd.DataFrame, level: float) -> pd.DataFrame:
         """Regression: ``<column>_lo`` / ``<column>_hi`` after each prediction column, the
         split-conformal interval at coverage ``level`` fitted on the validation predictions
-        of the run(s) the model came from (graphnorm/conformal.py)."""
-        from graphnorm.conformal import interval_halfwidths, validation_predictions
+        of the run(s) the model came from (graphnorm/inference/conformal.py)."""
+        from graphnorm.inference.conformal import interval_halfwidths, validation_predictions
 
         if self.task["task_type"] != "regression":
             raise ValueError("--interval is for regression models; calibrate a classifier's "
@@ -183,8 +183,8 @@ class Predictor:
 
     def calibrate(self, df: pd.DataFrame, method: str) -> pd.DataFrame:
         """Binary: each probability column mapped by a Platt or isotonic calibrator fitted
-        on the validation predictions (graphnorm/conformal.py)."""
-        from graphnorm.conformal import ProbabilityCalibrator, validation_predictions
+        on the validation predictions (graphnorm/inference/conformal.py)."""
+        from graphnorm.inference.conformal import ProbabilityCalibrator, validation_predictions
 
         if self.task["task_type"] != "binary":
             raise ValueError("--calibrate is for classification models; regression models "
