@@ -10,7 +10,7 @@ REPEATS=${REPEATS:-5}
 # 1. train: without --config the small-table recipe is picked for a --data table
 graphnorm train --data mols.csv --target-columns Y --out runs/mine $QUICK
 
-# 2. predict: Y for each row of new.csv, with a 90 % split-conformal interval (Y_lo, Y_hi)
+# 2. predict: Y for each row of new.csv, with a 90 % split-conformal interval (prediction_lo, prediction_hi)
 graphnorm predict --checkpoint runs/mine --input new.csv --interval 0.9 --output preds.csv
 
 # 3. embed: the [VNode] vector of each molecule, one row per input row. A table under 1,000
