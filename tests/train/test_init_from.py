@@ -102,7 +102,7 @@ def test_benchmark_points_each_variant_at_its_own_checkpoint(tmp_path, monkeypat
 
     seen = []
     monkeypatch.setattr(bench, "train_run", lambda cfg: seen.append((cfg.norm, cfg.init_from)))
-    monkeypatch.setattr(bench, "summarize", lambda *a: None)
+    monkeypatch.setattr(bench, "summarize", lambda *a, **k: None)
     cfg = TrainConfig(dataset="zinc-subset", preset="tiny", progress=False,
                       init_from="pre/runs/{variant}/seed0")
     bench.run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=1, out=tmp_path)

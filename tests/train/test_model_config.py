@@ -39,4 +39,4 @@ def test_slim_is_defined_once_as_the_config_defaults():
         (default.num_layers, default.hidden, default.ffn_hidden, default.heads) == (12, 80, 80, 8)
     small = model_config_for(TrainConfig(preset="small"), ZINC, FeaturizerConfig(vocab="zinc"))
     assert small["num_layers"] == PRESETS["graphormer"]["small"]["num_layers"]
-    assert presets_help() == "graphormer slim (default) | small | tiny; gine/gin-vn base (default) | tiny"
+    assert presets_help() == "graphormer slim (default) | small | fast | tiny; gine/gin-vn base (default) | tiny"
