@@ -32,19 +32,17 @@ def test_non_utf8_lines_become_row_errors():
     assert up.errors[1].startswith("UnicodeDecodeError: line 3 is not valid UTF-8 (byte 0xff")
 
 
-def test_unreadable_uploads_are_refused_with_reasons():
-    with pytest.raises(UploadError, match="empty"):
-        read_upload("m.csv", b"", LIMIT)
-    with pytest.raises(UploadError, match="empty"):
-        read_upload("m.smi", b"\n\n", LIMIT)
-    with pytest.raises(UploadError, match="header but no molecules"):
-        read_upload("m.csv", b"smiles\n", LIMIT)
-    with pytest.raises(UploadError, match="no 'smiles' column"):
-        read_upload("m.csv", b"a,b\n1,2\n", LIMIT)
-    with pytest.raises(UploadError, match="name the file"):
-        read_upload("m.exe", b"CCO", LIMIT)
-    with pytest.raises(UploadError, match="not a readable gzip"):
-        read_upload("m.csv.gz", b"not gzip", LIMIT)
+@pytest.mark.parametrize("name,body,reason", [
+    ("m.csv", b"", "empty"),
+    ("m.smi", b"\n\n", "empty"),
+    ("m.csv", b"smiles\n", "header but no molecules"),
+    ("m.csv", b"a,b\n1,2\n", "no 'smiles' column"),
+    ("m.exe", b"CCO", "name the file"),
+    ("m.csv.gz", b"not gzip", "not a readable gzip"),
+])
+def test_unreadable_uploads_are_refused_with_reasons(name, body, reason):
+    with pytest.raises(UploadError, match=reason):
+        read_upload(name, body, LIMIT)
 
 
 def test_gzip_is_decompressed_within_the_limit():
