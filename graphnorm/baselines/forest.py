@@ -25,13 +25,15 @@ class ForestConfig:
     min_samples_leaf: int = 1
 
 
-def morgan_counts(smiles: list[str], radius: int = COUNT_RADIUS, bits: int = COUNT_BITS) -> np.ndarray:
-    """float32 [N, bits] folded Morgan counts (RDKit's generator); the rows were sanitized by
-    the table reader already, so a failure here is a bug, raised with the SMILES."""
+def morgan_counts(smiles: list[str], bits: int = COUNT_BITS) -> np.ndarray:
+    """float32 [N, bits] folded Morgan counts of radius 2 (the featurizer's generator,
+    `chem.molecule.morgan_generator`); the rows were sanitized by the table reader already,
+    so a failure here is a bug, raised with the SMILES."""
     from rdkit import Chem
-    from rdkit.Chem import rdFingerprintGenerator
 
-    gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=bits)
+    from graphnorm.chem.molecule import morgan_generator
+
+    gen = morgan_generator(bits)
     out = np.zeros((len(smiles), bits), dtype=np.float32)
     for i, s in enumerate(smiles):
         mol = Chem.MolFromSmiles(s)
@@ -39,10 +41,6 @@ def morgan_counts(smiles: list[str], radius: int = COUNT_RADIUS, bits: int = COU
             raise ValueError(f"random forest: RDKit cannot read SMILES {s!r}")
         out[i] = gen.GetCountFingerprintAsNumPy(mol)
     return out
-
-
-def _smiles(dataset) -> list[str]:
-    return [dataset[i].smiles for i in range(len(dataset))]
 
 
 def fit_predict(task_type: str, x_train: np.ndarray, y_train: np.ndarray, xs: list[np.ndarray],

@@ -195,7 +195,7 @@ def smiles_to_graph(smiles: str, vocab: str = "ogb", sanitize: str = "strict",
 
 
 @functools.lru_cache(maxsize=4)
-def _morgan_generator(bits: int):
+def morgan_generator(bits: int):
     from rdkit.Chem import rdFingerprintGenerator
 
     return rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=bits)
@@ -206,7 +206,7 @@ def morgan_fingerprint(mol: Chem.Mol, bits: int, smiles: str | None = None) -> n
     ECFP4-like), folded to ``bits`` bits by RDKit's
     ``rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=bits)``; packed 8 bits per
     byte (``np.packbits``, first bit highest): uint8 [1, bits // 8]. `unpack_bits` undoes it."""
-    gen = _morgan_generator(bits)
+    gen = morgan_generator(bits)
     try:
         fp = gen.GetFingerprintAsNumPy(mol)
     except RuntimeError:  # "RingInfo not initialized": sanitize="benchmark" molecules (RemoveHs)

@@ -74,6 +74,11 @@ class GraphDataset(InMemoryDataset):
         """Atoms per graph, read from the storage offsets (no per-item ``Data`` built): [len]."""
         return self._selected(self.slices["x"].diff())
 
+    def molecule_rows(self, key: str) -> torch.Tensor:
+        """A one-row-per-molecule field (``descriptors``, ``fingerprint``) of the selected
+        graphs, read from storage (no per-item ``Data`` built): [len, width]."""
+        return self._selected(self._data[key])
+
     def targets(self) -> torch.Tensor:
         """Labels as [len, num_tasks] float (one ``y`` row per graph)."""
         y = self._data.y.float()

@@ -104,18 +104,21 @@ def checkpoint_files(path: str | Path) -> list[Path]:
     if others:
         raise CheckpointError(f"{path} holds several checkpoints ({', '.join(p.name for p in others)}) "
                               "but no best.ckpt; pass one of them")
-    if '"model": "rf"' in _text(path / "metrics.json"):
+    if _run_model(path) == "rf":
         raise CheckpointError(f"{path} is a random-forest run (--model rf): it has no "
                               "checkpoint; predict, embed and explain take the graph models")
     raise CheckpointError(f"{path} is a directory without checkpoints (no best.ckpt, no "
                           f"model_<k>/best.ckpt); {TRAIN_HINT}")
 
 
-def _text(path: Path) -> str:
+def _run_model(run: Path):
+    """The ``model`` a run folder's metrics.json names (None when there is none to read)."""
+    import json
+
     try:
-        return path.read_text()
-    except (OSError, UnicodeDecodeError):
-        return ""
+        return json.loads((run / "metrics.json").read_text()).get("model")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _read(path: Path, map_location: str) -> dict:

@@ -107,7 +107,7 @@ class GraphDataModule(L.LightningDataModule):
         base, pick = _storage(self.splits["train"])
         if base is None:
             return torch.cat([d.descriptors.reshape(1, -1).float() for d in _iter(self.splits["train"])])
-        values = base._selected(base._data.descriptors.float())
+        values = base.molecule_rows("descriptors").float()
         return values if pick is None else values[pick]
 
     def write_data_files(self, out) -> None:
