@@ -5,6 +5,12 @@ head's width follows the new task's targets, and the target scaling is the new d
 checkpoint must hold the same model, built on the same featurizer settings; a difference is
 refused by name, never loaded in part. Settings that only act during training (dropout) and
 those that only shape the head (number of targets, readout) may differ.
+
+One input may be added: RDKit descriptors at the head (`ADDABLE_AT_HEAD`), when the
+checkpoint was trained without them (the shipped ``zinc250k`` backbone regressed them, so it
+could not take them as inputs). Their encoder starts fresh, like the head; the backbone is
+unchanged, since head-side inputs never reach a block. ``path`` may name a shipped backbone
+(`graphnorm.pretrained`).
 """
 from __future__ import annotations
 
@@ -20,6 +26,8 @@ from .model_config import comparable
 # model config fields a fine-tuning run may set anew: training-time only, or head-only
 FREE_FIELDS = ("num_tasks", "dropout", "attention_dropout", "fingerprint_dropout", "readout")
 HEAD_PREFIX = "head."
+# featurizer/model field -> weight prefix of an input a fine-tuning run may add at the head
+ADDABLE_AT_HEAD = {"descriptors": "descriptors."}
 RECORD = "init_from.json"  # in the run folder: what was loaded, for metrics.json and --resume
 
 
@@ -39,25 +47,39 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     returns {"path", "sha256", "epoch", "tensors", "task"} for the run's metrics.json."""
     from graphnorm.train.checkpoint import CheckpointError, load_checkpoint
 
+    from graphnorm.pretrained import resolve_init_from
+
     try:  # a run directory means its best.ckpt; an ensemble directory is refused
-        loaded = load_checkpoint(path)
+        loaded = load_checkpoint(resolve_init_from(path))
     except CheckpointError as err:
         raise InitFromError(f"--init-from: {err}") from err
     where = f"--init-from {loaded.path}"
     # asdict, not to_dict: to_dict leaves out fingerprint_bits when it is 0
-    featurizer_diff = _differences(dataclasses.asdict(loaded.featurizer), dataclasses.asdict(featurizer))
+    added = _added_at_head(loaded, model_config)
+    featurizer_diff = _differences(dataclasses.asdict(loaded.featurizer),
+                                   dataclasses.asdict(featurizer), added)
     if featurizer_diff:
         raise InitFromError(f"{where}: its data was featurized differently "
                             f"({'; '.join(featurizer_diff)}); featurize this run the same way "
                             "(e.g. --fingerprint-bits), since the input layers depend on it")
-    model_diff = _differences(loaded.meta["model_config"], model_config, FREE_FIELDS)
+    model_diff = _differences(loaded.meta["model_config"], model_config, FREE_FIELDS + added)
     if model_diff:
         raise InitFromError(f"{where}: another model ({'; '.join(model_diff)}); use the same "
                             "model, preset, norm and options as the pre-training run")
     state = {k: v for k, v in loaded.model.state_dict().items() if not k.startswith(HEAD_PREFIX)}
     missing, unexpected = model.load_state_dict(state, strict=False)
-    stray = [k for k in missing if not k.startswith(HEAD_PREFIX)] + list(unexpected)
+    fresh = (HEAD_PREFIX,) + tuple(ADDABLE_AT_HEAD[k] for k in added)
+    stray = [k for k in missing if not k.startswith(fresh)] + list(unexpected)
     if stray:  # configs agreed but the weights do not: a bug, never a partial load
         raise InitFromError(f"{where}: weights do not match this model: {stray[:5]}")
     return {"path": str(loaded.path), "sha256": sha256_file(loaded.path),
-            "epoch": loaded.epoch + 1, "tensors": len(state), "task": loaded.task.get("name")}
+            "epoch": loaded.epoch + 1, "tensors": len(state), "task": loaded.task.get("name"),
+            **({"added_at_head": list(added)} if added else {})}
+
+
+def _added_at_head(loaded, model_config: dict) -> tuple:
+    """The `ADDABLE_AT_HEAD` inputs this run has at the head and the checkpoint lacks."""
+    before = loaded.meta["model_config"]
+    return tuple(k for k in ADDABLE_AT_HEAD
+                 if not before.get(k) and model_config.get(k)
+                 and model_config.get(f"{k}_at", "head") == "head")

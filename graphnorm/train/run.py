@@ -100,8 +100,9 @@ def _initialize(module, model_config: dict, featurizer, init_from, out: Path, re
     if resuming and record.is_file():
         return json.loads(record.read_text())
     info = init_from_checkpoint(module.model, model_config, featurizer, init_from)
+    fresh = " and ".join(["the head"] + [f"the {k} encoder" for k in info.get("added_at_head", [])])
     print(f"initialized from {info['path']} (epoch {info['epoch']}, {info['tensors']} tensors; "
-          f"the head starts fresh)", flush=True)
+          f"{fresh} start{'s' if fresh == 'the head' else ''} fresh)", flush=True)
     return info
 
 

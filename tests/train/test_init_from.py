@@ -61,6 +61,63 @@ def test_another_norm_is_refused_by_name(pretrained):
         init_from_checkpoint(build_model(config), config, loaded.featurizer, path)
 
 
+def _with_descriptors(loaded, at="head"):
+    from graphnorm.chem.descriptors import descriptor_count
+
+    featurizer = dataclasses.replace(loaded.featurizer, descriptors=True)
+    config = dict(loaded.meta["model_config"], descriptors=descriptor_count(), descriptors_at=at)
+    return featurizer, config
+
+
+def test_descriptors_may_be_added_at_the_head(pretrained):
+    """A backbone trained without descriptors (the shipped one regressed them) takes them at
+    the head: the body is copied, the descriptor encoder starts fresh like the head."""
+    path, loaded = pretrained
+    featurizer, config = _with_descriptors(loaded)
+    model = build_model(config)
+    fresh = {k: v.clone() for k, v in model.state_dict().items() if k.startswith("descriptors.")}
+    info = init_from_checkpoint(model, config, featurizer, path)
+    assert info["added_at_head"] == ["descriptors"] and fresh
+    source, target = loaded.model.state_dict(), model.state_dict()
+    assert all(torch.equal(source[k], target[k]) for k in source if not k.startswith("head."))
+    assert all(torch.equal(v, target[k]) for k, v in fresh.items())
+
+
+def test_descriptors_at_the_vnode_are_not_addable(pretrained):
+    """At the [VNode] they would change what every block sees: another model, refused."""
+    path, loaded = pretrained
+    featurizer, config = _with_descriptors(loaded, at="vnode")
+    with pytest.raises(InitFromError, match="featurized differently.*descriptors: False"):
+        init_from_checkpoint(build_model(config), config, featurizer, path)
+
+
+def test_a_backbone_name_resolves_to_the_package_file(monkeypatch, tmp_path):
+    import graphnorm.pretrained as pretrained
+
+    assert pretrained.resolve_init_from("runs/x") == Path("runs/x")
+    monkeypatch.setitem(pretrained.BACKBONES, "here", "__init__.py")  # a file that is installed
+    assert pretrained.resolve_init_from("here") == Path(pretrained.__file__)
+    with pytest.raises(pretrained.PretrainedError, match="no pre-trained backbone named 'zinc1'"):
+        pretrained.pretrained_path("zinc1")
+    monkeypatch.setitem(pretrained.BACKBONES, "gone", "gone.ckpt")
+    with pytest.raises(pretrained.PretrainedError, match="'gone' is not installed"):
+        pretrained.pretrained_path("gone")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here").mkdir()  # a local run folder of that name wins over the package
+    assert pretrained.resolve_init_from("here") == Path("here")
+
+
+def test_a_stripped_checkpoint_loads_as_the_run_did(pretrained, tmp_path):
+    from graphnorm.pretrained import strip_checkpoint
+
+    path, loaded = pretrained
+    small = strip_checkpoint(path, tmp_path / "small.ckpt")
+    again = load_checkpoint(small)
+    assert small.stat().st_size < path.stat().st_size
+    assert again.epoch == loaded.epoch and again.meta == loaded.meta
+    assert all(torch.equal(v, again.model.state_dict()[k]) for k, v in loaded.model.state_dict().items())
+
+
 @pytest.mark.parametrize("make", [lambda d: d / "nothing.ckpt",
                                   lambda d: (d / "x.ckpt").write_bytes(b"") or d / "x.ckpt"])
 def test_missing_or_empty_checkpoint_gives_a_clear_error(pretrained, tmp_path, make):

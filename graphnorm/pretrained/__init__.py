@@ -1,0 +1,60 @@
+"""Pre-trained backbones shipped with the package, fine-tuned by name (``--init-from NAME``).
+
+Each is a graphnorm checkpoint stripped to the model's weights and its ``graphnorm`` block
+(no optimizer state), installed as package data. How each was trained, on what data and with
+which command, is in ``graphnorm/pretrained/README.md`` and, with its numbers, in
+``experiments/results/pretrained/``.
+
+- ``zinc250k``: the small-table recipe's Graphormer (4 x 64, GINE branch, ``sep:bn+bn``)
+  pre-trained to regress the RDKit 2D descriptors of ~217k ZINC250k training molecules.
+  ``graphnorm train --data TABLE --target-columns Y --init-from zinc250k`` fine-tunes it; the
+  descriptors then enter at the head beside a fresh head.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+# name -> file in this folder
+BACKBONES = {"zinc250k": "zinc250k.ckpt"}
+
+
+class PretrainedError(ValueError):
+    pass
+
+
+def pretrained_path(name: str) -> Path:
+    """The installed checkpoint of backbone ``name``; a clear error for a missing file."""
+    if name not in BACKBONES:
+        raise PretrainedError(f"no pre-trained backbone named {name!r}; shipped: "
+                              f"{', '.join(BACKBONES)}")
+    path = Path(__file__).with_name(BACKBONES[name])
+    if not path.is_file():
+        raise PretrainedError(f"the pre-trained backbone {name!r} is not installed ({path} is "
+                              "missing); reinstall graphnorm from a full source tree")
+    return path
+
+
+def resolve_init_from(value: str | Path) -> Path:
+    """``--init-from``: a shipped backbone's name, or a checkpoint / run directory path."""
+    text = str(value)
+    if text in BACKBONES and not Path(text).exists():  # a local folder of that name wins
+        return pretrained_path(text)
+    return Path(value)
+
+
+def strip_checkpoint(source: str | Path, dest: str | Path) -> Path:
+    """Write ``source``'s model weights and ``graphnorm`` block (and its epoch) to ``dest``:
+    what ``load_checkpoint`` and ``--init-from`` read, without the optimizer state."""
+    import torch
+
+    from graphnorm.train.checkpoint import checkpoint_files
+
+    files = checkpoint_files(source)
+    if len(files) != 1:
+        raise PretrainedError(f"{source}: expected one checkpoint, found {len(files)}")
+    ckpt = torch.load(files[0], map_location="cpu", weights_only=True)
+    state = {k: v for k, v in ckpt["state_dict"].items() if k.startswith("model.")}
+    dest = Path(dest)
+    torch.save({"state_dict": state, "graphnorm": ckpt["graphnorm"], "epoch": ckpt.get("epoch", -1)},
+               dest)
+    return dest
