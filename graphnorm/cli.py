@@ -60,7 +60,9 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                    help="graphormer (default), a PyG baseline: gine, gin-vn, or (own tables) "
                    "rf: a random forest on Morgan count fingerprints")
     p.add_argument("--preset", choices=sorted({p for table in PRESETS.values() for p in table}),
-                   help=f"model size: {presets_help()}")
+                   help="model size (default: the recipe's, i.e. fast for the Graphormer of "
+                   "--recipe auto; a config file without recipe: slim for the Graphormer, base "
+                   f"for GNNs): {presets_help(mark_default=False)}")
     p.add_argument("--readout", choices=list(READOUTS),
                    help="graphormer head input (default vnode); GNNs: sum or mean pooling")
     p.add_argument("--rwpe-steps", dest="rwpe_steps", type=int,

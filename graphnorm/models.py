@@ -42,15 +42,16 @@ def preset_fields(name: str, preset: str | None) -> dict:
     return dict(PRESETS[name][preset])
 
 
-def presets_help() -> str:
-    """'graphormer slim (default) | small | tiny; gine/gin-vn base (default) | tiny'."""
+def presets_help(mark_default: bool = True) -> str:
+    """'graphormer slim (default) | small | tiny; gine/gin-vn base (default) | tiny'
+    (``mark_default=False``: without the "(default)" marks)."""
     groups: dict = {}
     for name in MODEL_NAMES:
         groups.setdefault(id(PRESETS[name]), []).append(name)
     parts = []
     for names in groups.values():
         table, default = PRESETS[names[0]], DEFAULT_PRESET[names[0]]
-        shown = [f"{p} (default)" if p == default else p for p in table]
+        shown = [f"{p} (default)" if p == default and mark_default else p for p in table]
         parts.append(f"{'/'.join(names)} {' | '.join(shown)}")
     return "; ".join(parts)
 

@@ -40,3 +40,4 @@ def test_slim_is_defined_once_as_the_config_defaults():
     small = model_config_for(TrainConfig(preset="small"), ZINC, FeaturizerConfig(vocab="zinc"))
     assert small["num_layers"] == PRESETS["graphormer"]["small"]["num_layers"]
     assert presets_help() == "graphormer slim (default) | small | fast | tiny; gine/gin-vn base (default) | tiny"
+    assert presets_help(mark_default=False) == "graphormer slim | small | fast | tiny; gine/gin-vn base | tiny"
