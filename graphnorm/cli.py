@@ -151,7 +151,7 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
 
 def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     from graphnorm.train.config import TrainConfig, read_yaml
-    from graphnorm.train.recipes import apply_recipe, table_size_rules
+    from graphnorm.train.recipes import apply_recipe, settle_backbone, table_size_rules
 
     overrides = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
     values = dict(read_yaml(args.config), **overrides) if args.config else overrides
@@ -165,7 +165,7 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     for key, block in BLOCK_KEYS.items():  # flags that set one key of a config block
         if getattr(args, key, None) is not None:
             cfg = dataclasses.replace(cfg, **{block: {**getattr(cfg, block), key: getattr(args, key)}})
-    return cfg
+    return settle_backbone(cfg, given="init_from" in values)
 
 
 def _table_rows(values: dict):

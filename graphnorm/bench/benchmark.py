@@ -81,6 +81,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     others are paired against (default rf when run, else ln)."""
     from graphnorm.models import RUNNABLE_MODELS
     from graphnorm.norms import build_norm
+    from graphnorm.train.recipes import recipe_backbone, settle_backbone
 
     for norm in norms:  # fail fast on a typo before hours of training
         build_norm(norm, 8)
@@ -106,13 +107,15 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
         # model's; the other models of --models run at their default preset
         init_from = cfg.init_from and cfg.init_from.replace("{variant}", slug(variant(model, norm)))
         split_seed = seed if repeats else cfg.split_seed
-        todo.append((k, dataclasses.replace(cfg, model_name=model, norm=norm, seed=seed,
-                                            split_seed=split_seed,
-                                            out=str(run_dir), resume=resume, init_from=init_from,
-                                            preset=cfg.preset if own else None,
-                                            # a forest is an ensemble of trees already
-                                            ensemble=1 if model == "rf" else cfg.ensemble,
-                                            model=dict(cfg.model) if own else {})))
+        run_cfg = dataclasses.replace(cfg, model_name=model, norm=norm, seed=seed,
+                                      split_seed=split_seed,
+                                      out=str(run_dir), resume=resume, init_from=init_from,
+                                      preset=cfg.preset if own else None,
+                                      # a forest is an ensemble of trees already
+                                      ensemble=1 if model == "rf" else cfg.ensemble,
+                                      model=dict(cfg.model) if own else {})
+        # the recipe's backbone serves the variants it fits; the others train from scratch
+        todo.append((k, settle_backbone(run_cfg, given=init_from != recipe_backbone(cfg))))
     if summary_only:
         if todo:
             print(f"[benchmark] --summary-only: {len(todo)} of {len(plan)} runs not finished, "

@@ -53,9 +53,13 @@ def sample(trial, task_type: str) -> dict:
 def trial_config(base, values: dict, out: Path):
     values = dict(values)
     featurizer = dict(base.featurizer or {}, descriptors=values.pop("descriptors"))
-    return dataclasses.replace(base, **values, featurizer=featurizer, max_epochs=None,
-                               max_time=None, out=str(out), resume=False, ensemble=1,
-                               progress=False)
+    from graphnorm.train.recipes import settle_backbone
+
+    cfg = dataclasses.replace(base, **values, featurizer=featurizer, max_epochs=None,
+                              max_time=None, out=str(out), resume=False, ensemble=1,
+                              progress=False)
+    # a backbone steps aside (with a note) in a trial whose sampled preset it was not trained as
+    return settle_backbone(cfg, given=False)
 
 
 def best_config(base, values: dict) -> dict:

@@ -62,6 +62,51 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
     return merged
 
 
+# TrainConfig fields that shape the model a recipe's backbone (``init_from``) was trained as
+_SHAPE_FIELDS = ("model_name", "preset", "norm", "sep_slots", "rwpe_steps", "local_mp")
+# featurizer entries a fine-tuning run may set without leaving the backbone (init_from.py)
+_FREE_FEATURIZER = ("descriptors",)
+NO_INIT = "none"  # --init-from none: from scratch, whatever the recipe says
+
+
+def recipe_backbone(cfg) -> Optional[str]:
+    """The backbone (``init_from``) of ``cfg``'s recipe, if it names one."""
+    return RECIPES.get(cfg.recipe or "", {}).get("init_from")
+
+
+def backbone_conflicts(cfg) -> list[str]:
+    """Why the recipe's backbone (``cfg.init_from``) cannot start this run: the settings the
+    user changed away from the model it was trained as ("norm: ln", ...); [] when it fits."""
+    recipe = RECIPES.get(cfg.recipe or "", {})
+    shape = dict(model_name="graphormer", sep_slots="all", **{k: recipe[k] for k in _SHAPE_FIELDS
+                                                              if k in recipe})
+    out = [f"{k}: {getattr(cfg, k)}" for k, v in shape.items() if getattr(cfg, k) != v]
+    out += [f"model: {k}" for k, v in sorted((cfg.model or {}).items())
+            if (k, v) != ("descriptors_at", "head")]
+    out += [f"featurizer: {k}" for k in sorted(cfg.featurizer or {}) if k not in _FREE_FEATURIZER
+            and (cfg.featurizer[k] != recipe.get("featurizer", {}).get(k))]
+    return out
+
+
+def settle_backbone(cfg, given: bool):
+    """The run's ``init_from`` after the recipe: ``--init-from none`` clears it; a backbone
+    the recipe chose (``given`` False) steps aside, with a note, when the user's settings
+    build another model (`backbone_conflicts`); one the user named is kept (and refused by
+    name in init_from.py if it does not fit)."""
+    import dataclasses
+
+    if cfg.init_from == NO_INIT:
+        return dataclasses.replace(cfg, init_from=None)
+    if given or not cfg.init_from:
+        return cfg
+    conflicts = backbone_conflicts(cfg)
+    if conflicts:
+        print(f"[graphnorm] the {cfg.recipe} recipe's backbone {cfg.init_from} fits its own "
+              f"model only ({'; '.join(conflicts)} differ): training from scratch", flush=True)
+        return dataclasses.replace(cfg, init_from=None)
+    return cfg
+
+
 def apply_recipe(values: dict, recipe: Optional[str]) -> dict:
     """``values`` (a config file's keys and the flags given) over the recipe's; None: no
     recipe, ``values`` as they are. Dict blocks (``featurizer``, ``model``) merge key by key.

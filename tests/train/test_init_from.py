@@ -166,3 +166,19 @@ def test_benchmark_points_each_variant_at_its_own_checkpoint(tmp_path, monkeypat
     assert seen == [("ln", "pre/runs/ln/seed0"),
                     ("sep:bn+ln", f"pre/runs/{bench.slug('sep:bn+ln')}/seed0")]
     assert Path(seen[1][1]).name == "seed0"
+
+
+def test_benchmark_gives_a_recipe_backbone_to_the_variants_it_fits(tmp_path, monkeypatch):
+    import graphnorm.bench.benchmark as bench
+    from graphnorm.train.config import TrainConfig
+    from graphnorm.train.recipes import RECIPES, apply_recipe
+
+    monkeypatch.setitem(RECIPES, "small-table", dict(RECIPES["small-table"], init_from="zinc250k"))
+    seen = []
+    monkeypatch.setattr(bench, "run_one", lambda cfg: seen.append((cfg.model_name, cfg.norm, cfg.init_from)))
+    monkeypatch.setattr(bench, "summarize", lambda *a, **k: None)
+    cfg = TrainConfig.from_dict(apply_recipe({"data": "t.csv", "progress": False}, "auto"))
+    bench.run_benchmark(cfg, norms=["sep:bn+bn", "ln"], seeds=1, out=tmp_path,
+                        models=["graphormer", "gin-vn"])
+    assert sorted(seen) == [("gin-vn", "sep:bn+bn", None), ("graphormer", "ln", None),
+                            ("graphormer", "sep:bn+bn", "zinc250k")]

@@ -69,3 +69,33 @@ def test_step_budget_becomes_epochs():
         TrainConfig(max_steps=0)
     with pytest.raises(ValueError, match="loss"):
         TrainConfig(loss="huber")
+
+
+@pytest.fixture
+def recipe_with_backbone(monkeypatch, tmp_path):
+    """The small-table recipe as it would read with a shipped backbone in it."""
+    monkeypatch.setitem(RECIPES, "small-table", dict(RECIPES["small-table"], init_from="zinc250k"))
+    table = tmp_path / "t.csv"
+    table.write_text("smiles,y\nCCO,1\nCCN,2\n")
+    return ["--data", str(table), "--target-columns", "y"]
+
+
+def test_a_recipe_backbone_starts_the_default_run(recipe_with_backbone):
+    assert _cfg(recipe_with_backbone).init_from == "zinc250k"
+    assert _cfg(recipe_with_backbone + ["--descriptors-at", "head", "--lr", "3e-4"]).init_from == "zinc250k"
+
+
+@pytest.mark.parametrize("flags, named", [(["--norm", "ln"], "norm: ln"),
+                                          (["--preset", "small"], "preset: small"),
+                                          (["--model", "gin-vn"], "model_name: gin-vn"),
+                                          (["--fingerprint-bits", "2048"], "featurizer: fingerprint_bits")])
+def test_a_recipe_backbone_steps_aside_for_another_model(recipe_with_backbone, capsys, flags, named):
+    assert _cfg(recipe_with_backbone + flags).init_from is None
+    out = capsys.readouterr().out
+    assert named in out and "training from scratch" in out
+
+
+def test_init_from_none_and_a_named_checkpoint_are_the_users(recipe_with_backbone):
+    assert _cfg(recipe_with_backbone + ["--init-from", "none"]).init_from is None
+    # one the user names is kept: init_from.py refuses it by name if it does not fit
+    assert _cfg(recipe_with_backbone + ["--init-from", "runs/pre", "--norm", "ln"]).init_from == "runs/pre"
