@@ -120,7 +120,7 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--init-from", dest="init_from",
                    help="fine-tune: start from this checkpoint's weights (all but the head), "
                    "or from a backbone shipped with graphnorm by name (zinc250k: the small-table "
-                   "recipe's model; RDKit descriptors may then be added at the head); "
+                   "recipe's model; RDKit descriptors may then be added at the head); none: from scratch; "
                    "same model and featurizer settings. benchmark: {variant} in the path "
                    "becomes each run's variant folder, e.g. pre/runs/{variant}/seed0")
     p.add_argument("--raw-dir", dest="raw_dir", help="offline raw data (default: $GRAPHNORM_RAW_DIR)")
