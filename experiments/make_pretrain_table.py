@@ -34,6 +34,7 @@ import pandas as pd
 from rdkit import Chem, rdBase
 from rdkit.Chem import QED, Descriptors
 
+from graphnorm.chem.descriptors import FeaturizationError, descriptor_names, rdkit_descriptors
 from graphnorm.data.raw import ENV_RAW_DIR, find_raw_files, read_zinc_smiles
 
 # Cheap, well-defined whole-molecule properties (about 1.7 ms per molecule together)
@@ -52,8 +53,6 @@ def describe_basic(smiles: str) -> list[float]:
 
 def describe_rdkit2d(smiles: str) -> list[float] | None:
     """The featurizer's descriptors of one SMILES; None when RDKit cannot give them all."""
-    from graphnorm.chem.descriptors import FeaturizationError, rdkit_descriptors
-
     with rdBase.BlockLogs():
         mol = Chem.MolFromSmiles(smiles)
     if mol is None:
@@ -107,7 +106,6 @@ def main() -> None:
     if args.targets == "basic":
         describe, names = describe_basic, list(BASIC)
     else:
-        from graphnorm.chem.descriptors import descriptor_names
         describe, names = describe_rdkit2d, descriptor_names()
     with mp.get_context("spawn").Pool(args.workers) as pool:
         rows = pool.map(describe, smiles, chunksize=512)

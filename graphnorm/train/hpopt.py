@@ -51,10 +51,10 @@ def sample(trial, task_type: str) -> dict:
 
 
 def trial_config(base, values: dict, out: Path):
-    values = dict(values)
-    featurizer = dict(base.featurizer or {}, descriptors=values.pop("descriptors"))
     from graphnorm.train.recipes import settle_backbone
 
+    values = dict(values)
+    featurizer = dict(base.featurizer or {}, descriptors=values.pop("descriptors"))
     cfg = dataclasses.replace(base, **values, featurizer=featurizer, max_epochs=None,
                               max_time=None, out=str(out), resume=False, ensemble=1,
                               progress=False)

@@ -64,8 +64,6 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
 
 # TrainConfig fields that shape the model a recipe's backbone (``init_from``) was trained as
 _SHAPE_FIELDS = ("model_name", "preset", "norm", "sep_slots", "rwpe_steps", "local_mp")
-# featurizer entries a fine-tuning run may set without leaving the backbone (init_from.py)
-_FREE_FEATURIZER = ("descriptors",)
 NO_INIT = "none"  # --init-from none: from scratch, whatever the recipe says
 
 
@@ -77,13 +75,15 @@ def recipe_backbone(cfg) -> Optional[str]:
 def backbone_conflicts(cfg) -> list[str]:
     """Why the recipe's backbone (``cfg.init_from``) cannot start this run: the settings the
     user changed away from the model it was trained as ("norm: ln", ...); [] when it fits."""
+    from .init_from import ADDABLE_AT_HEAD  # inputs a fine-tuning run may add at the head
+
     recipe = RECIPES.get(cfg.recipe or "", {})
     shape = dict(model_name="graphormer", sep_slots="all", **{k: recipe[k] for k in _SHAPE_FIELDS
                                                               if k in recipe})
     out = [f"{k}: {getattr(cfg, k)}" for k, v in shape.items() if getattr(cfg, k) != v]
     out += [f"model: {k}" for k, v in sorted((cfg.model or {}).items())
-            if (k, v) != ("descriptors_at", "head")]
-    out += [f"featurizer: {k}" for k in sorted(cfg.featurizer or {}) if k not in _FREE_FEATURIZER
+            if not (k.endswith("_at") and k[:-3] in ADDABLE_AT_HEAD and v == "head")]
+    out += [f"featurizer: {k}" for k in sorted(cfg.featurizer or {}) if k not in ADDABLE_AT_HEAD
             and (cfg.featurizer[k] != recipe.get("featurizer", {}).get(k))]
     return out
 
