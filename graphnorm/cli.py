@@ -142,6 +142,10 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                      "numeric column)")
     own.add_argument("--task", choices=list(TABLE_TASKS),
                      help="classification: 0/1 labels, ROC-AUC")
+    own.add_argument("--forest-member", dest="forest_member", action=argparse.BooleanOptionalAction,
+                     help="add the Morgan-count random forest as one more ensemble member "
+                     "(OUT/forest; predict averages it in). Default: on for classification "
+                     "tables under the small-table recipe, off otherwise")
     own.add_argument("--split", help="scaffold, random, column:NAME (train/val/test per row) "
                      "or file:RUN/splits.json (a previous run's split)")
     own.add_argument("--split-sizes", dest="split_sizes", help="train,val,test fractions")
@@ -188,14 +192,14 @@ TRAIN_KEYS = ("recipe", "max_steps", "dataset", "model_name", "readout", "rwpe_s
               "bucket_pool", "bucket_by_size", "lr", "loss",
               "attention_dropout", "dropout", "ema_decay", "uniformity_weight", "init_from", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress",
-              "data", "smiles_column", "target_columns", "task", "split", "split_sizes", "split_seed")
+              "data", "smiles_column", "target_columns", "task", "forest_member", "split", "split_sizes", "split_seed")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     from graphnorm.train.processes import train_run
 
     cfg = _train_config(args, TRAIN_KEYS + ("seed", "out", "resume", "ensemble"))
-    if cfg.ensemble > 1:  # N seeds into OUT/model_<k> (graphnorm/train/ensemble.py)
+    if cfg.ensemble > 1 or cfg.forest_member:  # members into OUT/model_<k> (and OUT/forest)
         from graphnorm.train.ensemble import train_ensemble
 
         train_ensemble(cfg, jobs=args.jobs)

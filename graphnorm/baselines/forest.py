@@ -6,7 +6,9 @@ scikit-learn forest per target fitted on the rows labelled for it. It reads a us
 exactly as the graph models do (`load_table_dataset`: same rows, same split), and writes the
 same run files (``metrics.json``, ``predictions_{val,test}.csv.gz``, ``splits.json``;
 ``graphnorm/train/forest_run.py``), so ``benchmark --models graphormer,rf`` pairs it with the
-Graphormer split by split. It has no checkpoint: ``predict`` takes the graph models only.
+Graphormer split by split. Its fitted forests are saved beside them (``forest.skops``,
+`graphnorm/baselines/forest_file.py`), so ``predict`` loads a forest run, alone or as one
+member of an ensemble with graph models.
 """
 from __future__ import annotations
 
@@ -43,24 +45,45 @@ def morgan_counts(smiles: list[str], bits: int = COUNT_BITS) -> np.ndarray:
     return out
 
 
-def fit_predict(task_type: str, x_train: np.ndarray, y_train: np.ndarray, xs: list[np.ndarray],
-                seed: int, threads: int, config: ForestConfig = ForestConfig()) -> list[np.ndarray]:
-    """One forest per target on its labelled training rows; predictions [N, T] for each of
-    ``xs`` (probabilities of 1 for binary targets)."""
+def fit_forests(task_type: str, x_train: np.ndarray, y_train: np.ndarray, seed: int,
+                threads: int, config: ForestConfig = ForestConfig()) -> list:
+    """One forest per target, fitted on its labelled training rows (None for a target with
+    no label in the training split)."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
-    outs = [np.full((len(x), y_train.shape[1]), np.nan) for x in xs]
+    forests = []
     for j in range(y_train.shape[1]):
         have = ~np.isnan(y_train[:, j])
+        if not have.any():
+            forests.append(None)
+            continue
         kw = dict(n_estimators=config.n_estimators, max_features=config.max_features,
                   min_samples_leaf=config.min_samples_leaf, random_state=seed, n_jobs=threads)
         if task_type == "regression":
-            forest = RandomForestRegressor(**kw).fit(x_train[have], y_train[have, j])
-            for out, x in zip(outs, xs):
-                out[:, j] = forest.predict(x)
+            forests.append(RandomForestRegressor(**kw).fit(x_train[have], y_train[have, j]))
         else:
-            forest = RandomForestClassifier(**kw).fit(x_train[have], y_train[have, j].astype(int))
-            positive = list(forest.classes_).index(1) if 1 in forest.classes_ else None
-            for out, x in zip(outs, xs):
-                out[:, j] = forest.predict_proba(x)[:, positive] if positive is not None else 0.0
-    return outs
+            forests.append(RandomForestClassifier(**kw).fit(x_train[have],
+                                                            y_train[have, j].astype(int)))
+    return forests
+
+
+def predict_forests(task_type: str, forests: list, x: np.ndarray) -> np.ndarray:
+    """Predictions [N, T] of `fit_forests`' forests (probabilities of 1 for binary targets;
+    NaN for a target that had no training label)."""
+    out = np.full((len(x), len(forests)), np.nan)
+    for j, forest in enumerate(forests):
+        if forest is None:
+            continue
+        if task_type == "regression":
+            out[:, j] = forest.predict(x)
+        else:
+            classes = list(forest.classes_)  # a training split with one class has no "1"
+            out[:, j] = forest.predict_proba(x)[:, classes.index(1)] if 1 in classes else 0.0
+    return out
+
+
+def fit_predict(task_type: str, x_train: np.ndarray, y_train: np.ndarray, xs: list[np.ndarray],
+                seed: int, threads: int, config: ForestConfig = ForestConfig()) -> list[np.ndarray]:
+    """`fit_forests`, then their predictions [N, T] for each of ``xs``."""
+    forests = fit_forests(task_type, x_train, y_train, seed, threads, config)
+    return [predict_forests(task_type, forests, x) for x in xs]

@@ -51,7 +51,7 @@ class _Labelled(io.TextIOBase):
 def run_one(cfg) -> None:
     """A benchmark run: one training run, or an ensemble (``--ensemble N``) whose members
     train one after another into the run's folder."""
-    if cfg.ensemble > 1:
+    if cfg.ensemble > 1 or cfg.forest_member:
         from graphnorm.train.ensemble import train_ensemble
 
         train_ensemble(cfg, jobs=1)
@@ -113,6 +113,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
                                       preset=cfg.preset if own else None,
                                       # a forest is an ensemble of trees already
                                       ensemble=1 if model == "rf" else cfg.ensemble,
+                                      forest_member=cfg.forest_member and model != "rf",
                                       model=dict(cfg.model) if own else {})
         # the recipe's backbone serves the variants it fits; the others train from scratch
         todo.append((k, settle_backbone(run_cfg, given=init_from != recipe_backbone(cfg))))

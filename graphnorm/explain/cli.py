@@ -107,13 +107,17 @@ def run_explain(args: argparse.Namespace) -> int:
     molecules = ex.molecules.copy()
     molecules["drawing"] = write_drawings(ex, out, args.max_drawings, args.grid_max)
     molecules.to_csv(out / "molecules.csv", index=False)
-    members = explainer.predictor.members
+    members, scored = explainer.predictor.members, explainer.graph_members
+    if explainer.note:
+        print(f"[graphnorm] {explainer.note}", flush=True)
     meta = {"method": args.method, "steps": args.steps if args.method == "ig" else None,
-            "checkpoints": [str(m.path) for m in members], "targets": ex.targets,
+            "checkpoints": [str(m.path) for m in members],
+            "attributed": [str(m.path) for m in scored], "note": explainer.note or None,
+            "targets": ex.targets,
             "score": SCORE_MEANING[args.method],
             "units": ("target units" if members[0].task["task_type"] == "regression"
                       else "logit (log-odds) of the positive class"),
-            "std": "population std of the members' scores" if len(members) > 1 else None,
+            "std": "population std of the members' scores" if len(scored) > 1 else None,
             "rows": len(smiles), "failed": int((ex.molecules.error != "").sum())}
     (out / "explain.json").write_text(json.dumps(meta, indent=2) + "\n")
     from graphnorm.inference.cli import report_failed_rows

@@ -49,16 +49,29 @@ class Explainer:
 
     def __init__(self, predictor: Predictor, method: str = DEFAULT_METHOD,
                  steps: int = DEFAULT_STEPS):
-        for member in predictor.members:
+        from graphnorm.train.checkpoint import CheckpointError
+
+        self.graph_members = predictor.graph_members
+        if not self.graph_members:
+            raise CheckpointError(f"{predictor.loaded.path} is a random forest: it scores "
+                                  "fingerprint counts, not atoms; explain takes graph models")
+        for member in self.graph_members:
             check_method(method, member)
         self.predictor, self.method, self.steps = predictor, method, steps
         self.attribute = method_function(method, steps)
         self.targets = list(predictor.loaded.targets)
+        forests = len(predictor.members) - len(self.graph_members)
+        # the prediction stays the whole ensemble's (as `predict` gives it); say whose atoms
+        self.note = "" if not forests else (
+            "atom scores come from the graph model" + ("s" if len(self.graph_members) > 1 else "")
+            + " only: the ensemble's forest member (in the predicted mean) has no per-atom "
+            "attribution")
 
     def explain_batch(self, batch) -> tuple[torch.Tensor, ...]:
-        """(prediction mean [B, T], its std, score mean [B, N, T], score std) over members."""
+        """(prediction mean [B, T] and std over all members, score mean [B, N, T] and std
+        over the graph members)."""
         preds = torch.stack([m.predict_batch(batch) for m in self.predictor.members])
-        scores = torch.stack([self.attribute(m, batch).detach() for m in self.predictor.members])
+        scores = torch.stack([self.attribute(m, batch).detach() for m in self.graph_members])
         return (preds.mean(0), preds.std(0, unbiased=False),
                 scores.mean(0), scores.std(0, unbiased=False))
 
@@ -74,7 +87,7 @@ class Explainer:
         smiles = [str(s) if s is not None else "" for s in smiles]
         labels = list(labels) if labels is not None else [f"row {i + 1}" for i in range(len(smiles))]
         errors = list(errors) if errors is not None else [""] * len(smiles)
-        T, ensemble = len(self.targets), pred.is_ensemble
+        T, ensemble = len(self.targets), len(self.graph_members) > 1  # a spread of atom scores
         mean = np.full((len(smiles), T), np.nan)
         std = np.full_like(mean, np.nan)
         scores, spread = {}, {}

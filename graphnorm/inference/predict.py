@@ -5,7 +5,8 @@
 
 Each input row gets a prediction or an error message, never both; one bad row never costs
 the others their predictions. ``checkpoint`` may be a file, a run directory or an ensemble
-directory (``model_<k>/best.ckpt``): an ensemble predicts the members' mean and adds
+directory (``model_<k>/best.ckpt``, and ``forest/forest.skops`` when a fingerprint forest is
+one of its members): an ensemble predicts the members' mean and adds
 ``<column>_std``, their population standard deviation (model disagreement, not a calibrated
 interval). Messages name rows as the user counts them (``row 1`` is the first SMILES; files
 read with :func:`read_input` say ``line N``, the header being line 1). A prediction for a molecule larger than every training
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.train.checkpoint import CheckpointError, LoadedModel, checkpoint_files, load_checkpoint
+from graphnorm.train.checkpoint import CheckpointError, LoadedModel, checkpoint_files, load_member
 from graphnorm.chem import featurize_many, graph_data
 from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs
@@ -45,16 +46,24 @@ def _same(members: Sequence[LoadedModel], what: str, get) -> None:
 class Predictor:
     """Predictions of one checkpoint, or the mean of an ensemble's members plus their
     standard deviation (``<target>_std``: how much the models disagree, not a calibrated
-    error bar)."""
+    error bar). A member may be a fingerprint forest (`graphnorm.baselines.forest_file`):
+    it predicts from the same rows' SMILES, and counts as one member in the mean."""
 
     def __init__(self, loaded: LoadedModel | Sequence[LoadedModel], batch_size: int = 128,
                  rows_per_pass: int = 20_000):
-        self.members = [loaded] if isinstance(loaded, LoadedModel) else list(loaded)
-        self.loaded, self.batch_size = self.members[0], batch_size
+        from graphnorm.chem import FeaturizerConfig
+
+        self.members = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
+        self.batch_size = batch_size
         self.rows_per_pass = max(1, rows_per_pass)  # molecules featurized and held at a time
-        _same(self.members, "the featurizer", lambda m: m.featurizer)
+        self.graph_members = [m for m in self.members if m.featurizer is not None]
+        # the first graph model speaks for the ensemble (featurizer, training domain)
+        self.loaded = (self.graph_members or self.members)[0]
+        _same(self.graph_members or self.members, "the featurizer", lambda m: m.featurizer)
         _same(self.members, "the task", lambda m: (m.task["task_type"], m.targets))
-        self.featurizer = self.loaded.featurizer  # as the checkpoint was trained
+        # as the graph checkpoints were trained; a forest alone reads SMILES through the
+        # default featurizer, which rejects what it could not read either
+        self.featurizer = self.loaded.featurizer or FeaturizerConfig()
         self.featurizer.check_current(f"checkpoint {self.loaded.path}")
 
     @property
@@ -226,7 +235,7 @@ def load_predictor(checkpoint: str | Path | Sequence[str | Path], batch_size: in
     if not paths:
         raise CheckpointError("no checkpoint given")
     files = [f for p in paths for f in checkpoint_files(p)]
-    return Predictor([load_checkpoint(f) for f in files], batch_size=batch_size)
+    return Predictor([load_member(f) for f in files], batch_size=batch_size)
 
 
 def read_input(path: str | Path, smiles_column: Optional[str] = None) -> MoleculeTable:

@@ -170,7 +170,8 @@ async function start() {
     info = await api("/health");
     const std = info.models > 1 ? ` (ensemble of ${info.models}: mean and _std)` : "";
     $("info").textContent = `${info.task} model, targets: ${info.targets.join(", ")}${std}; ` +
-      `attributions: ${info.attribution_method}; at most ${info.limits.max_smiles} SMILES per request`;
+      `attributions: ${info.attribution_method}` +
+      (info.attribution_note ? ` (${info.attribution_note})` : "") + `; at most ${info.limits.max_smiles} SMILES per request`;
     for (const t of info.targets) {
       const o = document.createElement("option");
       o.value = o.textContent = t;

@@ -33,7 +33,9 @@ class PredictionService:
 
         predictor.rows_per_pass = rows_per_pass
         self.predictor, self.limits = predictor, limits
-        self.explainer = Explainer(predictor, method or DEFAULT_METHOD)
+        # a forest alone predicts but has no atoms to attribute: no drawings then
+        self.explainer = (Explainer(predictor, method or DEFAULT_METHOD)
+                          if predictor.graph_members else None)
         self.lock = threading.Lock()
 
     @property
@@ -48,7 +50,10 @@ class PredictionService:
         members = self.predictor.members
         return {"status": "ok", "targets": list(self.predictor.loaded.targets),
                 "columns": self.columns, "task": members[0].task["task_type"],
-                "models": len(members), "attribution_method": self.explainer.method,
+                "models": len(members),
+                "attribution_method": self.explainer.method if self.explainer else None,
+                "attribution_note": (self.explainer.note if self.explainer else
+                                     "a random forest has no per-atom attribution") or None,
                 "limits": self.limits.to_dict()}
 
     def screen(self, smiles: Sequence[str], errors: Optional[Sequence[str]] = None) -> list[str]:
@@ -97,6 +102,9 @@ class PredictionService:
         """Attribution drawings (SVG) of each SMILES for one target (default the first)."""
         from graphnorm.explain.draw import draw_attributions
 
+        if self.explainer is None:
+            raise ValueError("this model is a random forest: it scores fingerprint counts, "
+                             "so there are no atom attributions to draw")
         targets = self.explainer.targets
         if target is None:
             target = targets[0]

@@ -46,13 +46,10 @@ class LoadedModel:
 
     @property
     def targets(self) -> list[str]:
-        """Target names; checkpoints without names (benchmarks, format 1) give one
-        ``prediction`` column per target (``prediction``, ``prediction_1``, ...)."""
-        names = self.task.get("targets")
-        if names:
-            return list(names)
-        n = int(self.task.get("num_tasks", 1))
-        return ["prediction"] + [f"prediction_{k}" for k in range(1, n)]
+        """Target names (`graphnorm.train.task.target_names`)."""
+        from graphnorm.train.task import target_names
+
+        return target_names(self.task)
 
     def predict_batch(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or probabilities (binary): [B, T]."""
@@ -84,20 +81,28 @@ def upgrade_state(checkpoint: dict) -> None:
             state[name] = state[name].reshape(1)
 
 
+FOREST_MEMBER = "forest"  # an ensemble's forest member: OUT/forest/forest.skops
+
+
 def checkpoint_files(path: str | Path) -> list[Path]:
-    """The checkpoint(s) behind ``path``: a file; a run directory (its best.ckpt); an
-    ensemble directory (every model_<k>/best.ckpt); else a clear CheckpointError."""
+    """The model file(s) behind ``path``: a file; a run directory (its best.ckpt, or a forest
+    run's forest.skops); an ensemble directory (every model_<k>/best.ckpt, then
+    forest/forest.skops when the forest is a member); else a clear CheckpointError."""
+    from graphnorm.baselines.forest_file import FOREST_FILE
+
     path = Path(path)
     if path.is_file():
         return [path]
     if not path.exists():
         raise CheckpointError(f"checkpoint not found: {path}; {TRAIN_HINT}")
-    if (path / "best.ckpt").is_file():
-        return [path / "best.ckpt"]
+    for single in ("best.ckpt", FOREST_FILE):
+        if (path / single).is_file():
+            return [path / single]
     members = sorted(path.glob("model_*/best.ckpt"),
                      key=lambda p: (len(p.parent.name), p.parent.name))
     if members:
-        return members
+        forest = path / FOREST_MEMBER / FOREST_FILE
+        return members + ([forest] if forest.is_file() else [])
     others = sorted(path.glob("*.ckpt"))
     if len(others) == 1:
         return others
@@ -105,8 +110,8 @@ def checkpoint_files(path: str | Path) -> list[Path]:
         raise CheckpointError(f"{path} holds several checkpoints ({', '.join(p.name for p in others)}) "
                               "but no best.ckpt; pass one of them")
     if _run_model(path) == "rf":
-        raise CheckpointError(f"{path} is a random-forest run (--model rf): it has no "
-                              "checkpoint; predict, embed and explain take the graph models")
+        raise CheckpointError(f"{path} is a random-forest run (--model rf) from before forests "
+                              f"were saved: it has no {FOREST_FILE}; train it again to predict with it")
     raise CheckpointError(f"{path} is a directory without checkpoints (no best.ckpt, no "
                           f"model_<k>/best.ckpt); {TRAIN_HINT}")
 
@@ -119,6 +124,23 @@ def _run_model(run: Path):
         return json.loads((run / "metrics.json").read_text()).get("model")
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def is_forest_file(path: Path) -> bool:
+    return Path(path).suffix == ".skops"
+
+
+def load_member(path: str | Path):
+    """An ensemble member from its file: a graph checkpoint (`load_checkpoint`) or a forest
+    (`graphnorm.baselines.forest_file.load_forest`), with its errors as CheckpointError."""
+    from graphnorm.baselines.forest_file import ForestFileError, load_forest
+
+    if not is_forest_file(path):
+        return load_checkpoint(path)
+    try:
+        return load_forest(path)
+    except ForestFileError as err:
+        raise CheckpointError(str(err)) from err
 
 
 def _read(path: Path, map_location: str) -> dict:
@@ -155,6 +177,9 @@ def load_checkpoint(path: str | Path, map_location: str = "cpu") -> LoadedModel:
         path = files[0]
     elif not path.is_file():
         raise CheckpointError(f"checkpoint not found: {path}; {TRAIN_HINT}")
+    if is_forest_file(path):
+        raise CheckpointError(f"{path} is a random forest: predict takes it (alone or in an "
+                              "ensemble), embed and explain take graph models only")
     ckpt = _read(path, map_location)
     meta = ckpt.get("graphnorm") if isinstance(ckpt, dict) else None
     if meta is None:

@@ -30,6 +30,8 @@ class TrainConfig:
     split_sizes: Any = "0.8,0.1,0.1"
     split_seed: int = 0  # the split's seed, apart from `seed`: ensemble members share a split
     ensemble: int = 1  # models (seeds seed..seed+N-1) trained into out/model_<k>
+    forest_member: bool = False  # one more ensemble member: the Morgan-count forest (--model
+    # rf, a user table) in out/forest; the ensemble predicts the mean of all members
     bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
     recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
     # each validation (size-bucketed batches skew them; 0 = keep the moving averages)

@@ -1,7 +1,8 @@
 """``train --ensemble N``: N seeds on one split into ``OUT/model_<k>``, then scored together.
 
 Members differ only in their seed (initialization, dropout, batch order); the data split is
-the same for all (``split_seed``). ``OUT/ensemble.json`` reports each member's val/test
+the same for all (``split_seed``). With ``forest_member`` the Morgan-count forest (``--model
+rf``) trains on that split into ``OUT/forest`` and is one more member of the mean. ``OUT/ensemble.json`` reports each member's val/test
 metric, the ensemble mean's per-target metrics, and on the test split how well the members'
 disagreement (std) ranks the ensemble's errors: Spearman of |error| vs std per target. The
 std is model disagreement, not a calibrated interval: a large std says the models were
@@ -22,16 +23,41 @@ RUN_FILES = ("splits.json", "skipped_rows.csv", "data_report.json")
 
 
 def member_configs(cfg) -> list:
+    """The members' run configs: the graph models, then the forest when it is a member."""
+    from graphnorm.train.checkpoint import FOREST_MEMBER
+
     out = Path(cfg.out)
-    return [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / f"model_{k}"), ensemble=1,
-                                resume=(out / f"model_{k}" / "last.ckpt").is_file())
-            for k in range(cfg.ensemble)]
+    members = [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / f"model_{k}"), ensemble=1,
+                                   forest_member=False,
+                                   resume=(out / f"model_{k}" / "last.ckpt").is_file())
+               for k in range(cfg.ensemble)]
+    if cfg.forest_member:
+        members.append(dataclasses.replace(cfg, model_name="rf", out=str(out / FOREST_MEMBER),
+                                           ensemble=1, forest_member=False, resume=False,
+                                           init_from=None))
+    return members
+
+
+def check_forest_member(cfg) -> None:
+    """Refuse a forest member that could not train, before the graph members spend hours."""
+    if not cfg.forest_member:
+        return
+    if cfg.model_name == "rf":
+        raise ValueError("--forest-member adds the forest to graph models; --model rf trains "
+                         "the forest alone")
+    if not cfg.data:
+        raise ValueError("--forest-member takes a user table (--data FILE): the forest reads "
+                         "its SMILES; the benchmark datasets train graph models only")
+
+
+def _name(k: int, member) -> str:
+    return "forest" if member.model_name == "rf" else f"model {k}"
 
 
 def _run(todo: list, jobs: int) -> None:
     if jobs <= 1:
         for k, member in todo:
-            print(f"[ensemble] model {k}: seed {member.seed} -> {member.out}", flush=True)
+            print(f"[ensemble] {_name(k, member)}: seed {member.seed} -> {member.out}", flush=True)
             train_run(member)
         return
     import multiprocessing as mp
@@ -43,7 +69,8 @@ def _run(todo: list, jobs: int) -> None:
         futures = []
         for k, member in todo:
             member = dataclasses.replace(member, threads=member.threads or 1, progress=False)
-            print(f"[ensemble] model {k}: seed {member.seed} -> {member.out} (queued)", flush=True)
+            print(f"[ensemble] {_name(k, member)}: seed {member.seed} -> {member.out} (queued)",
+                  flush=True)
             futures.append(pool.submit(train_run, member))
         for f in futures:
             f.result()  # a failed member fails the ensemble; a rerun skips finished ones
@@ -51,12 +78,13 @@ def _run(todo: list, jobs: int) -> None:
 
 def train_ensemble(cfg, jobs: int = 1) -> dict:
     """Train the members that have no metrics.json yet, then write OUT/ensemble.json."""
+    check_forest_member(cfg)
     out = Path(cfg.out)
     members = member_configs(cfg)
     todo = [(k, m) for k, m in enumerate(members) if not (Path(m.out) / "metrics.json").is_file()]
     for k, m in enumerate(members):
         if (k, m) not in todo:
-            print(f"[ensemble] model {k}: done, skipped", flush=True)
+            print(f"[ensemble] {_name(k, m)}: done, skipped", flush=True)
     _run(todo, jobs)
     for name in RUN_FILES:  # the members share one split: its files beside the ensemble
         src = Path(members[0].out) / name
@@ -66,7 +94,7 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
     (out / "ensemble.json").write_text(json.dumps(report, indent=2))
     (out / "metrics.json").write_text(json.dumps(ensemble_metrics(cfg, report), indent=2))
     test = report["ensemble"]["test"]
-    print(f"[graphnorm] ensemble of {cfg.ensemble}: test {report['metric']} "
+    print(f"[graphnorm] ensemble of {len(members)}: test {report['metric']} "
           f"{test[report['metric']]:.4f} (members {', '.join(f'{v:.4f}' for v in report['members_test'])})"
           f"; Spearman |error| vs std {report['spearman_abs_error_std']} -> {out}/ensemble.json")
     return report
@@ -89,7 +117,8 @@ def ensemble_metrics(cfg, report: dict) -> dict:
         "wall_time_s": round(sum(m["wall_time_s"] for m in members), 1),
         "cpu_time_s": round(sum(m.get("cpu_time_s") or 0.0 for m in members), 1),
         "budget_s": first.get("budget_s"), "stopped_by": first.get("stopped_by"),
-        "model": cfg.model_name, "params": sum(m["params"] for m in members),
+        "model": cfg.model_name, "forest_member": cfg.forest_member,
+        "params": sum(m["params"] for m in members),
         "hardware": first.get("hardware"), "git_sha": report["git_sha"],
         "data_checksum": report["data_checksum"], "config": cfg.to_dict(),
     }
@@ -109,20 +138,21 @@ def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list
 
 
 def evaluate_ensemble(cfg) -> dict:
-    from graphnorm.train.checkpoint import checkpoint_files, load_checkpoint
+    from graphnorm.train.checkpoint import checkpoint_files, load_member
     from graphnorm.train.task import compute_metric, per_target_metrics
     from graphnorm.train.datamodule import GraphDataModule
     from graphnorm.train.evaluate import predict_loader, prediction_frame
     from graphnorm.train.run import code_sha
 
     out = Path(cfg.out)
-    models = [load_checkpoint(p) for p in checkpoint_files(out)]
+    models = [load_member(p) for p in checkpoint_files(out)]
     dm = GraphDataModule.from_config(cfg, progress=False, num_workers=0)
     dm.setup()
     task = models[0].task
     metric, names = task["metric"], models[0].targets
     report = {"metric": metric, "members": len(models), "targets": names,
-              "seeds": [cfg.seed + k for k in range(len(models))], "ensemble": {}}
+              "seeds": [cfg.seed + k for k in range(cfg.ensemble)], "ensemble": {},
+              "member_files": [str(p.relative_to(out)) for p in checkpoint_files(out)]}
     members = [json.loads((p.parent / "metrics.json").read_text()) for p in checkpoint_files(out)]
     report["members_val"] = [m[f"val_{metric}"] for m in members]
     report["members_test"] = [m[f"test_{metric}"] for m in members]

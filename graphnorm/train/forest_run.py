@@ -1,13 +1,16 @@
 """``train --model rf``: the fingerprint forest (graphnorm/baselines/forest.py) as a run on a
-user table, with the files of every training run: metrics.json, predictions_{val,test}.csv.gz
-and the table's split files."""
+user table, with the files of every training run: metrics.json, predictions_{val,test}.csv.gz,
+the table's split files, and the fitted forests (forest.skops + forest.json, which predict
+loads; graphnorm/baselines/forest_file.py)."""
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
 
-from graphnorm.baselines.forest import COUNT_BITS, COUNT_RADIUS, FOREST, ForestConfig, fit_predict, morgan_counts
+from graphnorm.baselines.forest import (COUNT_BITS, COUNT_RADIUS, FOREST, ForestConfig, fit_forests,
+                                        morgan_counts, predict_forests)
+from graphnorm.baselines.forest_file import save_forest
 
 
 def _smiles(dataset) -> list[str]:
@@ -36,10 +39,12 @@ def train_forest(cfg) -> dict:
     ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1)
           for s in ("train", "val", "test")}
     threads = cfg.threads or 1
-    val_pred, test_pred = fit_predict(info["task_type"], xs["train"], ys["train"],
-                                      [xs["val"], xs["test"]], cfg.seed, threads)
+    forests = fit_forests(info["task_type"], xs["train"], ys["train"], cfg.seed, threads)
+    val_pred, test_pred = (predict_forests(info["task_type"], forests, xs[s]) for s in ("val", "test"))
+    fingerprint = {"radius": COUNT_RADIUS, "bits": COUNT_BITS, "kind": "Morgan counts"}
     out.mkdir(parents=True, exist_ok=True)
     write_run_files(out, splits)
+    save_forest(out, forests, info, fingerprint, ForestConfig().__dict__, cfg.seed)
     scores, per_target = {}, {}
     for split, pred in (("val", val_pred), ("test", test_pred)):
         p, y = torch.from_numpy(pred), torch.from_numpy(ys[split])
@@ -57,8 +62,7 @@ def train_forest(cfg) -> dict:
         "budget_s": None, "stopped_by": "fit", "model": FOREST, "params": 0,
         "train_graphs_per_s": round(len(splits["train"]) / max(wall, 1e-9), 1),
         "hardware": f"{_cpu_model()}, {threads} threads, sklearn",
-        "forest": ForestConfig().__dict__, "fingerprint": {"radius": COUNT_RADIUS, "bits": COUNT_BITS,
-                                                           "kind": "Morgan counts"},
+        "forest": ForestConfig().__dict__, "fingerprint": fingerprint,
         "git_sha": code_sha(), "data_checksum": splits.checksum, "config": cfg.to_dict(),
     }
     (out / "metrics.json").write_text(json.dumps(result, indent=2))

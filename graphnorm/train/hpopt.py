@@ -57,6 +57,7 @@ def trial_config(base, values: dict, out: Path):
     featurizer = dict(base.featurizer or {}, descriptors=values.pop("descriptors"))
     cfg = dataclasses.replace(base, **values, featurizer=featurizer, max_epochs=None,
                               max_time=None, out=str(out), resume=False, ensemble=1,
+                              forest_member=False,  # a trial scores the graph model alone
                               progress=False)
     # a backbone steps aside (with a note) in a trial whose sampled preset it was not trained as
     return settle_backbone(cfg, given=False)

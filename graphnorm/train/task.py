@@ -25,6 +25,16 @@ def is_regression(task: dict) -> bool:
     return task["task_type"] == "regression"
 
 
+def target_names(task: dict) -> list[str]:
+    """A task's target names; tasks without names (benchmarks, checkpoint format 1) give one
+    ``prediction`` column per target (``prediction``, ``prediction_1``, ...)."""
+    names = task.get("targets")
+    if names:
+        return list(names)
+    n = int(task.get("num_tasks", 1))
+    return ["prediction"] + [f"prediction_{k}" for k in range(1, n)]
+
+
 def target_scaling(task_type: str, ys: torch.Tensor) -> tuple[list[float], list[float]]:
     """Per-target (mean, std) of training labels ys [N, T] for regression (missing labels
     ignored; std floored at 1e-6); binary tasks are not scaled (0, 1)."""

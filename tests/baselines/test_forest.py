@@ -50,11 +50,11 @@ def test_repeats_pair_models_on_each_split(table, cache_root, tmp_path):
     assert splits["ln/seed0"]["test"] == splits["rf/seed0"]["test"]  # same split per repeat
     assert splits["ln/seed0"]["test"] != splits["ln/seed1"]["test"]  # a new split each repeat
     assert runs["rf/seed1"]["config"]["split_seed"] == 1 and runs["rf/seed0"]["metric"] == "rmse"
-    from graphnorm.train.checkpoint import CheckpointError, checkpoint_files
+    from graphnorm.inference.predict import load_predictor
 
-    with pytest.raises(CheckpointError, match="random-forest run"):
-        checkpoint_files(out / "runs" / "rf" / "seed0")
     test = pd.read_csv(out / "runs" / "rf" / "seed0" / "predictions_test.csv.gz")
+    saved = load_predictor(out / "runs" / "rf" / "seed0").predict(test.smiles.tolist()[:5])
+    np.testing.assert_allclose(saved.prediction, test["pred:logp"][:5], rtol=1e-5)
     rmse = float(np.sqrt(((test["pred:logp"] - test["y:logp"]) ** 2).mean()))
     assert runs["rf/seed0"]["test_rmse"] == pytest.approx(rmse)
     summary = json.loads((out / "summary.json").read_text())

@@ -205,6 +205,7 @@ def test_classification_reports_rocauc(table, cache_root, tmp_path):
     out = tmp_path / "cls"
     assert main(["train", "--data", str(tmp_path / "cls.csv"), "--target-columns", "polar",
                  "qed_high", "--task", "classification", "--max-epochs", "6", "--ensemble", "1",
+                 "--no-forest-member",
                  "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     test = metrics["per_target"]["test"]

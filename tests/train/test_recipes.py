@@ -59,6 +59,19 @@ def test_small_tables_get_an_ensemble(tmp_path):
     assert _cfg(["--data", str(tmp_path / "missing.csv")]).ensemble == 1  # fails later, named
 
 
+def test_classification_tables_add_the_forest(tmp_path):
+    small = tmp_path / "small.csv"
+    small.write_text("smiles,y\n" + "CCO,1\n" * 50)
+    cls = ["--data", str(small), "--task", "classification"]
+    cfg = _cfg(cls)
+    assert cfg.forest_member is True and cfg.ensemble == 1  # the measured pair, not 3 + forest
+    assert _cfg(cls + ["--no-forest-member"]).forest_member is False  # explicit wins
+    assert _cfg(cls + ["--ensemble", "3"]).ensemble == 3
+    assert _cfg(cls + ["--model", "gin-vn"]).forest_member is False
+    assert _cfg(cls + ["--recipe", "cpu-fast"]).forest_member is False
+    assert _cfg(["--data", str(small)]).forest_member is False  # regression: it lost there
+
+
 def test_step_budget_becomes_epochs():
     from graphnorm.train.config import TrainConfig
 
