@@ -119,3 +119,17 @@ def test_a_forest_run_from_before_forests_were_saved_is_named(tmp_path):
     (tmp_path / "metrics.json").write_text(json.dumps({"model": "rf"}))
     with pytest.raises(CheckpointError, match="from before forests were saved.*train it again"):
         checkpoint_files(tmp_path)
+
+
+def test_a_forest_alone_is_served_without_drawings(tmp_path):
+    from graphnorm.inference.predict import Predictor
+    from graphnorm.serve.service import PredictionService
+
+    path, before = _saved(tmp_path)
+    service = PredictionService(Predictor(load_forest(path)))
+    info = service.info()
+    assert info["attribution_method"] is None and "no per-atom" in info["attribution_note"]
+    rows = service.predict([SMILES[0], "C1CC"])["rows"]
+    assert rows[0]["alcohol"] == pytest.approx(before[0, 0], abs=1e-6) and rows[1]["error"]
+    with pytest.raises(ValueError, match="random forest.*no atom attributions"):
+        service.draw([SMILES[0]])
