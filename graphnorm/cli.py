@@ -199,7 +199,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from graphnorm.train.processes import train_run
 
     cfg = _train_config(args, TRAIN_KEYS + ("seed", "out", "resume", "ensemble"))
-    if cfg.ensemble > 1 or cfg.forest_member:  # members into OUT/model_<k> (and OUT/forest)
+    if cfg.is_ensemble:  # members into OUT/model_<k> (and OUT/forest)
         from graphnorm.train.ensemble import train_ensemble
 
         train_ensemble(cfg, jobs=args.jobs)

@@ -51,7 +51,7 @@ class _Labelled(io.TextIOBase):
 def run_one(cfg) -> None:
     """A benchmark run: one training run, or an ensemble (``--ensemble N``) whose members
     train one after another into the run's folder."""
-    if cfg.ensemble > 1 or cfg.forest_member:
+    if cfg.is_ensemble:
         from graphnorm.train.ensemble import train_ensemble
 
         train_ensemble(cfg, jobs=1)

@@ -210,9 +210,15 @@ def late_gain(logs: Sequence[Path], metric: str, fraction: float = 0.2) -> dict:
 
 def run_logs(out: Path, runs: pd.DataFrame) -> dict[str, list[Path]]:
     """Variant -> the CSV logs of its runs, seeds in order."""
-    return {name: [out / "runs" / slug(name) / f"seed{seed}" / "logs" / "metrics.csv"
+    return {name: [_run_log(out / "runs" / slug(name) / f"seed{seed}")
                    for seed in sorted(runs.loc[runs["norm"] == name, "seed"])]
             for name in dict.fromkeys(runs["norm"])}
+
+
+def _run_log(run: Path) -> Path:
+    """A run's CSV log; an ensemble run's is its first member's (the others differ by seed)."""
+    own, member = run / "logs" / "metrics.csv", run / "model_0" / "logs" / "metrics.csv"
+    return member if not own.is_file() and member.is_file() else own
 
 
 def json_safe(obj):

@@ -121,6 +121,12 @@ class TrainConfig:
         return -1 if self.max_time else 200
 
     @property
+    def is_ensemble(self) -> bool:
+        """Several members (seeds, or a model and its forest) in out/model_<k> (and out/forest):
+        trained by graphnorm/train/ensemble.py, not as one run."""
+        return self.ensemble > 1 or self.forest_member
+
+    @property
     def budget_s(self) -> Optional[float]:
         return None if self.max_time is None else parse_duration(self.max_time)
 

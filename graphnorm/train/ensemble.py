@@ -2,9 +2,10 @@
 
 Members differ only in their seed (initialization, dropout, batch order); the data split is
 the same for all (``split_seed``). With ``forest_member`` the Morgan-count forest (``--model
-rf``) trains on that split into ``OUT/forest`` and is one more member of the mean. ``OUT/ensemble.json`` reports each member's val/test
-metric, the ensemble mean's per-target metrics, and on the test split how well the members'
-disagreement (std) ranks the ensemble's errors: Spearman of |error| vs std per target. The
+rf``) trains on that split into ``OUT/forest`` and is one more member of the mean.
+``OUT/ensemble.json`` reports each member's val/test metric, the ensemble mean's per-target
+metrics, and on the test split how well the members' disagreement (std) ranks the
+ensemble's errors: Spearman of |error| vs std per target. The
 std is model disagreement, not a calibrated interval: a large std says the models were
 unsure, a small one does not promise a small error.
 """

@@ -75,6 +75,7 @@ def test_an_ensemble_is_one_benchmark_run_with_intervals(table, cache_root, tmp_
     metrics = json.loads((run / "metrics.json").read_text())
     members = [json.loads((run / f"model_{k}" / "metrics.json").read_text()) for k in (0, 1)]
     assert metrics["ensemble"] == 2 and metrics["steps"] == sum(m["steps"] for m in members)
+    assert (out / "curves.png").is_file()  # drawn from the first member's log
     test = pd.read_csv(run / "predictions_test.csv.gz")
     err = np.sqrt(((test["pred:logp"] - test["y:logp"]) ** 2).mean())
     assert metrics["per_target"]["test"]["logp"]["rmse"] == pytest.approx(err, rel=1e-5)

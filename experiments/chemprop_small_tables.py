@@ -1,0 +1,119 @@
+"""Chemprop's defaults on the small-table benchmark's own splits, for a paired comparison.
+
+For each repeat k of a finished small-table benchmark (``--bench``: its runs'
+``splits.json``), Chemprop 2 trains one model with its default settings (``chemprop train``
+with only data, task, columns and that split given) and is scored on the same test molecules
+with graphnorm's metric. Chemprop runs from its own environment (``--chemprop``: the CLI of a
+venv where ``pip install chemprop`` was done; it is not a graphnorm dependency). Writes
+``OUT/seed<k>/metrics.json`` (test metric, CPU seconds of the Chemprop process, versions, the
+command) and ``OUT/summary.json`` with the pairing against the benchmark's variants.
+
+    python experiments/chemprop_small_tables.py --bench experiments/results/small_tables/freesolv/default \
+        --data ../shared/datasets/small/freesolv.csv --target expt --chemprop /tmp/cpv/bin/chemprop
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy import stats
+
+from graphnorm.train.task import compute_metric
+
+
+def chemprop_splits(splits: dict) -> list[dict]:
+    """graphnorm's splits.json ('line N', header = line 1) -> Chemprop's 0-based row indices."""
+    def rows(names):
+        if any(not n.startswith("line ") for n in names):
+            raise ValueError("only CSV tables (rows named 'line N') are converted")
+        return [int(n.split()[1]) - 2 for n in names]
+    return [{s: rows(splits[s]) for s in ("train", "val", "test")}]
+
+
+def run_seed(args, seed: int, out: Path) -> dict:
+    bench_run = next((args.bench / "runs").glob(f"*/seed{seed}/splits.json"))
+    splits = json.loads(bench_run.read_text())
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "splits.json").write_text(json.dumps(chemprop_splits(splits)))
+    task = "classification" if args.classification else "regression"
+    cmd = [args.chemprop, "train", "--data-path", str(args.data), "--task-type", task,
+           "--smiles-columns", "smiles", "--target-columns", args.target,
+           "--splits-file", str(out / "splits.json"), "--pytorch-seed", str(seed),
+           "--output-dir", str(out / "chemprop"), "--num-workers", "0"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.time()
+    subprocess.run(cmd, check=True, stdout=open(out / "chemprop.log", "w"), stderr=subprocess.STDOUT,
+                   env=dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    preds = sorted((out / "chemprop").rglob("test_predictions.csv"))
+    if len(preds) != 1:
+        raise FileNotFoundError(f"{out}: expected one test_predictions.csv, found {preds}")
+    data = pd.read_csv(args.data)
+    test = data.iloc[chemprop_splits(splits)[0]["test"]]
+    pred = pd.read_csv(preds[0])
+    if not (pred["smiles"].values == test["smiles"].values).all():
+        raise ValueError(f"{preds[0]}: rows differ from the split's test molecules")
+    metric = "rocauc" if args.classification else "rmse"
+    score = compute_metric(metric, torch.tensor(pred[args.target].to_numpy()).reshape(-1, 1),
+                           torch.tensor(test[args.target].to_numpy(float)).reshape(-1, 1))
+    result = {"seed": seed, "metric": metric, f"test_{metric}": score,
+              "cpu_time_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
+              "wall_time_s": round(time.time() - started, 1), "threads": args.threads,
+              "split_from": str(bench_run), "command": " ".join(cmd),
+              "chemprop": subprocess.run(
+                  [str(Path(args.chemprop).parent / "python"), "-c",
+                   "import chemprop, torch; print(chemprop.__version__, 'torch', torch.__version__)"],
+                  capture_output=True, text=True).stdout.strip()}
+    (out / "metrics.json").write_text(json.dumps(result, indent=2))
+    return result
+
+
+def pair(ours: list[float], theirs: list[float], higher: bool) -> dict:
+    d = np.array(ours) - np.array(theirs)
+    d = d if higher else -d  # > 0: graphnorm better
+    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+    return {"graphnorm_better_by": float(d.mean()), "ci95": [float(d.mean() - half), float(d.mean() + half)],
+            "better_on": f"{int((d > 0).sum())}/{len(d)}"}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bench", type=Path, required=True)
+    p.add_argument("--data", type=Path, required=True)
+    p.add_argument("--target", required=True)
+    p.add_argument("--classification", action="store_true")
+    p.add_argument("--chemprop", required=True, help="the chemprop CLI of its own venv")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", type=Path)
+    args = p.parse_args()
+    out = args.out or args.bench.parent / "chemprop_defaults"
+    results = []
+    for seed in range(args.repeats):
+        done = out / f"seed{seed}" / "metrics.json"
+        results.append(json.loads(done.read_text()) if done.is_file() else run_seed(args, seed, out / f"seed{seed}"))
+        print(f"seed {seed}: {results[-1]}", flush=True)
+    metric = results[0]["metric"]
+    scores = [r[f"test_{metric}"] for r in results]
+    summary = {"metric": metric, "chemprop_test": scores, "mean": float(np.mean(scores)),
+               "std": float(np.std(scores)), "cpu_time_s_mean": float(np.mean([r["cpu_time_s"] for r in results])),
+               "vs": {}}
+    for variant in sorted((args.bench / "runs").iterdir()):
+        ours = [json.loads((variant / f"seed{s}" / "metrics.json").read_text())[f"test_{metric}"]
+                for s in range(args.repeats)]
+        summary["vs"][variant.name] = dict(pair(ours, scores, metric == "rocauc"),
+                                           mean=float(np.mean(ours)))
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
