@@ -47,26 +47,32 @@ def run_seed(args, seed: int, out: Path) -> dict:
     cmd = [args.chemprop, "train", "--data-path", str(args.data), "--task-type", task,
            "--smiles-columns", "smiles", "--target-columns", args.target,
            "--splits-file", str(out / "splits.json"), "--pytorch-seed", str(seed),
-           "--output-dir", str(out / "chemprop"), "--num-workers", "0"]
+           "--output-dir", str(out / "chemprop"), "--num-workers", "0", *args.extra.split()]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     subprocess.run(cmd, check=True, stdout=open(out / "chemprop.log", "w"), stderr=subprocess.STDOUT,
                    env=dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    preds = sorted((out / "chemprop").rglob("test_predictions.csv"))
-    if len(preds) != 1:
-        raise FileNotFoundError(f"{out}: expected one test_predictions.csv, found {preds}")
+    # one file per model, or the ensemble's mean above its members' (--ensemble-size): the
+    # shallowest files, averaged when they are the members'
+    files = sorted((out / "chemprop").rglob("test_predictions.csv"), key=lambda p: len(p.parts))
+    if not files:
+        raise FileNotFoundError(f"{out}: no test_predictions.csv")
+    files = [f for f in files if len(f.parts) == len(files[0].parts)]
     data = pd.read_csv(args.data)
     test = data.iloc[chemprop_splits(splits)[0]["test"]]
-    pred = pd.read_csv(preds[0])
-    if not (pred["smiles"].values == test["smiles"].values).all():
-        raise ValueError(f"{preds[0]}: rows differ from the split's test molecules")
+    frames = [pd.read_csv(f) for f in files]
+    for f, frame in zip(files, frames):
+        if not (frame["smiles"].values == test["smiles"].values).all():
+            raise ValueError(f"{f}: rows differ from the split's test molecules")
+    pred = frames[0].assign(**{args.target: np.mean([f[args.target] for f in frames], axis=0)})
     metric = "rocauc" if args.classification else "rmse"
     score = compute_metric(metric, torch.tensor(pred[args.target].to_numpy()).reshape(-1, 1),
                            torch.tensor(test[args.target].to_numpy(float)).reshape(-1, 1))
     result = {"seed": seed, "metric": metric, f"test_{metric}": score,
               "cpu_time_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
               "wall_time_s": round(time.time() - started, 1), "threads": args.threads,
+              "prediction_files": [str(f.relative_to(out)) for f in files],
               "split_from": str(bench_run), "command": " ".join(cmd),
               "chemprop": subprocess.run(
                   [str(Path(args.chemprop).parent / "python"), "-c",
@@ -94,6 +100,7 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", type=Path)
+    p.add_argument("--extra", default="", help="more chemprop train flags, e.g. '--ensemble-size 3'")
     args = p.parse_args()
     out = args.out or args.bench.parent / "chemprop_defaults"
     results = []

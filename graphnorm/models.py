@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # torch is imported where a model is built, so the CLI's --he
 
 MODEL_NAMES = ("graphormer", "gine", "gin-vn")  # torch models, built by `build_model`
 # what `train --model` / `benchmark --models` take: those, and the fingerprint forest of own
-# tables (graphnorm/baselines/forest.py: scikit-learn, no checkpoint)
+# tables (graphnorm/baselines/forest.py: scikit-learn, saved as forest.skops, not a checkpoint)
 RUNNABLE_MODELS = MODEL_NAMES + ("rf",)
 
 # Model shapes by name (``--preset``); a preset sets fields of the model's config class.
