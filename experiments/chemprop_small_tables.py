@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from scipy import stats
-
+from graphnorm.bench.summary import paired_difference
 from graphnorm.train.task import compute_metric
 
 
@@ -83,11 +82,12 @@ def run_seed(args, seed: int, out: Path) -> dict:
 
 
 def pair(ours: list[float], theirs: list[float], higher: bool) -> dict:
-    d = np.array(ours) - np.array(theirs)
-    d = d if higher else -d  # > 0: graphnorm better
-    half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
-    return {"graphnorm_better_by": float(d.mean()), "ci95": [float(d.mean() - half), float(d.mean() + half)],
-            "better_on": f"{int((d > 0).sum())}/{len(d)}"}
+    """`graphnorm.bench.summary.paired_difference`, signed so that > 0 means graphnorm better."""
+    d = paired_difference(pd.Series(ours), pd.Series(theirs), higher)
+    sign = 1.0 if higher else -1.0
+    low, high = sorted((sign * d["paired_ci95_low"], sign * d["paired_ci95_high"]))
+    return {"graphnorm_better_by": sign * d["paired_diff_mean"], "ci95": [low, high],
+            "better_on": f"{d['paired_wins']}/{d['paired_seeds']}"}
 
 
 def main() -> None:

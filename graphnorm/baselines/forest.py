@@ -81,9 +81,3 @@ def predict_forests(task_type: str, forests: list, x: np.ndarray) -> np.ndarray:
             out[:, j] = forest.predict_proba(x)[:, classes.index(1)] if 1 in classes else 0.0
     return out
 
-
-def fit_predict(task_type: str, x_train: np.ndarray, y_train: np.ndarray, xs: list[np.ndarray],
-                seed: int, threads: int, config: ForestConfig = ForestConfig()) -> list[np.ndarray]:
-    """`fit_forests`, then their predictions [N, T] for each of ``xs``."""
-    forests = fit_forests(task_type, x_train, y_train, seed, threads, config)
-    return [predict_forests(task_type, forests, x) for x in xs]

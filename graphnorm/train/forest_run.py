@@ -21,7 +21,7 @@ def train_forest(cfg) -> dict:
     """``train --model rf`` on a user table: fit, score val/test, write the run's files."""
     import torch
 
-    from graphnorm.data.table_dataset import load_table_dataset, spec_from_config, write_run_files
+    from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
     from graphnorm.train.task import compute_metric, per_target_metrics
     from graphnorm.train.evaluate import prediction_frame
     from graphnorm.train.run import _cpu_model, code_sha, refuse_overwrite
@@ -33,7 +33,10 @@ def train_forest(cfg) -> dict:
     started, cpu_started = time.time(), time.process_time()
     out = Path(cfg.out)
     refuse_overwrite(out, cfg.resume)
-    splits = load_table_dataset(spec, root=cfg.cache_root, progress=cfg.progress)
+    # the run's own featurizer: a forest beside graph runs of the table (an ensemble member,
+    # a benchmark seed) reads their cached featurization instead of making another
+    splits = load_table_dataset(spec, root=cfg.cache_root, featurizer=cfg.featurizer_config(VOCAB),
+                                progress=cfg.progress)
     info = splits.info
     xs = {s: morgan_counts(_smiles(splits[s])) for s in ("train", "val", "test")}
     ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphnorm.baselines.forest import fit_predict, morgan_counts
+from graphnorm.baselines.forest import fit_forests, morgan_counts, predict_forests
 from graphnorm.cli import main
 
 TINY = ["--preset", "tiny", "--batch-size", "32", "--threads", "1", "--no-progress",
@@ -25,7 +25,8 @@ def test_counts_and_forest_learn_a_count_target():
     x = morgan_counts(smiles)
     assert x.shape == (39, 2048) and x.sum(1).min() > 0 and float(x.max()) > 1  # counts, not bits
     y = np.array([[s.count("C")] for s in smiles], dtype=float)
-    (pred,) = fit_predict("regression", x[::2], y[::2], [x[1::2]], seed=0, threads=1)
+    pred = predict_forests("regression", fit_forests("regression", x[::2], y[::2], seed=0, threads=1),
+                           x[1::2])
     assert np.abs(pred - y[1::2]).mean() < 0.25 * np.abs(y[1::2] - y[::2].mean()).mean()
     with pytest.raises(ValueError, match="cannot read SMILES 'C1CC'"):
         morgan_counts(["C1CC"])
