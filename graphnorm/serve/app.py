@@ -8,19 +8,22 @@
   .csv/.tsv/.smi/.txt/.sdf (or .gz) file, with ``row`` (``line N``) first.
 - ``POST /draw`` ``{"smiles": [...], "target": optional}`` -> SVG drawings with atom attributions.
 
-Too many SMILES or too large a body: HTTP 413; malformed requests and unreadable uploads: 422;
-both with ``{"detail": message}``. A bad molecule is a row error, never a failed request.
-Requests never name files or code: uploads are read from the request's bytes in memory.
+Every request the server cannot take gets a 4xx with ``{"detail": ...}`` (errors.py): 400 a
+body that cannot be parsed, 408 a body too slow, 413 too many SMILES or too large a body, 415
+a body not sent as the operation reads it, 422 valid JSON that is not a valid request or an
+unreadable upload. A bad molecule is a row error, never a failed request. Requests never name
+files or code: uploads are read from the request's bytes in memory.
 """
-from typing import Optional  # no `from __future__ import annotations`: FastAPI reads the hints
+from typing import Optional, Union  # no `from __future__ import annotations`: FastAPI reads the hints
 
 import starlette.formparsers
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from .errors import error_responses, install_error_handlers
 from .limits import BodyLimit
 from .page import PAGE_HTML
 from .service import PredictionService
@@ -34,9 +37,58 @@ class SmilesRequest(BaseModel):
     smiles: list[Optional[str]]
     target: Optional[str] = None  # /draw only: which target's attributions
 
+    @field_validator("smiles")
+    @classmethod
+    def encodable(cls, smiles: list) -> list:
+        # JSON may carry lone surrogates ("\ud800"): no UTF-8 text, so neither RDKit nor
+        # the response could take them
+        for i, s in enumerate(smiles):
+            if s is not None and not s.isascii():
+                try:
+                    s.encode("utf-8")
+                except UnicodeEncodeError as err:
+                    raise ValueError(f"smiles[{i}] holds a lone surrogate at position "
+                                     f"{err.start}: not valid Unicode text") from None
+        return smiles
+
+
+class PredictResponse(BaseModel):
+    columns: list[str]
+    rows: list[dict[str, Union[float, str, None]]]  # keys: the columns
+
+
+class Drawing(BaseModel):
+    smiles: str
+    svg: Optional[str]
+    error: Optional[str]
+
+
+class DrawResponse(BaseModel):
+    method: str
+    target: str
+    drawings: list[Drawing]
+
+
+class HealthResponse(BaseModel):
+    status: str
+    targets: list[str]
+    columns: list[str]
+    task: str
+    models: int
+    attribution_method: Optional[str]
+    attribution_note: Optional[str]
+    limits: dict[str, int]
+
+
+UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["file"],
+    "properties": {"file": {"type": "string", "format": "binary",
+                            "description": ".csv, .tsv, .smi, .txt or .sdf, optionally .gz"},
+                   "smiles_column": {"type": "string"}}}}}}
+
 
 def create_app(service: PredictionService) -> BodyLimit:
-    """The ASGI app (FastAPI inside the request-body cap) around a loaded model."""
+    """The ASGI app (FastAPI inside the request-body caps) around a loaded model."""
     limits = service.limits
     max_body = limits.max_upload_bytes + MULTIPART_OVERHEAD
     # uploads stay in memory (Starlette spools a file part to a temporary file past 1 MiB);
@@ -45,6 +97,7 @@ def create_app(service: PredictionService) -> BodyLimit:
 
     app = FastAPI(title="graphnorm", summary="molecular property predictions",
                   docs_url="/docs", redoc_url=None)
+    install_error_handlers(app)
 
     def check_count(n: int, cap: int, what: str) -> None:
         if n > cap:
@@ -56,26 +109,28 @@ def create_app(service: PredictionService) -> BodyLimit:
         return PAGE_HTML
 
     @app.get("/health")
-    def health() -> dict:
+    def health() -> HealthResponse:
         return service.info()
 
-    @app.post("/predict")
-    async def predict(req: SmilesRequest) -> dict:
+    @app.post("/predict", responses=error_responses(400, 408, 413, 415, 422))
+    async def predict(req: SmilesRequest) -> PredictResponse:
         check_count(len(req.smiles), limits.max_smiles, "per /predict")
         return await run_in_threadpool(service.predict, req.smiles)
 
-    @app.post("/draw")
-    async def draw(req: SmilesRequest) -> dict:
+    @app.post("/draw", responses=error_responses(400, 408, 413, 415, 422))
+    async def draw(req: SmilesRequest) -> DrawResponse:
         check_count(len(req.smiles), limits.max_drawn, "per /draw")
         try:
             return await run_in_threadpool(service.draw, req.smiles, req.target)
         except ValueError as err:  # unknown target
             raise HTTPException(422, str(err)) from None
 
-    @app.post("/upload")
-    async def upload(request: Request) -> dict:
+    @app.post("/upload", openapi_extra={"requestBody": UPLOAD_BODY},
+              responses={200: {"model": PredictResponse},
+                         **error_responses(400, 408, 413, 415, 422)})
+    async def upload(request: Request) -> PredictResponse:
         if not request.headers.get("content-type", "").startswith("multipart/form-data"):
-            raise HTTPException(422, "send the file as multipart/form-data, field 'file'")
+            raise HTTPException(415, "send the file as multipart/form-data, field 'file'")
         form = await request.form(max_files=1, max_fields=4, max_part_size=64 * 1024)
         file = form.get("file")
         if not isinstance(file, UploadFile):
@@ -90,4 +145,4 @@ def create_app(service: PredictionService) -> BodyLimit:
         check_count(len(table.smiles), limits.max_smiles, "per upload")
         return await run_in_threadpool(service.predict, table.smiles, table.labels, table.errors)
 
-    return BodyLimit(app, max_body)
+    return BodyLimit(app, max_body, limits.body_seconds)

@@ -27,6 +27,8 @@ def add_serve_args(p: argparse.ArgumentParser) -> None:
                    help="heavy atoms per molecule (more: that row's error)")
     p.add_argument("--max-drawn", dest="max_drawn", type=int, default=lim.max_drawn,
                    help="molecules drawn per /draw request")
+    p.add_argument("--body-seconds", dest="body_seconds", type=int, default=lim.body_seconds,
+                   help="seconds a request body may take to arrive (slower: HTTP 408)")
     p.add_argument("--batch-size", dest="batch_size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
 
@@ -42,7 +44,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(max(1, args.threads))
     limits = Limits(max_smiles=args.max_smiles, max_upload_bytes=int(args.max_upload_mb * 2**20),
-                    max_atoms=args.max_atoms, max_drawn=args.max_drawn)
+                    max_atoms=args.max_atoms, max_drawn=args.max_drawn,
+                    body_seconds=args.body_seconds)
     predictor = load_predictor(args.checkpoint, batch_size=args.batch_size)
     service = PredictionService(predictor, limits, args.method)
     models = len(predictor.members)

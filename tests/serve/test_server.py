@@ -1,6 +1,7 @@
 """`graphnorm serve` as a live process on a free port, spoken to over real HTTP (urllib)."""
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -21,14 +22,18 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    ens = write_ensemble(tmp_path_factory.mktemp("serve") / "ens", members=2)
+def server_and_log(tmp_path_factory):
+    """(URL, path of the server's log: its stdout and stderr) of a live `graphnorm serve`."""
+    folder = tmp_path_factory.mktemp("serve")
+    ens = write_ensemble(folder / "ens", members=2)
     port = free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "graphnorm.cli", "serve", "--checkpoint",
-                             str(ens), "--port", str(port), "--max-upload-mb", "1",
-                             "--max-atoms", "30", "--max-drawn", "5"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    log_path = folder / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "graphnorm.cli", "serve", "--checkpoint",
+                                 str(ens), "--port", str(port), "--max-upload-mb", "1",
+                                 "--max-atoms", "30", "--max-drawn", "5", "--body-seconds", "2"],
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while True:
@@ -38,14 +43,19 @@ def server(tmp_path_factory):
         except OSError:
             if proc.poll() is not None or time.time() > deadline:
                 proc.kill()
-                pytest.fail(f"server did not start: {proc.stdout.read().decode()[-2000:]}")
+                pytest.fail(f"server did not start: {log_path.read_text()[-2000:]}")
             time.sleep(0.2)
-    yield url
+    yield url, log_path
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server(server_and_log):
+    return server_and_log[0]
 
 
 def call(url, path, data=None, content_type="application/json"):
@@ -108,7 +118,37 @@ def test_malformed_requests_get_422_and_large_bodies_413(server):
     status, out = call(server, "/predict", {"smiles": ["C" * 1000] * 1300})  # 1.3 MB
     assert status == 413 and "request body too large" in out["detail"]
     status, out = call(server, "/upload", {"smiles": ["CCO"]})
-    assert status == 422 and "multipart/form-data" in out["detail"]
+    assert status == 415 and "multipart/form-data" in out["detail"]
+
+
+def test_random_bytes_get_415_and_stay_out_of_the_log(server_and_log):
+    server, log_path = server_and_log
+    body = random.Random(1).randbytes(20_000)
+    for _ in range(3):
+        status, out = call(server, "/predict", body, "application/octet-stream")
+        assert status == 415 and "application/json" in out["detail"]
+    status, out = call(server, "/predict", body)  # the same bytes declared as JSON
+    assert status == 400 and "not JSON text" in out["detail"]
+    log = log_path.read_text(errors="replace")
+    assert "Traceback" not in log and "ERROR" not in log and len(log) < 2000, log[-2000:]
+
+
+def test_a_body_that_stops_coming_gets_408(server):
+    """Headers promise 100 bytes, 12 come, then nothing: 408 after --body-seconds (2 s)."""
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        start = time.time()
+        conn.sendall(b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n" + b'{"smiles": [')
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408") and 1.5 < time.time() - start < 8
+    assert "did not arrive within 2 s (12 bytes came)" in json.loads(body)["detail"]
 
 
 def test_upload_csv_non_utf8_and_empty(server):
