@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 # torch-free registries: --help stays instant
-from graphnorm.data.info import DATASET_INFO, SPLITS, TABLE_TASKS
+from graphnorm.data.info import DATASET_INFO, METRICS, SPLITS, TABLE_TASKS
 from graphnorm.graph.options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
-from graphnorm.models import PRESETS, RUNNABLE_MODELS, presets_help
+from graphnorm.models import PRESETS, RUNNABLE_MODELS, TREE_MODELS, presets_help
 from graphnorm.train.recipes import RECIPE_NAMES
 
 
@@ -58,7 +58,8 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", choices=list(DATASET_INFO))
     p.add_argument("--model", dest="model_name", choices=list(RUNNABLE_MODELS),
                    help="graphormer (default), a PyG baseline: gine, gin-vn, or (own tables) "
-                   "rf: a random forest on Morgan count fingerprints")
+                   "a tree model: rf (random forest on Morgan counts), gbm (LightGBM on "
+                   "MapLight features: ECFP + Avalon counts, ErG, RDKit descriptors)")
     p.add_argument("--preset", choices=sorted({p for table in PRESETS.values() for p in table}),
                    help="model size (default: the recipe's, i.e. fast for the Graphormer of "
                    "--recipe auto; a config file without recipe: slim for the Graphormer, base "
@@ -142,12 +143,18 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                      "numeric column)")
     own.add_argument("--task", choices=list(TABLE_TASKS),
                      help="classification: 0/1 labels, ROC-AUC")
+    own.add_argument("--metric", choices=list(METRICS),
+                     help="picks the checkpoint and is reported (default: rmse for regression, "
+                     "rocauc for classification)")
     own.add_argument("--forest-member", dest="forest_member", action=argparse.BooleanOptionalAction,
                      help="add the Morgan-count random forest as one more ensemble member "
                      "(OUT/forest; predict averages it in). Default: on for classification "
                      "tables under the small-table recipe, off otherwise")
-    own.add_argument("--split", help="scaffold, random, column:NAME (train/val/test per row) "
-                     "or file:RUN/splits.json (a previous run's split)")
+    own.add_argument("--forest-model", dest="forest_model", choices=list(TREE_MODELS),
+                     help="the tree model of --forest-member: rf (OUT/forest) or gbm (OUT/gbm)")
+    own.add_argument("--split", help="scaffold, random, column:NAME (train/val/test per row), "
+                     "file:RUN/splits.json (a previous run's split) or tdc:NAME (NAME says "
+                     "test for the fixed test rows; the rest gets PyTDC's scaffold split)")
     own.add_argument("--split-sizes", dest="split_sizes", help="train,val,test fractions")
     own.add_argument("--split-seed", dest="split_seed", type=int,
                      help="seed of the scaffold/random split (apart from --seed)")
@@ -192,7 +199,8 @@ TRAIN_KEYS = ("recipe", "max_steps", "dataset", "model_name", "readout", "rwpe_s
               "bucket_pool", "bucket_by_size", "lr", "loss",
               "attention_dropout", "dropout", "ema_decay", "uniformity_weight", "init_from", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress",
-              "data", "smiles_column", "target_columns", "task", "forest_member", "split", "split_sizes", "split_seed")
+              "data", "smiles_column", "target_columns", "task", "metric", "forest_member", "forest_model",
+              "split", "split_sizes", "split_seed")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -230,17 +238,29 @@ def cmd_embed(args: argparse.Namespace) -> int:
 def cmd_benchmark(args: argparse.Namespace) -> int:
     from graphnorm.bench.benchmark import run_benchmark
 
-    cfg = _train_config(args, TRAIN_KEYS + ("ensemble",))
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    if args.suite:  # one benchmark per task of the suite
+        from graphnorm.bench.tdc_suite import run_tdc_suite
+
+        run_tdc_suite(args, lambda a: _train_config(a, TRAIN_KEYS + ("ensemble",)),
+                      lambda cfg, out: run_benchmark(
+                          cfg, norms=_norms(args, cfg), seeds=args.seeds, out=out, jobs=args.jobs,
+                          models=models, summary_only=args.summary_only, repeats=True,
+                          baseline=args.baseline))
+        return 0
+    cfg = _train_config(args, TRAIN_KEYS + ("ensemble",))
     if args.repeats is not None and not cfg.data:
         raise ValueError("--repeats draws a new split per run: it takes a user table (--data); "
                          "the benchmark datasets have fixed splits (use --seeds)")
-    norms = [n.strip() for n in args.norms.split(",") if n.strip()] if args.norms else [cfg.norm]
-    run_benchmark(cfg, norms=norms,
+    run_benchmark(cfg, norms=_norms(args, cfg),
                   seeds=args.repeats or args.seeds, out=Path(args.out), jobs=args.jobs,
                   models=models, summary_only=args.summary_only,
                   repeats=args.repeats is not None, baseline=args.baseline)
     return 0
+
+
+def _norms(args, cfg) -> list[str]:
+    return [n.strip() for n in args.norms.split(",") if n.strip()] if args.norms else [cfg.norm]
 
 
 def cmd_hpopt(args: argparse.Namespace) -> int:
@@ -348,6 +368,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "mean prediction")
     b.add_argument("--baseline", help="the variant every other is paired against (default: "
                    "rf when --models has it, else ln)")
+    b.add_argument("--suite", choices=["tdc-admet"], help="tdc-admet: the 22 tasks of the TDC "
+                   "ADMET group under its official protocol (5 seeds, scaffold valid split, "
+                   "each task's metric), one benchmark per task in OUT/<task>, the leaderboard "
+                   "form in OUT/board.md")
+    b.add_argument("--tasks", help="--suite: comma list of task names (default: all 22)")
+    b.add_argument("--tdc-dir", dest="tdc_dir", help="--suite: a PyTDC admet_group download or "
+                   "the folder holding admet_group.zip (default: $GRAPHNORM_TDC_DIR, else "
+                   "$GRAPHNORM_RAW_DIR/tdc_admet_group)")
+    b.add_argument("--leaderboard", help="--suite: the leaderboard snapshot to rank against "
+                   "(default: leaderboard.csv beside the archive)")
     b.add_argument("--out", required=True)
     b.add_argument("--jobs", type=int, default=1,
                    help="runs trained at once, one process each with --threads threads (1 if unset)")

@@ -11,9 +11,17 @@ if TYPE_CHECKING:  # torch is imported where a model is built, so the CLI's --he
     from torch import nn
 
 MODEL_NAMES = ("graphormer", "gine", "gin-vn")  # torch models, built by `build_model`
-# what `train --model` / `benchmark --models` take: those, and the fingerprint forest of own
-# tables (graphnorm/baselines/forest.py: scikit-learn, saved as forest.skops, not a checkpoint)
-RUNNABLE_MODELS = MODEL_NAMES + ("rf",)
+# tree models of own tables, read from fingerprints: their entries (fit, save, load) are in
+# graphnorm/baselines/trees.py, whose TREE_KINDS holds exactly these names
+TREE_MODELS = ("rf", "gbm")
+# what `train --model` / `benchmark --models` take
+RUNNABLE_MODELS = MODEL_NAMES + TREE_MODELS
+
+
+def is_tree_model(name: str) -> bool:
+    """A tree model (scikit-learn / LightGBM, no Lightning, no checkpoint) rather than a
+    torch model."""
+    return name in TREE_MODELS
 
 # Model shapes by name (``--preset``); a preset sets fields of the model's config class.
 GRAPHORMER_PRESETS = {

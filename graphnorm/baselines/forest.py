@@ -5,7 +5,7 @@ Breiman (2001), https://doi.org/10.1023/A:1010933404324, on ECFP4-like counts (R
 scikit-learn forest per target fitted on the rows labelled for it. It reads a user table
 exactly as the graph models do (`load_table_dataset`: same rows, same split), and writes the
 same run files (``metrics.json``, ``predictions_{val,test}.csv.gz``, ``splits.json``;
-``graphnorm/train/forest_run.py``), so ``benchmark --models graphormer,rf`` pairs it with the
+``graphnorm/train/tree_run.py``), so ``benchmark --models graphormer,rf`` pairs it with the
 Graphormer split by split. Its fitted forests are saved beside them (``forest.skops``,
 `graphnorm/baselines/forest_file.py`), so ``predict`` loads a forest run, alone or as one
 member of an ensemble with graph models.

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from .tree_member import TreeFileError, TreeMember
 
 FOREST_FILE, FOREST_META = "forest.skops", "forest.json"
 FOREST_FORMAT = 1
@@ -24,7 +26,7 @@ FOREST_FORMAT = 1
 TRUSTED = ("sklearn.tree._tree.Tree",)
 
 
-class ForestFileError(RuntimeError):
+class ForestFileError(TreeFileError):
     pass
 
 
@@ -46,21 +48,13 @@ def save_forest(out: Path, forests: list, task: dict, fingerprint: dict, config:
 
 
 @dataclass
-class LoadedForest:
+class LoadedForest(TreeMember):
     """Fitted forests (one per target; None where training had no label) as an ensemble
-    member: ``task``, ``targets``, ``path`` and ``predict_batch`` as a graph checkpoint's
-    (`graphnorm.train.checkpoint.LoadedModel`); no featurizer, no weights to explain."""
+    member (`graphnorm.baselines.tree_member.TreeMember`)."""
     forests: list
     task: dict
     meta: dict
     path: Path
-    featurizer: None = field(default=None, init=False)  # reads SMILES, not graphs
-
-    @property
-    def targets(self) -> list[str]:
-        from graphnorm.train.task import target_names
-
-        return target_names(self.task)
 
     def predict_smiles(self, smiles: list[str]) -> torch.Tensor:
         from .forest import morgan_counts, predict_forests
@@ -68,13 +62,6 @@ class LoadedForest:
         x = morgan_counts(smiles, bits=int(self.meta["fingerprint"]["bits"]))
         pred = predict_forests(self.task["task_type"], self.forests, x)
         return torch.from_numpy(np.asarray(pred, dtype=np.float32))
-
-    def predict_batch(self, batch) -> torch.Tensor:
-        """[B, T] from the batch's SMILES (every graphnorm batch carries them)."""
-        if batch.smiles is None or any(s is None for s in batch.smiles):
-            raise ForestFileError(f"{self.path}: the forest predicts from SMILES, and this "
-                                  "batch carries none")
-        return self.predict_smiles(list(batch.smiles))
 
 
 def load_forest(path: str | Path) -> LoadedForest:

@@ -79,7 +79,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     trained: the summary of the runs finished so far (e.g. of a campaign that spans
     sessions, or while another process trains its runs). ``baseline``: the variant the
     others are paired against (default rf when run, else ln)."""
-    from graphnorm.models import RUNNABLE_MODELS
+    from graphnorm.models import RUNNABLE_MODELS, is_tree_model
     from graphnorm.norms import build_norm
     from graphnorm.train.recipes import recipe_backbone, settle_backbone
 
@@ -111,9 +111,9 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
                                       split_seed=split_seed,
                                       out=str(run_dir), resume=resume, init_from=init_from,
                                       preset=cfg.preset if own else None,
-                                      # a forest is an ensemble of trees already
-                                      ensemble=1 if model == "rf" else cfg.ensemble,
-                                      forest_member=cfg.forest_member and model != "rf",
+                                      # a tree model is an ensemble of trees already
+                                      ensemble=1 if is_tree_model(model) else cfg.ensemble,
+                                      forest_member=cfg.forest_member and not is_tree_model(model),
                                       model=dict(cfg.model) if own else {})
         # the recipe's backbone serves the variants it fits; the others train from scratch
         todo.append((k, settle_backbone(run_cfg, given=init_from != recipe_backbone(cfg))))

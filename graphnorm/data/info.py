@@ -11,6 +11,8 @@ from __future__ import annotations
 
 SPLITS = ("train", "val", "test")
 TABLE_TASKS = ("regression", "classification")  # own tables (train --data --task)
+# what a run can be scored by (train --metric; graphnorm/train/task.py scores them)
+METRICS = ("mae", "rmse", "spearman", "rocauc", "auprc")
 
 # Plain dicts of str/int only: they are copied into self-describing checkpoints that are
 # loaded with torch.load(weights_only=True).

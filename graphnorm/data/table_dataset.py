@@ -26,7 +26,7 @@ import torch
 from .cache import CACHE_FORMAT, cache_root, load_cache, pack_split, save_cache, split_dataset
 from .table import MoleculeTable, TableError, read_table, read_targets
 from .table_split import (SPLIT_NAMES, balanced_scaffold_split, check_split, column_split,
-                          file_split, parse_split_sizes, random_split, split_kind)
+                          file_split, parse_split_sizes, random_split, split_kind, tdc_split)
 
 VOCAB = "ogb"  # any organic chemistry, not only ZINC's 28 atom types
 CHUNK = 512
@@ -40,9 +40,10 @@ class TableSpec:
     smiles_column: Optional[str] = None
     target_columns: list = field(default_factory=list)  # empty: every other column
     task: str = "regression"  # or "classification" (labels 0/1)
-    split: str = "scaffold"  # scaffold | random | column:NAME | file:splits.json
+    split: str = "scaffold"  # scaffold | random | column:NAME | file:splits.json | tdc:COLUMN
     split_sizes: object = "0.8,0.1,0.1"
     split_seed: int = 0
+    metric: Optional[str] = None  # None: rmse (regression) or rocauc (classification)
 
 
 class TableSplits(dict):
@@ -55,11 +56,15 @@ class TableSplits(dict):
         self.skipped, self.report, self.spec = skipped, report, spec
 
 
-def table_info(task: str, targets: list[str], name: str) -> dict:
+def table_info(task: str, targets: list[str], name: str, metric: Optional[str] = None) -> dict:
     """The DATASET_INFO-style task dict of a table (plain types: it goes into checkpoints)."""
+    from graphnorm.train.task import check_metric
+
     binary = task == "classification"
+    if metric is not None:
+        check_metric(metric, task)
     return {"task_type": "binary" if binary else "regression",
-            "metric": "rocauc" if binary else "rmse", "vocab": VOCAB, "num_tasks": len(targets),
+            "metric": metric or ("rocauc" if binary else "rmse"), "vocab": VOCAB, "num_tasks": len(targets),
             "targets": list(targets), "source": name}
 
 
@@ -130,6 +135,8 @@ def _split_rows(spec: TableSpec, table: MoleculeTable, usable: list[int], scaffo
 
         col = find_column(table, arg, "--split column:NAME")
         return column_split(table.frame[col].iloc[usable].tolist(), labels, col, table.path)
+    if kind == "tdc":
+        return tdc_split(table, arg, usable, spec.split_seed)
     return file_split(arg, labels, table.sha256)
 
 
@@ -142,10 +149,10 @@ def load_table_dataset(spec: TableSpec, root=None, featurizer=None, progress: bo
     kind, arg = split_kind(spec.split)
     table = read_table(spec.path, spec.smiles_column, strict_encoding=True)
     exclude = []
-    if kind == "column":
+    if kind in ("column", "tdc"):
         from .table import find_column
 
-        exclude.append(find_column(table, arg, "--split column:NAME"))
+        exclude.append(find_column(table, arg, f"--split {kind}:NAME"))
     targets, names = read_targets(table, list(spec.target_columns or []), spec.task, exclude)
     feat = featurized_table(table, root, featurizer, progress, workers)
     rows = list(feat["rows"])
@@ -171,7 +178,8 @@ def load_table_dataset(spec: TableSpec, root=None, featurizer=None, progress: bo
     report = _report(table, names, targets, usable, canonical, split, skipped, spec)
     skipped_df = pd.DataFrame(skipped, columns=["row", "smiles", "reason"])
     stage(progress, _summary_line(table.path, report))
-    return TableSplits(splits, table_info(spec.task, names, Path(spec.path).name), table.sha256,
+    return TableSplits(splits, table_info(spec.task, names, Path(spec.path).name, spec.metric),
+                       table.sha256,
                        split_labels, skipped_df, report, spec)
 
 
@@ -236,4 +244,4 @@ def spec_from_config(cfg) -> Optional[TableSpec]:
     if isinstance(cols, str):  # YAML "a, b" or a single name
         cols = [c.strip() for c in cols.split(",") if c.strip()]
     return TableSpec(str(cfg.data), cfg.smiles_column, list(cols), cfg.task, cfg.split,
-                     cfg.split_sizes, cfg.split_seed)
+                     cfg.split_sizes, cfg.split_seed, cfg.metric)

@@ -7,6 +7,9 @@
 - ``random``: a seeded permutation.
 - ``column:NAME``: the column says ``train``, ``val`` (or ``valid``) or ``test`` per row.
 - ``file:PATH``: the row labels of a ``splits.json`` a run wrote: an exact rerun.
+- ``tdc:NAME``: TDC's benchmark protocol (`graphnorm.data.tdc`): rows whose column says
+  ``test`` are the fixed test set; the others are split into train and val by PyTDC's scaffold
+  split with seed ``split_seed + 1`` (the leaderboard's seeds are 1..5).
 Identical molecules (canonical SMILES) share a scaffold, so a scaffold split keeps duplicates
 together; a random split may not (they are counted and reported).
 """
@@ -46,9 +49,10 @@ def split_kind(split: str) -> tuple[str, Optional[str]]:
     kind, _, arg = str(split).partition(":")
     if kind in ("scaffold", "random") and not arg:
         return kind, None
-    if kind in ("column", "file") and arg:
+    if kind in ("column", "file", "tdc") and arg:
         return kind, arg
-    raise TableError(f"--split {split!r}: use scaffold, random, column:NAME or file:splits.json")
+    raise TableError(f"--split {split!r}: use scaffold, random, column:NAME, file:splits.json "
+                     "or tdc:NAME")
 
 
 def random_split(n: int, sizes: Sequence[float], seed: int) -> dict[str, list[int]]:
@@ -94,6 +98,26 @@ def column_split(values: Sequence[str], labels: Sequence[str], column: str, path
             raise TableError(f"{path}: split column {column!r} must say train, val or test; "
                              f"{where} holds {v!r}")
         out[name].append(i)
+    return out
+
+
+def tdc_split(table, column: str, usable: Sequence[int], split_seed: int) -> dict[str, list[int]]:
+    """Positions into ``usable`` for ``--split tdc:COLUMN`` (module docstring). The scaffold
+    split runs over every non-test row of the file, as PyTDC splits all of ``train_val``,
+    then keeps the usable ones."""
+    from .table import find_column
+    from .tdc import tdc_scaffold_split
+
+    col = find_column(table, column, "--split tdc:NAME")
+    is_test = table.frame[col].astype(str).str.strip().str.lower().eq("test").to_numpy()
+    pool = [i for i in range(len(table)) if not is_test[i]]
+    smiles = table.smiles
+    parts = tdc_scaffold_split([smiles[i] for i in pool], split_seed + 1)
+    where = {row: k for k, row in enumerate(usable)}
+    out = {"train": [], "val": [], "test": [where[i] for i in range(len(table))
+                                            if is_test[i] and i in where]}
+    for name in ("train", "val"):
+        out[name] = [where[pool[p]] for p in parts[name] if pool[p] in where]
     return out
 
 

@@ -53,8 +53,9 @@ class Explainer:
 
         self.graph_members = predictor.graph_members
         if not self.graph_members:
-            raise CheckpointError(f"{predictor.loaded.path} is a random forest: it scores "
-                                  "fingerprint counts, not atoms; explain takes graph models")
+            raise CheckpointError(f"{predictor.loaded.path} is a tree model (random forest or "
+                                  "boosted trees): it scores fingerprint counts, not atoms; "
+                                  "explain takes graph models")
         for member in self.graph_members:
             check_method(method, member)
         self.predictor, self.method, self.steps = predictor, method, steps
@@ -64,7 +65,7 @@ class Explainer:
         # the prediction stays the whole ensemble's (as `predict` gives it); say whose atoms
         self.note = "" if not forests else (
             "atom scores come from the graph model" + ("s" if len(self.graph_members) > 1 else "")
-            + " only: the ensemble's forest member (in the predicted mean) has no per-atom "
+            + " only: the ensemble's tree member (in the predicted mean) has no per-atom "
             "attribution")
 
     def explain_batch(self, batch) -> tuple[torch.Tensor, ...]:

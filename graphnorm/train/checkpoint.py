@@ -81,37 +81,35 @@ def upgrade_state(checkpoint: dict) -> None:
             state[name] = state[name].reshape(1)
 
 
-FOREST_MEMBER = "forest"  # an ensemble's forest member: OUT/forest/forest.skops
-
-
 def checkpoint_files(path: str | Path) -> list[Path]:
-    """The model file(s) behind ``path``: a file; a run directory (its best.ckpt, or a forest
-    run's forest.skops); an ensemble directory (every model_<k>/best.ckpt, then
-    forest/forest.skops when the forest is a member); else a clear CheckpointError."""
-    from graphnorm.baselines.forest_file import FOREST_FILE
+    """The model file(s) behind ``path``: a file; a run directory (its best.ckpt, or a tree
+    run's forest.skops / gbm.json); an ensemble directory (every model_<k>/best.ckpt, then
+    its tree member's file, e.g. forest/forest.skops); else a clear CheckpointError."""
+    from graphnorm.baselines.trees import TREE_KINDS, member_files
 
     path = Path(path)
     if path.is_file():
         return [path]
     if not path.exists():
         raise CheckpointError(f"checkpoint not found: {path}; {TRAIN_HINT}")
-    for single in ("best.ckpt", FOREST_FILE):
+    for single in ("best.ckpt", *(k.model_file for k in TREE_KINDS.values())):
         if (path / single).is_file():
             return [path / single]
     members = sorted(path.glob("model_*/best.ckpt"),
                      key=lambda p: (len(p.parent.name), p.parent.name))
     if members:
-        forest = path / FOREST_MEMBER / FOREST_FILE
-        return members + ([forest] if forest.is_file() else [])
+        return members + member_files(path)
     others = sorted(path.glob("*.ckpt"))
     if len(others) == 1:
         return others
     if others:
         raise CheckpointError(f"{path} holds several checkpoints ({', '.join(p.name for p in others)}) "
                               "but no best.ckpt; pass one of them")
-    if _run_model(path) == "rf":
-        raise CheckpointError(f"{path} is a random-forest run (--model rf) from before forests "
-                              f"were saved: it has no {FOREST_FILE}; train it again to predict with it")
+    if _run_model(path) in TREE_KINDS:
+        kind = TREE_KINDS[_run_model(path)]
+        raise CheckpointError(f"{path} is a {kind.label} run (--model {kind.name}) from before "
+                              f"its models were saved: it has no {kind.model_file}; train it "
+                              "again to predict with it")
     raise CheckpointError(f"{path} is a directory without checkpoints (no best.ckpt, no "
                           f"model_<k>/best.ckpt); {TRAIN_HINT}")
 
@@ -126,20 +124,24 @@ def _run_model(run: Path):
         return None
 
 
-def is_forest_file(path: Path) -> bool:
-    return Path(path).suffix == ".skops"
+def is_tree_file(path: Path) -> bool:
+    from graphnorm.baselines.trees import kind_of_file
+
+    return kind_of_file(path) is not None or Path(path).suffix == ".skops"
 
 
 def load_member(path: str | Path):
-    """An ensemble member from its file: a graph checkpoint (`load_checkpoint`) or a forest
-    (`graphnorm.baselines.forest_file.load_forest`), with its errors as CheckpointError."""
-    from graphnorm.baselines.forest_file import ForestFileError, load_forest
+    """An ensemble member from its file: a graph checkpoint (`load_checkpoint`) or a tree
+    model (its kind's loader, graphnorm/baselines/trees.py), with errors as CheckpointError."""
+    from graphnorm.baselines.tree_member import TreeFileError
+    from graphnorm.baselines.trees import TREE_KINDS, kind_of_file
 
-    if not is_forest_file(path):
+    if not is_tree_file(path):
         return load_checkpoint(path)
+    kind = kind_of_file(path) or TREE_KINDS["rf"]  # a forest saved under another name
     try:
-        return load_forest(path)
-    except ForestFileError as err:
+        return kind.load(path)
+    except TreeFileError as err:
         raise CheckpointError(str(err)) from err
 
 
@@ -177,8 +179,8 @@ def load_checkpoint(path: str | Path, map_location: str = "cpu") -> LoadedModel:
         path = files[0]
     elif not path.is_file():
         raise CheckpointError(f"checkpoint not found: {path}; {TRAIN_HINT}")
-    if is_forest_file(path):
-        raise CheckpointError(f"{path} is a random forest: predict takes it (alone or in an "
+    if is_tree_file(path):
+        raise CheckpointError(f"{path} is a tree model: predict takes it (alone or in an "
                               "ensemble), embed and explain take graph models only")
     ckpt = _read(path, map_location)
     meta = ckpt.get("graphnorm") if isinstance(ckpt, dict) else None

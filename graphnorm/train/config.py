@@ -26,12 +26,15 @@ class TrainConfig:
     smiles_column: Optional[str] = None  # default: the column named "smiles"
     target_columns: Optional[list] = None  # default: every other column
     task: str = "regression"  # or "classification" (0/1 labels)
-    split: str = "scaffold"  # scaffold | random | column:NAME | file:splits.json
+    split: str = "scaffold"  # scaffold | random | column:NAME | file:splits.json | tdc:COLUMN
+    metric: Optional[str] = None  # a table's model-selection and reported metric; None: rmse
+    # (regression) or rocauc (classification); also mae, spearman, auprc (train/task.py)
     split_sizes: Any = "0.8,0.1,0.1"
     split_seed: int = 0  # the split's seed, apart from `seed`: ensemble members share a split
     ensemble: int = 1  # models (seeds seed..seed+N-1) trained into out/model_<k>
     forest_member: bool = False  # one more ensemble member: the Morgan-count forest (--model
     # rf, a user table) in out/forest; the ensemble predicts the mean of all members
+    forest_model: str = "rf"  # the tree model of that member: rf (out/forest) | gbm (out/gbm)
     bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
     recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
     # each validation (size-bucketed batches skew them; 0 = keep the moving averages)

@@ -2,7 +2,8 @@
 
 Members differ only in their seed (initialization, dropout, batch order); the data split is
 the same for all (``split_seed``). With ``forest_member`` the Morgan-count forest (``--model
-rf``) trains on that split into ``OUT/forest`` and is one more member of the mean.
+rf``, or ``forest_model="gbm"``: the boosted trees in ``OUT/gbm``) trains on that split into
+``OUT/forest`` and is one more member of the mean.
 ``OUT/ensemble.json`` reports each member's val/test metric, the ensemble mean's per-target
 metrics, and on the test split how well the members' disagreement (std) ranks the
 ensemble's errors: Spearman of |error| vs std per target. The
@@ -24,8 +25,8 @@ RUN_FILES = ("splits.json", "skipped_rows.csv", "data_report.json")
 
 
 def member_configs(cfg) -> list:
-    """The members' run configs: the graph models, then the forest when it is a member."""
-    from graphnorm.train.checkpoint import FOREST_MEMBER
+    """The members' run configs: the graph models, then the tree model when it is a member."""
+    from graphnorm.baselines.trees import tree_kind
 
     out = Path(cfg.out)
     members = [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / f"model_{k}"), ensemble=1,
@@ -33,7 +34,8 @@ def member_configs(cfg) -> list:
                                    resume=(out / f"model_{k}" / "last.ckpt").is_file())
                for k in range(cfg.ensemble)]
     if cfg.forest_member:
-        members.append(dataclasses.replace(cfg, model_name="rf", out=str(out / FOREST_MEMBER),
+        kind = tree_kind(cfg.forest_model)
+        members.append(dataclasses.replace(cfg, model_name=kind.name, out=str(out / kind.member_dir),
                                            ensemble=1, forest_member=False, resume=False,
                                            init_from=None))
     return members
@@ -43,16 +45,22 @@ def check_forest_member(cfg) -> None:
     """Refuse a forest member that could not train, before the graph members spend hours."""
     if not cfg.forest_member:
         return
-    if cfg.model_name == "rf":
-        raise ValueError("--forest-member adds the forest to graph models; --model rf trains "
-                         "the forest alone")
+    from graphnorm.baselines.trees import tree_kind
+    from graphnorm.models import is_tree_model
+
+    tree_kind(cfg.forest_model)  # a typo fails now
+    if is_tree_model(cfg.model_name):
+        raise ValueError(f"--forest-member adds a tree model to graph models; --model "
+                         f"{cfg.model_name} trains the trees alone")
     if not cfg.data:
-        raise ValueError("--forest-member takes a user table (--data FILE): the forest reads "
+        raise ValueError("--forest-member takes a user table (--data FILE): the trees read "
                          "its SMILES; the benchmark datasets train graph models only")
 
 
 def _name(k: int, member) -> str:
-    return "forest" if member.model_name == "rf" else f"model {k}"
+    from graphnorm.models import is_tree_model
+
+    return member.model_name if is_tree_model(member.model_name) else f"model {k}"
 
 
 def _run(todo: list, jobs: int) -> None:

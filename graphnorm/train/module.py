@@ -12,7 +12,7 @@ import lightning as L
 import torch
 
 from graphnorm.models import build_model
-from graphnorm.train.task import compute_metric, in_units, is_regression, task_loss
+from graphnorm.train.task import WORST_SCORE, compute_metric, in_units, is_regression, task_loss
 from .schedule import warmup_linear_decay
 
 
@@ -86,7 +86,7 @@ class GraphormerModule(L.LightningModule):
             y = self.all_gather(y).flatten(0, 1)
         value = compute_metric(self.task["metric"], pred, y)
         if math.isnan(value):  # keep checkpointing well-defined on degenerate slices
-            value = 0.0 if self.task["metric"] == "rocauc" else float("inf")
+            value = WORST_SCORE.get(self.task["metric"], float("inf"))
         self.log(f"val/{self.task['metric']}", value, prog_bar=True, sync_dist=False)
 
     # ---- optimisation -----------------------------------------------------------------

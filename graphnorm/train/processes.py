@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def train_run(cfg) -> dict:
-    """One training run -- the fingerprint forest (``--model rf``) or a torch model -- and its
+    """One training run -- a tree model (``--model rf|gbm``) or a torch model -- and its
     result (ensembles: graphnorm/train/ensemble.py, which calls this per member; a picklable top-level
     function; torch loads in the worker). In a worker whose parent has ended, it refuses: the
     pool hands workers queued runs ahead of time, and nobody would collect their results."""
@@ -13,10 +13,12 @@ def train_run(cfg) -> dict:
     parent = multiprocessing.parent_process()
     if parent is not None and not parent.is_alive():
         raise RuntimeError(f"not starting {cfg.out}: the process that queued it has ended")
-    if cfg.model_name == "rf":  # scikit-learn, no Lightning
-        from graphnorm.train.forest_run import train_forest
+    from graphnorm.models import is_tree_model
 
-        return train_forest(cfg)
+    if is_tree_model(cfg.model_name):  # scikit-learn / LightGBM, no Lightning
+        from graphnorm.train.tree_run import train_trees
+
+        return train_trees(cfg)
     from graphnorm.train.run import train
 
     return train(cfg)

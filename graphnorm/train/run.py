@@ -109,9 +109,11 @@ def _initialize(module, model_config: dict, featurizer, init_from, out: Path, re
 def train(cfg: TrainConfig) -> dict:
     from graphnorm.norms import build_norm
 
-    if cfg.model_name == "rf":
-        raise ValueError("train() trains the torch models; --model rf runs through "
-                         "graphnorm.train.processes.train_run (graphnorm/train/forest_run.py)")
+    from graphnorm.models import is_tree_model
+
+    if is_tree_model(cfg.model_name):
+        raise ValueError(f"train() trains the torch models; --model {cfg.model_name} runs through "
+                         "graphnorm.train.processes.train_run (graphnorm/train/tree_run.py)")
 
     started = time.time()  # a time budget covers the whole run, data set-up included
     cpu_started = time.process_time()  # CPU seconds: the cost, whatever else shares the cores

@@ -1,7 +1,7 @@
 """The task contract in one place: loss, target scaling, predictions and metrics.
 
 A task is the plain dict stored in checkpoints (``task_type`` "regression" | "binary",
-``metric`` "mae" | "rmse" | "rocauc", ``num_tasks``, optional ``targets`` names). Regression targets
+``metric`` "mae" | "rmse" | "spearman" | "rocauc" | "auprc", ``num_tasks``, optional ``targets`` names). Regression targets
 are standardized per target with the training mean/std (`target_scaling`), so the L1 loss is
 on unit scale; model outputs are mapped back (`in_units`) before metrics and predictions.
 Binary tasks train on logits with BCE; predictions are probabilities. Missing labels (NaN)
@@ -18,7 +18,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-HIGHER_IS_BETTER = {"mae": False, "rmse": False, "rocauc": True}
+from graphnorm.data.info import METRICS
+
+HIGHER_IS_BETTER = {"mae": False, "rmse": False, "spearman": True, "rocauc": True, "auprc": True}
+# what a degenerate validation slice (one class, constant labels) logs: the worst value
+WORST_SCORE = {"spearman": -1.0, "rocauc": 0.0, "auprc": 0.0}
+REGRESSION_METRICS = ("mae", "rmse", "spearman")  # a table's --metric must suit its task
+CLASSIFICATION_METRICS = ("rocauc", "auprc")
 
 
 def is_regression(task: dict) -> bool:
@@ -91,9 +97,41 @@ def rocauc(p: np.ndarray, t: np.ndarray) -> float:
     return float(roc_auc_score(t, p))
 
 
+def auprc(p: np.ndarray, t: np.ndarray) -> float:
+    """Area under the precision-recall curve (scikit-learn's average precision, as PyTDC
+    scores it); NaN without a positive."""
+    from sklearn.metrics import average_precision_score
+
+    if t.sum() < 1:
+        return math.nan
+    return float(average_precision_score(t, p))
+
+
+def spearman(p: np.ndarray, t: np.ndarray) -> float:
+    """Spearman rank correlation of one target (NaN when either side is constant)."""
+    from scipy.stats import spearmanr
+
+    if len(t) < 2 or np.ptp(t) == 0 or np.ptp(p) == 0:
+        return math.nan
+    return float(spearmanr(p, t).statistic)
+
+
+SCORES = {"rocauc": rocauc, "auprc": auprc, "spearman": spearman}
+
+
+def check_metric(metric: str, task: str) -> None:
+    """A clear error for a metric that does not score this task ("classification" or
+    "regression")."""
+    allowed = CLASSIFICATION_METRICS if task == "classification" else REGRESSION_METRICS
+    if metric not in allowed:
+        raise ValueError(f"--metric {metric!r} does not score a {task} task; choose from "
+                         f"{', '.join(allowed)}")
+
+
 def per_target_metrics(task_type: str, pred: torch.Tensor, target: torch.Tensor,
                        names: Optional[Sequence[str]] = None) -> dict[str, dict]:
-    """{target name: {"n": labelled rows, "mae", "rmse"} or {"n", "positives", "rocauc"}}."""
+    """{target name: {"n": labelled rows, "mae", "rmse", "spearman"} or {"n", "positives",
+    "rocauc", "auprc"}}."""
     out = {}
     for j, (p, t) in enumerate(_columns(pred, target)):
         name = names[j] if names else f"target_{j}"
@@ -104,21 +142,24 @@ def per_target_metrics(task_type: str, pred: torch.Tensor, target: torch.Tensor,
         if task_type == "regression":
             entry["mae"] = float(np.abs(p - t).mean())
             entry["rmse"] = float(np.sqrt(((p - t) ** 2).mean()))
+            entry["spearman"] = spearman(p, t)
         else:
             entry["positives"] = int(t.sum())
             entry["rocauc"] = rocauc(p, t)
+            entry["auprc"] = auprc(p, t)
         out[name] = entry
     return out
 
 
 def mean_over_targets(metric: str, pred: torch.Tensor, target: torch.Tensor) -> float:
-    """``metric`` ("mae" | "rmse" | "rocauc") per target, then averaged over the targets that have
+    """``metric`` (a key of `HIGHER_IS_BETTER`) per target, then averaged over the targets that have
     it (NaN when none does)."""
     values = []
     for p, t in _columns(pred, target):
         if t.size == 0:
             continue
-        values.append(_regression_error(metric, p, t) if metric in ("mae", "rmse") else rocauc(p, t))
+        values.append(_regression_error(metric, p, t) if metric in ("mae", "rmse")
+                      else SCORES[metric](p, t))
     values = [v for v in values if not math.isnan(v)]
     return float(np.mean(values)) if values else math.nan
 
@@ -136,6 +177,8 @@ def compute_metric(metric: str, pred: torch.Tensor, target: torch.Tensor) -> flo
         return mean_over_targets(metric, pred, target)  # own data: several targets, missing labels
     if metric in ("mae", "rmse"):
         return _regression_error(metric, pred.detach().cpu().numpy(), target.detach().cpu().numpy())
+    if metric in ("spearman", "auprc"):  # TDC's metrics: one target, no missing label here
+        return mean_over_targets(metric, pred, target)
     if metric == "rocauc":
         from ogb.graphproppred import Evaluator
 

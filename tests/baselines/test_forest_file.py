@@ -56,7 +56,7 @@ def test_bad_forest_files_are_named_and_refused(tmp_path):
     sio.dump({"forests": [collections.Counter(a=1)]}, path)  # a type no forest holds
     with pytest.raises(ForestFileError, match="collections.Counter.*not loaded"):
         load_forest(path)
-    with pytest.raises(CheckpointError, match="is a random forest: predict takes it"):
+    with pytest.raises(CheckpointError, match="is a tree model: predict takes it"):
         load_checkpoint(path)
 
 
@@ -100,11 +100,11 @@ def test_explain_scores_the_graph_members_and_says_so(forest_ensemble):
     from graphnorm.explain.explainer import load_explainer
 
     ex = load_explainer(forest_ensemble, method="occlusion")
-    assert len(ex.graph_members) == 1 and "forest member" in ex.note
+    assert len(ex.graph_members) == 1 and "tree member" in ex.note
     result = ex.explain(["CCO", "c1ccccc1O"])
     assert result.molecules.error.eq("").all() and len(result.scores[0]) == 3
     assert np.isnan(result.atoms["std"]).all()  # one graph model: no spread of atom scores
-    with pytest.raises(CheckpointError, match="random forest: it scores fingerprint counts"):
+    with pytest.raises(CheckpointError, match="tree model .*: it scores fingerprint counts"):
         load_explainer(forest_ensemble / "forest")
 
 
@@ -117,7 +117,7 @@ def test_forest_member_needs_graph_models_on_a_table(tmp_path, capsys):
 
 def test_a_forest_run_from_before_forests_were_saved_is_named(tmp_path):
     (tmp_path / "metrics.json").write_text(json.dumps({"model": "rf"}))
-    with pytest.raises(CheckpointError, match="from before forests were saved.*train it again"):
+    with pytest.raises(CheckpointError, match="random forest on Morgan counts run .--model rf. from before its models were saved.*train it again"):
         checkpoint_files(tmp_path)
 
 

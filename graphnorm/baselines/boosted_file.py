@@ -1,0 +1,90 @@
+"""A boosted-tree run's saved model: ``gbm.json``.
+
+One JSON file: what the boosters read (the feature set's signature: set, width, RDKit
+version), the task, per-target transforms, and each booster in LightGBM's own text model
+format (``Booster.model_to_string``) -- no pickle, so loading runs no stored code. A target
+whose training split had one class is stored as that class's rate; one with no label as null.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .tree_member import TreeFileError, TreeMember
+
+BOOSTED_FILE = "gbm.json"
+BOOSTED_FORMAT = 1
+
+
+def save_boosted(out: Path, models: list, task: dict, features: dict, config: dict, seed: int,
+                 transforms: list) -> Path:
+    import lightgbm
+
+    from graphnorm import __version__
+
+    stored = [m if m is None or isinstance(m, float) else m.model_to_string() for m in models]
+    meta = {"format": BOOSTED_FORMAT, "version": __version__, "lightgbm": lightgbm.__version__,
+            "task": dict(task), "features": dict(features), "gbm": dict(config), "seed": seed,
+            "transforms": list(transforms), "boosters": stored}
+    path = Path(out) / BOOSTED_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(meta))
+    tmp.replace(path)
+    return path
+
+
+@dataclass
+class LoadedBoosted(TreeMember):
+    """Boosters (one per target) as an ensemble member (`TreeMember`)."""
+    boosters: list
+    task: dict
+    meta: dict
+    path: Path
+
+    def predict_smiles(self, smiles: list[str]) -> torch.Tensor:
+        from graphnorm.chem.tabular import feature_matrix
+
+        from .boosted import predict_boosted
+
+        x = feature_matrix(self.meta["features"]["set"], smiles)
+        pred = predict_boosted(self.task["task_type"], self.boosters, x, self.meta["transforms"])
+        return torch.from_numpy(np.asarray(pred, dtype=np.float32))
+
+
+def load_boosted(path: str | Path) -> LoadedBoosted:
+    """The boosters saved at ``path``, with a clear TreeFileError when the file is missing,
+    damaged, of another format, or computed with features this RDKit makes differently."""
+    import lightgbm as lgb
+
+    from graphnorm.chem.tabular import signature
+
+    path = Path(path)
+    if not path.is_file():
+        raise TreeFileError(f"boosted-tree model not found: {path}")
+    try:
+        meta = json.loads(path.read_text())
+        stored = meta["boosters"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise TreeFileError(f"cannot read boosted-tree model {path} ({type(err).__name__}); "
+                            "retrain it (--model gbm)") from err
+    if meta.get("format") != BOOSTED_FORMAT:
+        raise TreeFileError(f"{path} has gbm format {meta.get('format')!r} (graphnorm "
+                            f"{meta.get('version', '?')}); this graphnorm reads format "
+                            f"{BOOSTED_FORMAT}: use the version that wrote it, or retrain")
+    here = signature(meta["features"]["set"])
+    if meta["features"].get("width") != here["width"]:
+        raise TreeFileError(f"{path} was fitted on {meta['features'].get('width')} features "
+                            f"(RDKit {meta['features'].get('rdkit')}); this RDKit "
+                            f"{here['rdkit']} makes {here['width']}: retrain it, or install "
+                            "that RDKit")
+    try:
+        boosters = [m if m is None or isinstance(m, float) else lgb.Booster(model_str=m)
+                    for m in stored]
+    except Exception as err:  # a damaged model string
+        raise TreeFileError(f"cannot read boosted-tree model {path} ({type(err).__name__}: "
+                            f"{str(err)[:200]}); retrain it (--model gbm)") from err
+    return LoadedBoosted(boosters, meta["task"], meta, path)

@@ -1,0 +1,58 @@
+"""``graphnorm benchmark --suite tdc-admet``: every variant of ``benchmark`` on the TDC
+ADMET group, the official protocol: seeds 0..4 are PyTDC's seeds 1..5, each a scaffold
+train/valid split of ``train_val`` (``--split tdc:tdc_set``, graphnorm/data/tdc.py), the
+task's own metric picks the checkpoint and scores the fixed test set. Each task is an
+ordinary benchmark in ``OUT/<task>`` (resumable: finished runs are skipped); the board
+(``OUT/board.md``, ``board.csv``; graphnorm/bench/tdc_board.py) is rebuilt after each task.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+SUITES = ("tdc-admet",)
+
+
+def default_leaderboard(tdc_dir: Optional[str]) -> Optional[Path]:
+    """leaderboard.csv beside the archive: in --tdc-dir, or $GRAPHNORM_RAW_DIR/tdc_admet_group."""
+    for base in (tdc_dir, os.environ.get("GRAPHNORM_RAW_DIR") and
+                 Path(os.environ["GRAPHNORM_RAW_DIR"]) / "tdc_admet_group"):
+        if base and (Path(base) / "leaderboard.csv").is_file():
+            return Path(base) / "leaderboard.csv"
+    return None
+
+
+def task_settings(task: str, group_dir: Path, cache=None) -> dict:
+    """The train flags that make one TDC task a user table under the official protocol."""
+    from graphnorm.data.tdc import SET_COLUMN, TDC_ADMET_TASKS, task_kind, task_table
+
+    return {"data": str(task_table(task, group_dir, cache)), "smiles_column": "Drug",
+            "target_columns": ["Y"], "task": task_kind(task), "metric": TDC_ADMET_TASKS[task],
+            "split": f"tdc:{SET_COLUMN}"}
+
+
+def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
+    """For each task: set the table flags on ``args``, resolve the config (``resolve(args)``:
+    recipe, file, flags), then ``run(cfg, out)`` -- one benchmark per task."""
+    from graphnorm.bench.tdc_board import board_markdown, write_board
+    from graphnorm.data.tdc import admet_group_dir, parse_tasks
+
+    if args.data or args.dataset:
+        raise ValueError("--suite tdc-admet brings its own tables: leave out --data and --dataset")
+    if args.repeats is not None:
+        raise ValueError("--suite tdc-admet runs the official seeds: use --seeds (at most 5)")
+    if not 1 <= args.seeds <= 5:
+        raise ValueError(f"--seeds {args.seeds}: the TDC protocol has 5 seeds (PyTDC 1..5)")
+    tasks = parse_tasks(args.tasks)
+    out = Path(args.out)
+    group = admet_group_dir(args.tdc_dir, getattr(args, "cache_root", None))
+    leaderboard = Path(args.leaderboard) if args.leaderboard else default_leaderboard(args.tdc_dir)
+    for k, task in enumerate(tasks, 1):
+        print(f"[tdc-admet] task {k}/{len(tasks)}: {task}", flush=True)
+        for key, value in task_settings(task, group, getattr(args, "cache_root", None)).items():
+            setattr(args, key, value)
+        if not args.summary_only or (out / task).is_dir():
+            run(resolve(args), out / task)
+        write_board(out, leaderboard)
+    print(board_markdown(write_board(out, leaderboard)), flush=True)
