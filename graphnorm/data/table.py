@@ -1,6 +1,8 @@
 """Reading a user's molecule table (.csv, .tsv, .smi, .sdf, .parquet; .gz of the text ones).
 
-One reader serves ``train --data``, ``predict --input`` and ``embed --input``. Every row keeps
+One reader serves ``train --data``, ``predict --input`` and ``embed --input``
+(`graphnorm.inference.table_stream` reads the same rows a chunk at a time with the helpers
+here, for inputs of any length). Every row keeps
 the number a user finds it under (:attr:`MoleculeTable.labels`):
 
 - text files: ``line N``, the line number an editor shows (the header is line 1, so the first
@@ -85,9 +87,14 @@ def read_table(path, smiles_column: Optional[str] = None, *, strict_encoding: bo
         table = _read_text(path, fmt, smiles_column, strict_encoding)
     if len(table.frame) == 0:
         raise TableError(f"{path} holds a header but no molecules")
-    table.smiles_column = _pick_smiles_column(table, smiles_column)
+    table.smiles_column = pick_smiles_column(table, smiles_column)
     table.sha256 = sha256_file(path)
     return table
+
+
+def not_utf8_message(n: int, line: bytes, err: UnicodeDecodeError) -> str:
+    """What a row's error says about its line ``n`` that is not UTF-8."""
+    return f"line {n} is not valid UTF-8 (byte 0x{line[err.start]:02x} at position {err.start + 1})"
 
 
 def _decode(path: Path, raw: bytes, strict: bool) -> tuple[str, dict[int, str]]:
@@ -102,8 +109,7 @@ def _decode(path: Path, raw: bytes, strict: bool) -> tuple[str, dict[int, str]]:
         try:
             line.decode("utf-8-sig" if n == 1 else "utf-8")
         except UnicodeDecodeError as err:
-            bad[n] = (f"line {n} is not valid UTF-8 (byte 0x{line[err.start]:02x} at position "
-                      f"{err.start + 1})")
+            bad[n] = not_utf8_message(n, line, err)
     if strict:
         first = next(iter(bad.values()))
         raise TableError(f"{path} is not a UTF-8 text file: {first}"
@@ -152,13 +158,36 @@ def _read_smi(lines: list[str], smiles_column: Optional[str]) -> tuple[pd.DataFr
     """.smi: ``SMILES [name]`` per line (whitespace-separated, the name may hold spaces); a
     first line whose first field is the SMILES column's name (``smiles`` by default) is a
     header, and then every line splits into that many whitespace-separated fields."""
-    head = lines[0].split()
-    if head and head[0].lower() == (smiles_column or "smiles").lower():
-        width = len(head)
-        cells = [(line.split(maxsplit=width - 1) + [""] * width)[:width] for line in lines[1:]]
-        return pd.DataFrame(cells, columns=head, dtype=str), 2
-    cells = [(line.split(maxsplit=1) + ["", ""])[:2] for line in lines]
-    return pd.DataFrame(cells, columns=["smiles", "name"], dtype=str), 1
+    head = smi_header(lines[0], smiles_column)
+    if head:
+        return smi_frame(lines[1:], head), 2
+    return smi_frame(lines, SMI_COLUMNS), 1
+
+
+SMI_COLUMNS = ["smiles", "name"]  # a .smi file without a header line
+
+
+def smi_header(first_line: str, smiles_column: Optional[str]) -> Optional[list[str]]:
+    """The header of a .smi file whose first line names the SMILES column, else None."""
+    head = first_line.split()
+    return head if head and head[0].lower() == (smiles_column or "smiles").lower() else None
+
+
+def smi_frame(lines: Sequence[str], columns: list[str]) -> pd.DataFrame:
+    """.smi data lines split into ``columns`` (the last field keeps its spaces)."""
+    width = len(columns)
+    cells = [(line.split(maxsplit=width - 1) + [""] * width)[:width] for line in lines]
+    return pd.DataFrame(cells, columns=columns, dtype=str)
+
+
+def sdf_record(mol, k: int) -> tuple[dict, str]:
+    """(the columns of SDF record ``k`` (0-based), why it cannot be read or "")."""
+    from rdkit import Chem
+
+    if mol is None:
+        return {"smiles": ""}, f"record {k + 1}: RDKit cannot read this molecule"
+    props = {name: str(v) for name, v in mol.GetPropsAsDict(True, False).items()}
+    return {**props, "smiles": Chem.MolToSmiles(mol)}, ""
 
 
 def _read_sdf(path: Path) -> MoleculeTable:
@@ -169,12 +198,10 @@ def _read_sdf(path: Path) -> MoleculeTable:
     records, bad = [], {}
     with opener(path, "rb") as handle, rdBase.BlockLogs():
         for k, mol in enumerate(Chem.ForwardSDMolSupplier(handle, sanitize=True)):
-            if mol is None:
-                bad[k] = f"record {k + 1}: RDKit cannot read this molecule"
-                records.append({"smiles": ""})
-                continue
-            props = {name: str(v) for name, v in mol.GetPropsAsDict(True, False).items()}
-            records.append({**props, "smiles": Chem.MolToSmiles(mol)})
+            record, why = sdf_record(mol, k)
+            records.append(record)
+            if why:
+                bad[k] = why
     if not records:
         raise TableError(f"{path} holds no SDF records (no '$$$$' separated molecules)")
     frame = pd.DataFrame(records, dtype=str).fillna("")
@@ -190,9 +217,14 @@ def _read_parquet(path: Path) -> MoleculeTable:
                          "table as .csv") from err
     except Exception as err:  # not a parquet file, truncated, ...
         raise TableError(f"{path} cannot be read as parquet: {err}") from err
+    return MoleculeTable(path, parquet_text(frame), "", [f"row {k + 1}" for k in range(len(frame))])
+
+
+def parquet_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """A parquet frame as the text every other format reads: str cells, "" for missing."""
     frame = frame.astype(str).where(frame.notna(), "")
     frame.columns = [str(c) for c in frame.columns]
-    return MoleculeTable(path, frame, "", [f"row {k + 1}" for k in range(len(frame))])
+    return frame
 
 
 def find_column(table: MoleculeTable, name: str, flag: str) -> str:
@@ -207,7 +239,8 @@ def find_column(table: MoleculeTable, name: str, flag: str) -> str:
                      f"Name the right one with {flag}")
 
 
-def _pick_smiles_column(table: MoleculeTable, name: Optional[str]) -> str:
+def pick_smiles_column(table: MoleculeTable, name: Optional[str]) -> str:
+    """The SMILES column: SDF's generated one, ``name``, or the one called 'smiles'."""
     if table.smiles_column:  # SDF: generated
         return table.smiles_column
     if name:

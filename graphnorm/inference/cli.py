@@ -6,10 +6,8 @@ is line 1), ``record N`` of an SDF, ``argument N`` of ``--smiles``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import warnings
-from pathlib import Path
 
 CHECKPOINT_HELP = ("a checkpoint file (best.ckpt), a run directory (its best.ckpt), or an "
                    "ensemble directory of `train --ensemble N` (model_<k>/best.ckpt: mean + std)")
@@ -26,8 +24,16 @@ def add_predict_args(p: argparse.ArgumentParser) -> None:
                    help="the input's SMILES column (default: the column named 'smiles')")
     p.add_argument("--output", help="CSV: the input's columns, one column per target "
                    "('prediction' for one target), <target>_std for an ensemble, error "
-                   "(default: stdout)")
+                   "(default: stdout). Written as rows are predicted; if the run is "
+                   "interrupted, the same command again keeps the rows written and "
+                   "predicts the rest")
     p.add_argument("--batch-size", dest="batch_size", type=int, default=128)
+    p.add_argument("--jobs", type=int, default=1,
+                   help="processes that featurize and predict chunks side by side (one "
+                   "thread each); about one per free core")
+    p.add_argument("--chunk-rows", dest="chunk_rows", type=int, default=1000,
+                   help="rows read, predicted and written at a time: memory grows with it, "
+                   "not with the input's length")
     p.add_argument("--interval", type=float, metavar="LEVEL",
                    help="regression: add <target>_lo/<target>_hi, a split-conformal interval "
                    "that covers LEVEL (e.g. 0.9) of molecules like the validation ones, fitted "
@@ -67,50 +73,57 @@ def _inputs(args):
     return parts
 
 
-def _write_csv(df, output) -> None:
-    """Via a temporary file: an interrupted write leaves no half-written output."""
-    path = Path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        df.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def run_predict(args: argparse.Namespace) -> int:
-    import pandas as pd
+    from graphnorm.inference.predict import load_predictor
+    from graphnorm.inference.resumable_csv import ResumableCsv, file_identity
+    from graphnorm.inference.stream import (ChunkWriter, SmilesList, StdoutCsv, predict_stream,
+                                            source_identity)
+    from graphnorm.inference.table_stream import TableStream
 
-    from graphnorm.inference.predict import ExtrapolationWarning, load_predictor
-
-    parts = _inputs(args)
+    if not args.smiles and not args.input:
+        raise ValueError("give --smiles S [S ...] or --input FILE")
+    if args.jobs < 1 or args.chunk_rows < 1:
+        raise ValueError("--jobs and --chunk-rows take a positive number")
+    sources = ([SmilesList(args.smiles)] if args.smiles else []) + (
+        [TableStream(args.input, args.smiles_column)] if args.input else [])
     predictor = load_predictor(args.checkpoint, batch_size=args.batch_size)
-    frames, warned = [], {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ExtrapolationWarning)
-        for table, smiles, labels in parts:
-            df = (predictor.predict_table(table, progress=True) if table is not None
-                  else predictor.predict(smiles, labels, progress=True))
-            warned.update({labels[i]: w for i, w in df.attrs["warnings"].items()})
-            frames.append(df)
-    for w in caught:  # one clean line each, not Python's file:line form
-        print(f"graphnorm predict: warning: {w.message}", file=sys.stderr)
-    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-    if args.interval is not None:
-        df = predictor.add_intervals(df, args.interval)
-    if args.calibrate:
-        df = predictor.calibrate(df, args.calibrate)
-    failed = int((df.error != "").sum())
+    writer = ChunkWriter(predictor, sources, args.interval, args.calibrate)
     if args.output:
-        _write_csv(df, args.output)
-        members = f" (mean of {len(predictor.members)} models)" if predictor.is_ensemble else ""
-        print(f"[graphnorm] wrote {len(df)} rows{members} ({failed} failed, {len(warned)} with "
-              f"warnings) to {args.output}")
+        # what the rows answer: a rerun resumes only an output of the same command
+        identity = {"sources": [source_identity(s) for s in sources],
+                    "checkpoints": [file_identity(m.path) for m in predictor.members],
+                    "interval": args.interval, "calibrate": args.calibrate}
+        sink = ResumableCsv(args.output, writer.columns, identity)
     else:
-        df.to_csv(sys.stdout, index=False)
-    return 1 if failed == len(df) else 0
+        sink = StdoutCsv(writer.columns)
+    with warnings.catch_warnings():
+        warnings.showwarning = _warn_once()
+        try:
+            summary = predict_stream(predictor, sources, writer, sink, jobs=args.jobs,
+                                     chunk_rows=args.chunk_rows, progress=True)
+        except KeyboardInterrupt:  # what was written stays; predict_stream said how to go on
+            return 130
+    if summary.warning:  # one clean line, not Python's file:line form
+        print(f"graphnorm predict: warning: {summary.warning}", file=sys.stderr)
+    if args.output:
+        members = f" (mean of {len(predictor.members)} models)" if predictor.is_ensemble else ""
+        resumed = f", {summary.resumed:,} of them kept from the interrupted run" if summary.resumed else ""
+        print(f"[graphnorm] wrote {summary.rows} rows{members} ({summary.failed} failed, "
+              f"{summary.warned} with warnings{resumed}) to {args.output}")
+    return 1 if summary.failed == summary.rows else 0
+
+
+def _warn_once():
+    """Other libraries' warnings: one clean line per distinct message (a million rows must
+    not print a million lines)."""
+    seen: set = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if str(message) not in seen:
+            seen.add(str(message))
+            print(f"graphnorm predict: warning: {message}", file=sys.stderr)
+
+    return show
 
 
 def report_failed_rows(command: str, labels, errors, shown: int = 10) -> list:

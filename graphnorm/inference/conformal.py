@@ -122,6 +122,8 @@ class ProbabilityCalibrator:
         p = np.asarray(p, float)
         out = np.full_like(p, np.nan)
         ok = ~np.isnan(p)
+        if not ok.any():  # a chunk of failed rows: scikit-learn refuses zero samples
+            return out
         if self.method == "platt":
             out[ok] = self.model.predict_proba(_logit(p[ok])[:, None])[:, 1]
         else:

@@ -17,6 +17,7 @@ statistics and a molecule's prediction does not depend on its batch mates.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 from warnings import warn
@@ -33,6 +34,16 @@ from graphnorm.graph import collate_graphs
 
 class ExtrapolationWarning(UserWarning):
     """A molecule lies outside what the checkpoint was trained on (e.g. larger)."""
+
+
+@dataclass
+class RowPredictions:
+    """Per input row: ``mean`` and ``std`` [rows, targets] (NaN where the row failed), its
+    error message ("" when predicted) and extrapolation flag ("" when none)."""
+    mean: np.ndarray
+    std: np.ndarray
+    errors: list
+    flags: list
 
 
 def _same(members: Sequence[LoadedModel], what: str, get) -> None:
@@ -105,6 +116,48 @@ class Predictor:
             chunk = graphs[start:start + self.batch_size]
             yield chunk, collate_graphs([g for _, g in chunk])
 
+    def predict_rows(self, smiles: Sequence[str], errors: Optional[Sequence[str]] = None
+                     ) -> RowPredictions:
+        """Every member's prediction of one slice of rows, featurized together (the unit a
+        `graphnorm predict --jobs N` worker computes). Graph members read the featurized
+        batches; tree members (``featurizer`` None) ``predict_smiles`` of the same rows."""
+        graphs, errors = self.featurize(smiles, errors)
+        n, cols = len(errors), self.columns
+        per_member = torch.full((len(self.members), n, len(cols)), float("nan"))
+        flags: list = [""] * n
+        max_atoms = self.loaded.meta.get("train_domain", {}).get("max_atoms")
+        for chunk, batch in self.batches(graphs):
+            rows = [i for i, _ in chunk]
+            for k, m in enumerate(self.members):
+                if m.featurizer is not None:
+                    per_member[k, rows] = m.predict_batch(batch).float()
+            for i, g in chunk:
+                if max_atoms is not None and int(g.num_nodes) > max_atoms:
+                    flags[i] = (f"{int(g.num_nodes)} atoms, more than any training "
+                                f"molecule ({max_atoms}): the prediction is an extrapolation")
+        done = [i for i, _ in graphs]
+        for k, m in enumerate(self.members):
+            if m.featurizer is None and done:  # one call per slice: trees vectorize
+                per_member[k, done] = m.predict_smiles([str(g.smiles) for _, g in graphs]).float()
+        mean, std = np.full((n, len(cols)), np.nan), np.full((n, len(cols)), np.nan)
+        mean[done] = per_member[:, done].mean(0).double().numpy()
+        std[done] = per_member[:, done].std(0, unbiased=False).double().numpy()
+        return RowPredictions(mean, std, errors, flags)
+
+    def prediction_frame(self, smiles: Sequence[str], rows: RowPredictions) -> pd.DataFrame:
+        """``smiles``, a column per target, ``<column>_std`` for an ensemble, ``error``;
+        ``attrs["warnings"]``: {position: extrapolation flag}."""
+        data = {"smiles": list(smiles)}
+        for j, c in enumerate(self.columns):
+            data[c] = rows.mean[:, j]
+        if self.is_ensemble:
+            for j, c in enumerate(self.columns):
+                data[f"{c}_std"] = rows.std[:, j]
+        data["error"] = list(rows.errors)
+        df = pd.DataFrame(data)
+        df.attrs["warnings"] = {i: w for i, w in enumerate(rows.flags) if w}
+        return df
+
     def predict(self, smiles: Sequence[str], labels: Optional[Sequence[str]] = None,
                 errors: Optional[Sequence[str]] = None, progress: bool = False) -> pd.DataFrame:
         """One row per input, in order: ``smiles``, a column per target (``prediction`` for
@@ -122,53 +175,34 @@ class Predictor:
         smiles = list(smiles)
         labels = list(labels) if labels is not None else [f"row {i + 1}" for i in range(len(smiles))]
         errors = list(errors) if errors is not None else [""] * len(smiles)
-        cols = self.columns
-        mean = np.full((len(smiles), len(cols)), np.nan)
-        std = np.full_like(mean, np.nan)
-        flags: list = [""] * len(smiles)
-        max_atoms = self.loaded.meta.get("train_domain", {}).get("max_atoms")
+        parts = []
         # featurized graphs (all-pairs paths) take ~100x the memory of a result row: hold one
         # slice of a huge input at a time, not the whole file
         bar_on, lines = bar_enabled(progress), progress and len(smiles) > self.rows_per_pass
         bar = tqdm(total=len(smiles), desc="predicting", unit="mol", disable=not bar_on)
         for start in range(0, len(smiles), self.rows_per_pass):
             stop = min(len(smiles), start + self.rows_per_pass)
-            graphs, errors[start:stop] = self.featurize(smiles[start:stop], errors[start:stop])
-            bar.update(stop - start - len(graphs))  # rows that failed are done
-            for chunk, batch in self.batches(graphs):
-                out = torch.stack([m.predict_batch(batch) for m in self.members])  # [M, B, T]
-                rows = [start + i for i, _ in chunk]
-                mean[rows] = out.mean(0).double().numpy()
-                std[rows] = out.std(0, unbiased=False).double().numpy()
-                for i, g in chunk:
-                    if max_atoms is not None and int(g.num_nodes) > max_atoms:
-                        flags[start + i] = (f"{int(g.num_nodes)} atoms, more than any training "
-                                            f"molecule ({max_atoms}): the prediction is an extrapolation")
-                bar.update(len(chunk))
+            parts.append(self.predict_rows(smiles[start:stop], errors[start:stop]))
+            bar.update(stop - start)
             if lines and not bar_on:
                 stage(True, f"predicted {stop:,}/{len(smiles):,} rows")
         bar.close()
-        data = {"smiles": smiles}
-        for j, c in enumerate(cols):
-            data[c] = [None if errors[i] else float(mean[i, j]) for i in range(len(smiles))]
-        if self.is_ensemble:
-            for j, c in enumerate(cols):
-                data[f"{c}_std"] = [None if errors[i] else float(std[i, j]) for i in range(len(smiles))]
-        data["error"] = errors
-        df = pd.DataFrame(data)
-        df.attrs["warnings"] = {i: w for i, w in enumerate(flags) if w}  # keys: df positions
+        rows = RowPredictions(*(np.concatenate([getattr(r, f) for r in parts]) if parts
+                                else np.zeros((0, len(self.columns)))
+                                for f in ("mean", "std")),
+                              sum((r.errors for r in parts), []), sum((r.flags for r in parts), []))
+        df = self.prediction_frame(smiles, rows)
         if df.attrs["warnings"]:
-            shown = "; ".join(f"{labels[i]} {smiles[i][:40]!r}: {w}"
-                              for i, w in list(df.attrs["warnings"].items())[:5])
-            more = len(df.attrs["warnings"]) - 5
-            warn(f"{shown}{f'; and {more} more rows' if more > 0 else ''}",
+            warn(extrapolation_message([(labels[i], smiles[i], w)
+                                        for i, w in list(df.attrs["warnings"].items())[:5]],
+                                       len(df.attrs["warnings"])),
                  ExtrapolationWarning, stacklevel=2)
         return df
 
-    def add_intervals(self, df: pd.DataFrame, level: float) -> pd.DataFrame:
-        """Regression: ``<column>_lo`` / ``<column>_hi`` after each prediction column, the
-        split-conformal interval at coverage ``level`` fitted on the validation predictions
-        of the run(s) the model came from (graphnorm/inference/conformal.py)."""
+    def interval_halfwidths(self, level: float) -> dict[str, float]:
+        """Regression: target -> q, the split-conformal half-width at coverage ``level``
+        fitted on the validation predictions of the run(s) the model came from
+        (graphnorm/inference/conformal.py); fitted once, applied to any number of rows."""
         from graphnorm.inference.conformal import interval_halfwidths, validation_predictions
 
         if self.task["task_type"] != "regression":
@@ -182,6 +216,11 @@ class Predictor:
                 raise ValueError(f"a {level:g} interval for {target} needs at least "
                                  f"{int(np.ceil(round(level / (1 - level), 9)))} labelled validation "
                                  f"molecules; the run has {n}: lower --interval or validate on more")
+        return q
+
+    def with_intervals(self, df: pd.DataFrame, q: dict[str, float]) -> pd.DataFrame:
+        """``<column>_lo`` / ``<column>_hi`` after each prediction column (q from
+        `interval_halfwidths`)."""
         out = df.copy()
         for column, target in zip(self.columns, self.loaded.targets):
             at = out.columns.get_loc(column) + 1
@@ -190,35 +229,61 @@ class Predictor:
         out.attrs = df.attrs
         return out
 
-    def calibrate(self, df: pd.DataFrame, method: str) -> pd.DataFrame:
-        """Binary: each probability column mapped by a Platt or isotonic calibrator fitted
-        on the validation predictions (graphnorm/inference/conformal.py)."""
+    def add_intervals(self, df: pd.DataFrame, level: float) -> pd.DataFrame:
+        """Regression: `with_intervals` at coverage ``level`` (`interval_halfwidths`)."""
+        return self.with_intervals(df, self.interval_halfwidths(level))
+
+    def calibrators(self, method: str) -> dict:
+        """Binary: prediction column -> a Platt or isotonic calibrator fitted on the
+        validation predictions (graphnorm/inference/conformal.py)."""
         from graphnorm.inference.conformal import ProbabilityCalibrator, validation_predictions
 
         if self.task["task_type"] != "binary":
             raise ValueError("--calibrate is for classification models; regression models "
                              "take --interval LEVEL")
         val = validation_predictions([m.path for m in self.members])
+        return {column: ProbabilityCalibrator(method).fit(val[f"pred:{target}"].to_numpy(float),
+                                                          val[f"y:{target}"].to_numpy(float))
+                for column, target in zip(self.columns, self.loaded.targets)}
+
+    def with_calibration(self, df: pd.DataFrame, calibrators: dict) -> pd.DataFrame:
         out = df.copy()
-        for column, target in zip(self.columns, self.loaded.targets):
-            cal = ProbabilityCalibrator(method).fit(val[f"pred:{target}"].to_numpy(float),
-                                                    val[f"y:{target}"].to_numpy(float))
+        for column, cal in calibrators.items():
             out[column] = cal.transform(out[column].to_numpy(float))
         out.attrs = df.attrs
         return out
 
+    def calibrate(self, df: pd.DataFrame, method: str) -> pd.DataFrame:
+        """Binary: each probability column mapped by a Platt or isotonic calibrator fitted
+        on the validation predictions (graphnorm/inference/conformal.py)."""
+        return self.with_calibration(df, self.calibrators(method))
+
     def predict_table(self, table: MoleculeTable, progress: bool = False) -> pd.DataFrame:
         """Predictions for every row of a read table, keeping its other columns (e.g. ``id``);
         an input column named like an output column is kept as ``<name>_input``."""
-        errors = [""] * len(table)
-        for k, why in table.bad_rows.items():
-            errors[k] = f"UnicodeDecodeError: {why}" if "UTF-8" in why else why
+        errors = row_errors(table.bad_rows, len(table))
         df = self.predict(table.smiles, table.labels, errors, progress=progress)
         return join_input_columns(table, df)
 
 
-def join_input_columns(table: MoleculeTable, df: pd.DataFrame) -> pd.DataFrame:
-    """The table's columns first (SMILES as read), then ``df``'s other columns."""
+def row_errors(bad_rows: dict[int, str], n: int) -> list[str]:
+    """The error column's start: a table's unreadable rows say why, the others are ""."""
+    errors = [""] * n
+    for k, why in bad_rows.items():
+        errors[k] = f"UnicodeDecodeError: {why}" if "UTF-8" in why else why
+    return errors
+
+
+def extrapolation_message(shown: Sequence[tuple[str, str, str]], total: int) -> str:
+    """One warning for many rows: (label, SMILES, flag) of the first few, then a count."""
+    text = "; ".join(f"{label} {smiles[:40]!r}: {flag}" for label, smiles, flag in shown)
+    more = total - len(shown)
+    return f"{text}{f'; and {more} more rows' if more > 0 else ''}"
+
+
+def join_input_columns(table, df: pd.DataFrame) -> pd.DataFrame:
+    """The table's columns first (SMILES as read), then ``df``'s other columns; ``table``
+    has a ``frame`` (a `MoleculeTable` or a chunk of one)."""
     keep = table.frame.copy()
     out_cols = [c for c in df.columns if c != "smiles"]
     keep.columns = [f"{c}_input" if c in out_cols else c for c in keep.columns]

@@ -74,3 +74,13 @@ def test_too_small_a_validation_split_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="0.9 interval for t needs at least 9 labelled "
                                          "validation molecules; the run has 3"):
         fake.add_intervals(pd.DataFrame({"smiles": ["C"], "prediction": [1.0]}), 0.9)
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic"])
+def test_a_chunk_of_failed_rows_calibrates_to_nan(method):
+    """predict calibrates chunk by chunk: a chunk whose rows all failed (NaN) stays NaN."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 50).astype(float)
+    cal = ProbabilityCalibrator(method).fit(np.clip(0.5 * y + 0.3 * rng.random(50), 0, 1), y)
+    assert np.isnan(cal.transform(np.array([np.nan, np.nan]))).all()
+    assert cal.transform(np.array([])).shape == (0,)
