@@ -293,7 +293,9 @@ def main() -> None:
               f"| {fmt(r['collate_ms_per_batch'], '.1f')} |")
     print(f"load avg after: {os.getloadavg()[0]:.1f}")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
+        from graphnorm.bench.summary import json_safe  # strict JSON: NaN (DDP rows) -> null
+
+        args.json.write_text(json.dumps(json_safe(rows), indent=2, allow_nan=False))
 
 
 if __name__ == "__main__":
