@@ -29,6 +29,9 @@ def add_serve_args(p: argparse.ArgumentParser) -> None:
                    help="molecules drawn per /draw request")
     p.add_argument("--body-seconds", dest="body_seconds", type=int, default=lim.body_seconds,
                    help="seconds a request body may take to arrive (slower: HTTP 408)")
+    p.add_argument("--slice-rows", dest="slice_rows", type=int, default=64,
+                   help="molecules per turn on the model: a small request waits for at most "
+                        "about one slice of a large one")
     p.add_argument("--batch-size", dest="batch_size", type=int, default=64)
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
 
@@ -47,7 +50,7 @@ def run_serve(args: argparse.Namespace) -> int:
                     max_atoms=args.max_atoms, max_drawn=args.max_drawn,
                     body_seconds=args.body_seconds)
     predictor = load_predictor(args.checkpoint, batch_size=args.batch_size)
-    service = PredictionService(predictor, limits, args.method)
+    service = PredictionService(predictor, limits, args.method, slice_rows=args.slice_rows)
     models = len(predictor.members)
     print(f"[graphnorm] serving {models} model{'s' if models > 1 else ''} "
           f"({', '.join(predictor.loaded.targets)}) on http://{args.host}:{args.port}/ "

@@ -65,14 +65,14 @@ def test_service_screens_rows_and_holds_one_slice(tmp_path, monkeypatch):
 
     predictor = load_predictor(write_checkpoint(tmp_path / "best.ckpt"))
     service = PredictionService(predictor, Limits(max_atoms=12, max_smiles_chars=50),
-                                rows_per_pass=100)
+                                slice_rows=100)
     sizes = []
     featurize = predictor.featurize
     monkeypatch.setattr(predictor, "featurize",
                         lambda s, e=None: sizes.append(len(s)) or featurize(s, e))
     smiles = ["CCO", "C" * 13, "C" * 60, "xx"] * 100
     out = service.predict(smiles)
-    assert max(sizes) == 100 and sum(sizes) == 400  # one slice of rows_per_pass at a time
+    assert max(sizes) == 100 and sum(sizes) == 400  # one slice of slice_rows at a time
     rows = out["rows"]
     assert out["columns"] == ["smiles", "prediction", "error", "warning"]
     assert rows[0]["error"] is None and isinstance(rows[0]["prediction"], float)
