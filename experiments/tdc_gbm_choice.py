@@ -1,0 +1,119 @@
+"""Which boosted-tree library and settings ``--model gbm`` uses, chosen on the TDC ADMET
+validation splits only (never test.csv): LightGBM's defaults, graphnorm's LightGBM settings
+(graphnorm/baselines/boosted.py) and CatBoost's defaults (the MapLight recipe), on the same
+MapLight features (cached per table) and PyTDC splits, one thread each.
+
+    GRAPHNORM_RAW_DIR=../shared/datasets python experiments/tdc_gbm_choice.py \
+        --tasks caco2_wang,herg,... --seeds 2 --candidates lgbm-default,graphnorm,catboost \
+        --out experiments/results/tdc_admet/gbm_choice
+Each (candidate, task, seed) is one line of ``results.jsonl`` (resumable); ``summary.md``
+gives the mean validation metric per task and the mean rank of each candidate.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from graphnorm.baselines.boosted import BoostedConfig, log_transform_wanted
+from graphnorm.data.feature_cache import table_features
+from graphnorm.data.table import read_table
+from graphnorm.data.table_split import tdc_split
+from graphnorm.data.tdc import SET_COLUMN, TDC_ADMET_TASKS, admet_group_dir, parse_tasks, task_table
+from graphnorm.train.task import HIGHER_IS_BETTER, compute_metric
+
+
+def fit_predict(candidate: str, cls: bool, x, y, xv, seed: int, log: bool):
+    import lightgbm as lgb
+
+    if log:
+        y = np.log10(y)
+    if candidate == "catboost":
+        from catboost import CatBoostClassifier, CatBoostRegressor
+
+        model = (CatBoostClassifier if cls else CatBoostRegressor)(
+            verbose=0, thread_count=1, random_seed=seed, allow_writing_files=False)
+    else:
+        params = {} if candidate == "lgbm-default" else BoostedConfig().to_dict()
+        model = (lgb.LGBMClassifier if cls else lgb.LGBMRegressor)(
+            **params, random_state=seed, n_jobs=1, verbose=-1)
+    model.fit(x, y.astype(int) if cls else y)
+    p = model.predict_proba(xv)[:, 1] if cls else model.predict(xv)
+    return 10.0 ** p if log else p
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tasks")
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--candidates", default="lgbm-default,graphnorm,catboost")
+    ap.add_argument("--out", default="experiments/results/tdc_admet/gbm_choice")
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    done = set()
+    lines = out / "results.jsonl"
+    if lines.is_file():
+        done = {(r["candidate"], r["task"], r["seed"]) for r in map(json.loads, lines.read_text().splitlines())}
+    group = admet_group_dir()
+    for task in parse_tasks(args.tasks):
+        path = task_table(task, group)
+        table = read_table(path, "Drug")
+        smiles, ys = table.smiles, table.frame["Y"].to_numpy(dtype=float)
+        metric = TDC_ADMET_TASKS[task]
+        cls = metric in ("rocauc", "auprc")
+        x_all = table_features("maplight", smiles, path.name, table.sha256)
+        for seed in range(args.seeds):
+            split = tdc_split(table, SET_COLUMN, list(range(len(table))), seed)
+            tr, va = split["train"], split["val"]
+            log = not cls and log_transform_wanted(ys[tr])
+            for cand in args.candidates.split(","):
+                if (cand, task, seed) in done:
+                    continue
+                started = time.process_time()
+                p = fit_predict(cand, cls, x_all[tr], ys[tr], x_all[va], seed, log)
+                value = compute_metric(metric, torch.tensor(p).reshape(-1, 1),
+                                       torch.tensor(ys[va]).reshape(-1, 1))
+                row = {"candidate": cand, "task": task, "seed": seed, "metric": metric,
+                       "val": round(value, 4), "fit_cpu_s": round(time.process_time() - started, 1),
+                       "log10": log, "load": round(os.getloadavg()[0], 2)}
+                print(json.dumps(row), flush=True)
+                with lines.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+    summarize(out)
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    head = "| " + " | ".join(map(str, frame.columns)) + " |\n|" + "---|" * len(frame.columns) + "\n"
+    return head + "\n".join("| " + " | ".join(map(str, r)) + " |" for r in frame.itertuples(index=False))
+
+
+def summarize(out: Path) -> None:
+    rows = pd.DataFrame(map(json.loads, (out / "results.jsonl").read_text().splitlines()))
+    table = rows.groupby(["task", "candidate"]).agg(val=("val", "mean"), seeds=("seed", "count"),
+                                                    fit_cpu_s=("fit_cpu_s", "mean")).reset_index()
+    ranks = []
+    for task, part in table.groupby("task"):
+        higher = HIGHER_IS_BETTER[TDC_ADMET_TASKS[task]]
+        ranks.append(part.assign(rank=part["val"].rank(ascending=not higher)))
+    table = pd.concat(ranks)
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    text = ("# gbm choice on TDC validation splits\n\n"
+            f"git {sha}, {platform.processor() or platform.machine()}, one thread per fit; "
+            "load averages per fit in results.jsonl.\n\n"
+            + markdown(table.round(4)) + "\n\n## Mean rank (1 = best)\n\n"
+            + table.groupby("candidate").agg(mean_rank=("rank", "mean"), tasks=("task", "count"),
+                                             fit_cpu_s=("fit_cpu_s", "mean")).round(2).reset_index().pipe(markdown) + "\n")
+    (out / "summary.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
