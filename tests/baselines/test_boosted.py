@@ -1,0 +1,125 @@
+"""Boosted trees (``--model gbm``): the MapLight features, fitting in log units where the
+labels ask for it, the saved model (LightGBM text, no pickle), and gbm as an ensemble member."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from graphnorm.baselines.boosted import fit_boosted, log_transform_wanted, predict_boosted
+from graphnorm.baselines.boosted_file import BOOSTED_FILE, load_boosted
+from graphnorm.baselines.tree_member import TreeFileError
+from graphnorm.chem.tabular import feature_matrix, width
+from graphnorm.cli import main
+from graphnorm.train.checkpoint import CheckpointError, checkpoint_files
+
+TINY = ["--preset", "tiny", "--batch-size", "32", "--threads", "1", "--no-progress",
+        "--checkpoint-every", "1000", "--no-descriptors"]
+
+
+def test_maplight_features_and_a_clear_error():
+    x = feature_matrix("maplight", ["CCO", "c1ccccc1C(=O)O"])
+    assert x.shape == (2, width("maplight")) and x.dtype == np.float32
+    assert x[:, :1024].sum(1).min() > 0 and x[:, 1024:2048].sum(1).min() > 0  # ECFP, Avalon counts
+    assert np.isfinite(x[:, :2048 + 315]).all()  # descriptors may be NaN (missing), never inf
+    assert not np.isinf(x).any()
+    with pytest.raises(ValueError, match="cannot read SMILES 'C1CC'"):
+        feature_matrix("maplight", ["C1CC"])
+
+
+def test_log_units_for_heavy_tailed_positive_labels():
+    rng = np.random.default_rng(0)
+    assert log_transform_wanted(10 ** rng.normal(1, 1, 200))  # half-life-like hours
+    assert not log_transform_wanted(rng.normal(0, 1, 200))  # log units already
+    assert not log_transform_wanted(np.r_[10 ** rng.normal(1, 1, 199), -1.0])  # not all positive
+
+
+def test_boosters_learn_and_return_the_users_units():
+    smiles = ["C" * k + "O" for k in range(1, 41)]
+    x = feature_matrix("maplight", smiles)
+    y = np.array([[10.0 ** (s.count("C") / 8)] for s in smiles])
+    models = fit_boosted("regression", x[::2], y[::2], seed=0, threads=1, transforms=["log10"])
+    pred = predict_boosted("regression", models, x[1::2], ["log10"])
+    assert np.abs(np.log10(pred) - np.log10(y[1::2])).mean() < 0.5 * np.abs(
+        np.log10(y[1::2]) - np.log10(y[::2]).mean()).mean()
+    one_class = fit_boosted("binary", x, np.zeros((40, 1)), seed=0, threads=1)
+    assert predict_boosted("binary", one_class, x[:3]).tolist() == [[0.0]] * 3
+
+
+@pytest.fixture(scope="module")
+def table(zinc_property_table, tmp_path_factory):
+    path = tmp_path_factory.mktemp("gbm") / "mols.csv"
+    zinc_property_table.head(300).to_csv(path, index=False)
+    return path
+
+
+def test_gbm_run_saves_a_model_predict_loads(table, cache_root, tmp_path):
+    out = tmp_path / "gbm"
+    assert main(["train", "--data", str(table), "--target-columns", "logp", "--model", "gbm",
+                 "--split", "random", "--metric", "mae", "--cache-root", str(cache_root),
+                 "--out", str(out), "--threads", "1", "--no-progress"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["model"] == "gbm" and metrics["metric"] == "mae" and metrics["features"]["set"] == "maplight"
+    assert checkpoint_files(out) == [out / BOOSTED_FILE]
+    from graphnorm.inference.predict import load_predictor
+
+    test = pd.read_csv(out / "predictions_test.csv.gz")
+    saved = load_predictor(out).predict(test.smiles.tolist()[:5] + ["C1CC"])
+    np.testing.assert_allclose(saved.prediction[:5], test["pred:logp"][:5], rtol=1e-5)
+    assert saved.error[5] and not saved.error[:5].any()
+    assert metrics["test_mae"] == pytest.approx(float(np.abs(test["pred:logp"] - test["y:logp"]).mean()))
+
+
+def test_bad_gbm_files_are_named(tmp_path):
+    path = tmp_path / BOOSTED_FILE
+    with pytest.raises(TreeFileError, match="not found"):
+        load_boosted(path)
+    path.write_text("{not json")
+    with pytest.raises(TreeFileError, match="cannot read boosted-tree model.*retrain"):
+        load_boosted(path)
+    path.write_text(json.dumps({"format": 99, "boosters": []}))
+    with pytest.raises(TreeFileError, match="gbm format 99"):
+        load_boosted(path)
+    path.write_text(json.dumps({"format": 1, "boosters": ["tree garbage"], "task": {},
+                                "features": {"set": "maplight", "width": width("maplight")}}))
+    with pytest.raises(TreeFileError, match="cannot read boosted-tree model"):
+        load_boosted(path)
+    path.write_text(json.dumps({"format": 1, "boosters": [], "task": {},
+                                "features": {"set": "maplight", "width": 7, "rdkit": "1999"}}))
+    with pytest.raises(TreeFileError, match="fitted on 7 features"):
+        load_boosted(path)
+    from graphnorm.train.checkpoint import load_member
+
+    with pytest.raises(CheckpointError, match="fitted on 7 features"):
+        load_member(path)
+
+
+def test_gbm_as_the_tree_member_of_an_ensemble(table, cache_root, tmp_path):
+    out = tmp_path / "pair"
+    assert main(["train", "--data", str(table), "--target-columns", "qed_high", "--task",
+                 "classification", "--split", "random", "--max-epochs", "2", "--forest-model",
+                 "gbm", "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
+    assert [p.relative_to(out).as_posix() for p in checkpoint_files(out)] == [
+        "model_0/best.ckpt", f"gbm/{BOOSTED_FILE}"]
+    files = [pd.read_csv(out / d / "predictions_test.csv.gz") for d in ("model_0", "gbm", ".")]
+    np.testing.assert_allclose(files[2]["pred:qed_high"],
+                               (files[0]["pred:qed_high"] + files[1]["pred:qed_high"]) / 2, atol=1e-5)
+    assert json.loads((out / "gbm" / "metrics.json").read_text())["model"] == "gbm"
+
+
+def test_tree_kinds_are_one_registry():
+    from pathlib import Path
+
+    import graphnorm
+    from graphnorm.baselines.trees import TREE_KINDS
+    from graphnorm.models import TREE_MODELS
+
+    assert tuple(TREE_KINDS) == TREE_MODELS
+    # no module outside the registries branches on a tree model's name
+    homes = {"models.py", "trees.py"}
+    for path in Path(graphnorm.__file__).parent.rglob("*.py"):
+        if path.name in homes:
+            continue
+        text = path.read_text()
+        for name in TREE_MODELS:
+            assert f'== "{name}"' not in text and f'!= "{name}"' not in text, (path, name)
