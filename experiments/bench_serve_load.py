@@ -194,7 +194,8 @@ def hardware() -> dict:
 
 def git_state() -> dict:
     def git(*args):
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
+        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True)
+        return done.stdout.strip()
     return {"git_sha": git("rev-parse", "HEAD") or "unknown",
             "serve_code_uncommitted": bool(git("status", "--porcelain", "--", "graphnorm/serve"))}
 
@@ -213,7 +214,8 @@ def main() -> None:
     smiles, source = zinc_smiles(30_000)
     plan = request_plan(args.requests, args.seed, smiles)
     with tempfile.TemporaryDirectory() as tmp:
-        checkpoint = Path(args.checkpoint) if args.checkpoint else logp_checkpoint(Path(tmp) / "logp")
+        checkpoint = (Path(args.checkpoint) if args.checkpoint
+                      else logp_checkpoint(Path(tmp) / "logp"))
         log_path = Path(tmp) / "server.log"
         load_before = os.getloadavg()
         proc, port = start_server(checkpoint, args.slice_rows, log_path)

@@ -14,7 +14,8 @@ a body not sent as the operation reads it, 422 valid JSON that is not a valid re
 unreadable upload. A bad molecule is a row error, never a failed request. Requests never name
 files or code: uploads are read from the request's bytes in memory.
 """
-from typing import Optional, Union  # no `from __future__ import annotations`: FastAPI reads the hints
+# no `from __future__ import annotations`: FastAPI reads the hints
+from typing import Optional, Union
 
 import starlette.formparsers
 from fastapi import FastAPI, HTTPException, Request

@@ -73,17 +73,19 @@ def safe_issues(errors) -> list[dict]:
     """Pydantic's errors with only JSON-safe, bounded fields (no raw input, no ``ctx`` objects)."""
     issues = []
     for err in errors:
-        value = err.get("input")
+        value, msg = err.get("input"), str(err.get("msg", ""))
+        if err.get("type") == "json_invalid":  # FastAPI's input is {} then; the reason is in ctx
+            value, msg = None, f"{msg}: {err.get('ctx', {}).get('error', '')}"
         issues.append({"type": str(err.get("type", "invalid")),
                        "loc": [_loc_part(part) for part in err.get("loc", ())],
-                       "msg": str(err.get("msg", ""))[:200],
-                       "input": None if value is None else escaped_prefix(value)})
+                       "msg": msg[:200], "input": None if value is None else escaped_prefix(value)})
     return issues
 
 
 def _is_json(content_type: str) -> bool:
     kind = content_type.split(";", 1)[0].strip().lower()
-    return kind == "application/json" or (kind.startswith("application/") and kind.endswith("+json"))
+    return kind == "application/json" or (kind.startswith("application/")
+                                          and kind.endswith("+json"))
 
 
 async def validation_error_handler(request: Request, exc: RequestValidationError) -> Response:

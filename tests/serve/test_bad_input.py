@@ -83,6 +83,12 @@ def test_wrong_types_get_422_with_where(client, body, where):
     assert all(set(issue) == {"type", "loc", "msg", "input"} for issue in detail)
 
 
+def test_a_json_syntax_error_says_where_and_why(client):
+    status, detail = post(client, "/predict", b'{"smiles": [CCO]}')
+    assert status == 422 and detail[0]["loc"] == ["body", 12] and detail[0]["input"] is None
+    assert detail[0]["msg"] == "JSON decode error: Expecting value"
+
+
 def test_long_wrong_values_come_back_as_a_short_prefix(client, caplog):
     caplog.set_level(logging.INFO)
     long_text = "C" * 100 + "X" * 100_000
