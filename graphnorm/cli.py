@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 # torch-free registries: --help stays instant
-from graphnorm.data.info import DATASET_INFO, METRICS, SPLITS, TABLE_TASKS
+from graphnorm.data.info import DATASET_INFO, METRICS, SPLITS, TASK_CHOICES
 from graphnorm.graph.options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
 from graphnorm.models import PRESETS, RUNNABLE_MODELS, TREE_MODELS, presets_help
 from graphnorm.train.recipes import RECIPE_NAMES
@@ -141,8 +141,9 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     own.add_argument("--target-columns", dest="target_columns", nargs="+", metavar="COLUMN",
                      help="target columns, one model output each (default: every other "
                      "numeric column)")
-    own.add_argument("--task", choices=list(TABLE_TASKS),
-                     help="classification: 0/1 labels, ROC-AUC")
+    own.add_argument("--task", choices=list(TASK_CHOICES),
+                     help="auto (default): classification when every label is 0 or 1, else "
+                     "regression; classification: 0/1 labels, ROC-AUC")
     own.add_argument("--metric", choices=list(METRICS),
                      help="picks the checkpoint and is reported (default: rmse for regression, "
                      "rocauc for classification)")
@@ -169,6 +170,8 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     # no config file: the recipe measured for the data (recipes.py); a file names its own
     recipe = values.get("recipe") or (None if args.config else "auto")
     merged = apply_recipe(values, recipe)
+    if merged.get("data") and merged.get("task", "auto") == "auto":
+        merged = dict(merged, task=_table_task(merged))
     rows = _table_rows(merged) if merged.get("recipe") == "small-table" and merged.get("data") else None
     if rows is not None:
         merged = table_size_rules(merged, values, rows)
@@ -188,6 +191,23 @@ def _table_rows(values: dict):
         return len(read_table(values["data"], values.get("smiles_column")))
     except Exception:
         return None
+
+
+def _table_task(values: dict) -> str:
+    """``--task auto`` decided from the table's labels (and said); "auto" when the table
+    cannot be read: the run fails with its own message when it reads it."""
+    from graphnorm.data.table import read_table
+    from graphnorm.data.table_dataset import auto_task
+
+    try:
+        table = read_table(values["data"], values.get("smiles_column"))
+        split = str(values.get("split") or "")
+        exclude = [split.partition(":")[2]] if split.startswith(("column:", "tdc:")) else []
+        task, note = auto_task(table, values.get("target_columns") or [], exclude)
+    except Exception:
+        return "auto"
+    print(f"[graphnorm] {note}", flush=True)
+    return task
 
 
 # flag dest -> the TrainConfig block (dict field) it sets one key of

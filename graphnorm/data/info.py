@@ -11,6 +11,8 @@ from __future__ import annotations
 
 SPLITS = ("train", "val", "test")
 TABLE_TASKS = ("regression", "classification")  # own tables (train --data --task)
+# --task auto (the default): classification when every label is 0 or 1, else regression
+TASK_CHOICES = ("auto",) + TABLE_TASKS
 # what a run can be scored by (train --metric; graphnorm/train/task.py scores them)
 METRICS = ("mae", "rmse", "spearman", "rocauc", "auprc")
 

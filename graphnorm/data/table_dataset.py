@@ -14,6 +14,7 @@ kept, counted and reported.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ class TableSpec:
     path: str
     smiles_column: Optional[str] = None
     target_columns: list = field(default_factory=list)  # empty: every other column
-    task: str = "regression"  # or "classification" (labels 0/1)
+    task: str = "auto"  # regression | classification (labels 0/1) | auto: by the labels
     split: str = "scaffold"  # scaffold | random | column:NAME | file:splits.json | tdc:COLUMN
     split_sizes: object = "0.8,0.1,0.1"
     split_seed: int = 0
@@ -66,6 +67,18 @@ def table_info(task: str, targets: list[str], name: str, metric: Optional[str] =
     return {"task_type": "binary" if binary else "regression",
             "metric": metric or ("rocauc" if binary else "rmse"), "vocab": VOCAB, "num_tasks": len(targets),
             "targets": list(targets), "source": name}
+
+
+def auto_task(table: MoleculeTable, columns: list, exclude=()) -> tuple[str, str]:
+    """``--task auto``: ("classification", why) when every label of every target is 0 or 1,
+    else ("regression", why)."""
+    targets, names = read_targets(table, list(columns or []), "regression", list(exclude))
+    have = targets[~np.isnan(targets)]
+    if have.size and np.isin(have, (0.0, 1.0)).all():
+        return "classification", (f"--task auto: every label of {', '.join(names)} is 0 or 1, so "
+                                  "this trains a classifier (ROC-AUC); --task regression fits "
+                                  "them as numbers")
+    return "regression", f"--task auto: {', '.join(names)} hold numbers, so this fits a regression"
 
 
 def canonical_and_scaffold(smiles: str) -> tuple[str, str]:
@@ -153,6 +166,10 @@ def load_table_dataset(spec: TableSpec, root=None, featurizer=None, progress: bo
         from .table import find_column
 
         exclude.append(find_column(table, arg, f"--split {kind}:NAME"))
+    if spec.task == "auto":
+        task, note = auto_task(table, spec.target_columns, exclude)
+        stage(progress, note)
+        spec = dataclasses.replace(spec, task=task)
     targets, names = read_targets(table, list(spec.target_columns or []), spec.task, exclude)
     feat = featurized_table(table, root, featurizer, progress, workers)
     rows = list(feat["rows"])

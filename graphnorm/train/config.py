@@ -25,7 +25,7 @@ class TrainConfig:
     data: Optional[str] = None  # .csv/.tsv/.smi/.sdf/.parquet with SMILES and targets
     smiles_column: Optional[str] = None  # default: the column named "smiles"
     target_columns: Optional[list] = None  # default: every other column
-    task: str = "regression"  # or "classification" (0/1 labels)
+    task: str = "auto"  # regression | classification (0/1 labels) | auto: by the labels
     split: str = "scaffold"  # scaffold | random | column:NAME | file:splits.json | tdc:COLUMN
     metric: Optional[str] = None  # a table's model-selection and reported metric; None: rmse
     # (regression) or rocauc (classification); also mae, spearman, auprc (train/task.py)

@@ -86,7 +86,7 @@ def run_hpopt(base, out: Path, budget_s: Optional[float], trials: Optional[int] 
     if budget_s is None and trials is None:
         raise ValueError("give hpopt a budget: --max-time (e.g. 30m) and/or --trials N")
     out.mkdir(parents=True, exist_ok=True)
-    task_type = "regression" if base.task == "regression" else "binary"
+    task_type = "binary" if base.task == "classification" else "regression"
     metric = "rmse" if task_type == "regression" else "rocauc"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(

@@ -1,0 +1,102 @@
+"""What each member adds on the TDC ADMET group: every finished variant of a suite run
+(``graphnorm benchmark --suite tdc-admet --models graphormer,gbm,rf``) alone and every
+equal-weight average of two or three of them, from the runs' own prediction files, seed by
+seed (the variants of a seed share its split). The choice of a default is made on the
+validation columns; test is shown beside, never used to choose.
+
+    python experiments/tdc_members.py --bench experiments/results/tdc_admet/members/bench \
+        --out experiments/results/tdc_admet/members
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from graphnorm.data.tdc import TDC_ADMET_TASKS
+from graphnorm.train.task import HIGHER_IS_BETTER, compute_metric
+
+
+def _frames(run: Path) -> dict:
+    return {s: pd.read_csv(run / f"predictions_{s}.csv.gz") for s in ("val", "test")}
+
+
+def score(metric: str, frames: list[pd.DataFrame]) -> float:
+    first = frames[0]
+    for f in frames[1:]:
+        if f["smiles"].tolist() != first["smiles"].tolist():
+            raise ValueError("members of one seed predict different rows")
+    pred = np.mean([f["pred:Y"].to_numpy() for f in frames], axis=0)
+    return compute_metric(metric, torch.tensor(pred).reshape(-1, 1),
+                          torch.tensor(first["y:Y"].to_numpy()).reshape(-1, 1))
+
+
+def member_table(bench: Path) -> pd.DataFrame:
+    rows = []
+    for task, metric in TDC_ADMET_TASKS.items():
+        runs = {}
+        for f in (bench / task).glob("runs/*/seed*/metrics.json"):
+            runs.setdefault(f.parent.name, {})[f.parent.parent.name] = f.parent
+        for seed, variants in sorted(runs.items()):
+            names = sorted(variants)
+            frames = {v: _frames(variants[v]) for v in names}
+            cpu = {v: json.loads((variants[v] / "metrics.json").read_text()).get("cpu_time_s") or 0.0
+                   for v in names}
+            for k in range(1, len(names) + 1):
+                for combo in itertools.combinations(names, k):
+                    rows.append({"task": task, "metric": metric, "seed": seed,
+                                 "members": "+".join(combo),
+                                 "val": score(metric, [frames[v]["val"] for v in combo]),
+                                 "test": score(metric, [frames[v]["test"] for v in combo]),
+                                 "cpu_s": sum(cpu[v] for v in combo)})
+    return pd.DataFrame(rows)
+
+
+def summarize(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean over seeds per (task, members), with the rank of its validation mean in its task;
+    only seeds where every member finished count."""
+    full = table.groupby(["task", "seed"])["members"].transform("count")
+    table = table[full == full.groupby(table["task"]).transform("max")]
+    out = table.groupby(["task", "metric", "members"]).agg(
+        seeds=("seed", "count"), val=("val", "mean"), test=("test", "mean"),
+        test_std=("test", "std"), cpu_s=("cpu_s", "mean")).reset_index()
+    out["val_rank"] = out.groupby("task")["val"].rank(ascending=False)
+    lower = ~out["metric"].map(HIGHER_IS_BETTER)
+    out.loc[lower, "val_rank"] = out[lower].groupby("task")["val"].rank(ascending=True)
+    return out
+
+
+def markdown(frame: pd.DataFrame) -> str:
+    head = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * len(frame.columns) + "\n"
+    return head + "\n".join("| " + " | ".join(f"{v:.4f}" if isinstance(v, float) else str(v)
+                                                for v in r) + " |" for r in frame.itertuples(index=False))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summarize(member_table(Path(args.bench)))
+    summary.to_csv(out / "members.csv", index=False)
+    overall = summary.groupby("members").agg(tasks=("task", "count"), mean_val_rank=("val_rank", "mean"),
+                                             cpu_s=("cpu_s", "mean")).reset_index().sort_values("mean_val_rank")
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    (out / "members.md").write_text(
+        f"# Members alone and averaged (TDC ADMET, validation decides)\n\ngit {sha}; "
+        f"command: python experiments/tdc_members.py --bench {args.bench} --out {args.out}\n\n"
+        + markdown(summary) + "\n\n## Mean validation rank over tasks (1 = best)\n\n"
+        + markdown(overall) + "\n")
+    print(markdown(overall))
+
+
+if __name__ == "__main__":
+    main()
