@@ -18,6 +18,10 @@ from graphnorm.graph.options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOT
 from graphnorm.models import PRESETS, RUNNABLE_MODELS, TREE_MODELS, presets_help
 from graphnorm.train.recipes import RECIPE_NAMES
 
+DESCRIPTION = ("Graphormer with separate normalization (SepNorm) for molecular property "
+               "prediction: train, predict, explain and serve models of your own tables and "
+               "the ZINC, MolHIV and TDC ADMET benchmarks.")
+
 
 TRAIN_DEFAULTS_NOTE = ("Without --config, the recipe measured for the data (--recipe auto, "
                        "graphnorm/train/recipes.py) sets the model and training; a --config file "
@@ -344,7 +348,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="graphnorm", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="graphnorm", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train a Graphormer (Lightning)",

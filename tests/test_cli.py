@@ -66,16 +66,20 @@ def _choices(command: str, dest: str):
 
 
 def test_cli_choices_are_the_registries():
-    from graphnorm.data.info import DATASET_INFO, SPLITS, TABLE_TASKS
+    from graphnorm.baselines.trees import TREE_KINDS
+    from graphnorm.data.info import DATASET_INFO, METRICS, SPLITS, TASK_CHOICES
     from graphnorm.graph import graphormer
     from graphnorm.models import MODEL_NAMES, PRESETS, RUNNABLE_MODELS
+    from graphnorm.train.task import HIGHER_IS_BETTER
     from graphnorm.train.recipes import RECIPE_NAMES, RECIPES
 
-    assert tuple(_choices("train", "model_name")) == RUNNABLE_MODELS == MODEL_NAMES + ("rf",)
+    assert tuple(_choices("train", "model_name")) == RUNNABLE_MODELS == MODEL_NAMES + tuple(TREE_KINDS)
+    assert tuple(_choices("train", "forest_model")) == tuple(TREE_KINDS)
+    assert tuple(_choices("train", "metric")) == METRICS == tuple(HIGHER_IS_BETTER)
     assert tuple(_choices("benchmark", "recipe")) == RECIPE_NAMES == ("auto", *RECIPES)
     assert list(_choices("train", "dataset")) == list(DATASET_INFO) == list(_choices("analyze", "dataset"))
     assert set(_choices("benchmark", "preset")) == {p for t in PRESETS.values() for p in t}
-    assert tuple(_choices("train", "task")) == TABLE_TASKS
+    assert tuple(_choices("train", "task")) == TASK_CHOICES
     assert tuple(_choices("analyze", "split")) == SPLITS
     assert tuple(_choices("train", "readout")) == graphormer.READOUTS
     assert tuple(_choices("train", "local_mp")) == graphormer.LOCAL_MP
@@ -120,3 +124,10 @@ def test_batch_order_flags_reach_the_train_config():
     assert cfg.bucket_by_size is False and cfg.bucket_pool == 8
     cfg = _train_config(build_parser().parse_args(["train"]), TRAIN_KEYS)
     assert cfg.bucket_by_size is True and cfg.bucket_pool == 4
+
+
+def test_top_help_is_one_clean_description(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "SepNorm" in text and "``" not in text and "|" not in text.split("positional", 1)[0]
