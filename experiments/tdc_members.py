@@ -4,8 +4,16 @@ equal-weight average of two or three of them, from the runs' own prediction file
 seed (the variants of a seed share its split). The choice of a default is made on the
 validation columns; test is shown beside, never used to choose.
 
-    python experiments/tdc_members.py --bench experiments/results/tdc_admet/members/bench \
+    python experiments/tdc_members.py --bench experiments/results/tdc_admet/bench \
         --out experiments/results/tdc_admet/members
+
+Any other table: name each member's run folder with ``{seed}`` in it, e.g. the Graphormer
+member inside a small-table default ensemble and a gbm benchmark on the same splits:
+
+    python experiments/tdc_members.py --table molhiv_3k --metric rocauc --seeds 5 \
+        --member graphormer=experiments/results/small_tables/molhiv_3k/default/runs/sep-bn-bn/seed{seed}/model_0 \
+        --member gbm=experiments/results/small_tables/molhiv_3k/gbm/runs/gbm/seed{seed} \
+        --out experiments/results/small_tables/molhiv_3k/members
 """
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ import argparse
 import itertools
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,17 +41,38 @@ def score(metric: str, frames: list[pd.DataFrame]) -> float:
     for f in frames[1:]:
         if f["smiles"].tolist() != first["smiles"].tolist():
             raise ValueError("members of one seed predict different rows")
-    pred = np.mean([f["pred:Y"].to_numpy() for f in frames], axis=0)
+    target = next(c[2:] for c in first.columns if c.startswith("y:"))
+    pred = np.mean([f[f"pred:{target}"].to_numpy() for f in frames], axis=0)
     return compute_metric(metric, torch.tensor(pred).reshape(-1, 1),
-                          torch.tensor(first["y:Y"].to_numpy()).reshape(-1, 1))
+                          torch.tensor(first[f"y:{target}"].to_numpy()).reshape(-1, 1))
 
 
-def member_table(bench: Path) -> pd.DataFrame:
-    rows = []
+def suite_runs(bench: Path) -> dict:
+    """{(task, metric): {seed: {variant: run folder}}} of a suite's finished runs."""
+    out = {}
     for task, metric in TDC_ADMET_TASKS.items():
         runs = {}
         for f in (bench / task).glob("runs/*/seed*/metrics.json"):
             runs.setdefault(f.parent.name, {})[f.parent.parent.name] = f.parent
+        if runs:
+            out[(task, metric)] = runs
+    return out
+
+
+def named_runs(table: str, metric: str, seeds: int, members: list[str]) -> dict:
+    runs = {}
+    for seed in range(seeds):
+        for spec in members:
+            name, _, pattern = spec.partition("=")
+            run = Path(pattern.format(seed=seed))
+            if (run / "predictions_val.csv.gz").is_file():
+                runs.setdefault(f"seed{seed}", {})[name] = run
+    return {(table, metric): runs}
+
+
+def member_table(found: dict) -> pd.DataFrame:
+    rows = []
+    for (task, metric), runs in found.items():
         for seed, variants in sorted(runs.items()):
             names = sorted(variants)
             frames = {v: _frames(variants[v]) for v in names}
@@ -80,19 +110,25 @@ def markdown(frame: pd.DataFrame) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bench", required=True)
+    ap.add_argument("--bench", help="a `benchmark --suite tdc-admet` folder")
+    ap.add_argument("--member", action="append", default=[], help="NAME=RUN_FOLDER with {seed}")
+    ap.add_argument("--table", default="table")
+    ap.add_argument("--metric")
+    ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    summary = summarize(member_table(Path(args.bench)))
+    found = (suite_runs(Path(args.bench)) if args.bench else
+             named_runs(args.table, args.metric, args.seeds, args.member))
+    summary = summarize(member_table(found))
     summary.to_csv(out / "members.csv", index=False)
     overall = summary.groupby("members").agg(tasks=("task", "count"), mean_val_rank=("val_rank", "mean"),
                                              cpu_s=("cpu_s", "mean")).reset_index().sort_values("mean_val_rank")
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     (out / "members.md").write_text(
         f"# Members alone and averaged (TDC ADMET, validation decides)\n\ngit {sha}; "
-        f"command: python experiments/tdc_members.py --bench {args.bench} --out {args.out}\n\n"
+        f"command: python experiments/tdc_members.py {' '.join(sys.argv[1:])}\n\n"
         + markdown(summary) + "\n\n## Mean validation rank over tasks (1 = best)\n\n"
         + markdown(overall) + "\n")
     print(markdown(overall))

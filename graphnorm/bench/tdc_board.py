@@ -99,13 +99,17 @@ def board_markdown(table: pd.DataFrame) -> str:
     lines = []
     for _, r in table.iterrows():
         seeds = f"{r['seeds']}" + ("" if r["seeds"] >= SEEDS else " (incomplete)")
-        lines.append(f"| {r['task']} | {r['metric']} | {r['variant']} | "
+        task = r["task"] + (" †" if isinstance(r.get("note"), str) else "")
+        lines.append(f"| {task} | {r['metric']} | {r['variant']} | "
                      f"{r['test_mean']:.3f} ± {r['test_std']:.3f} | {seeds} | "
                      f"{_cpu(r.get('cpu_s_per_seed'))} | {_cell(r.get('rank'))} | "
                      f"{_cell(r.get('rank1'))} | {_cell(r.get('rank3'))} | "
                      f"{_cell(r.get('maplight_gnn'))} | {_cell(r.get('maplight'))} | "
                      f"{_cell(r.get('chemprop_rdkit'))} |")
     text = head + "\n".join(lines) + "\n"
+    notes = sorted({f"{r['task']}: {r['note']}" for _, r in table.iterrows() if isinstance(r.get("note"), str)})
+    if notes:
+        text += "\n" + "\n".join(f"† {n}" for n in notes) + "\n"
     if "rank" in table:
         text += "\n| variant | tasks | rank 1 | top 3 | beats Chemprop-RDKit |\n|---|---|---|---|---|\n"
         for variant, part in table.groupby("variant"):
