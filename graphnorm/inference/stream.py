@@ -141,9 +141,9 @@ def predict_stream(predictor: Predictor, sources: Sequence, writer: ChunkWriter,
                     if len(summary.shown) < SHOWN_WARNINGS:
                         summary.shown.append((chunk.labels[k], smiles[k], flag))
             bar.update(len(chunk))
-    except KeyboardInterrupt:
+    except BaseException as err:  # what was appended stays, closed, for a rerun to resume
         sink.close()
-        if getattr(sink, "path", None) is not None:
+        if isinstance(err, KeyboardInterrupt) and getattr(sink, "path", None) is not None:
             log(f"interrupted: {summary.rows:,} rows are in {sink.path}; run the same command "
                 "again to predict the rest")
         raise
