@@ -8,9 +8,11 @@ raises `TableError` (for a malformed line mid-file: when the stream reaches it).
 """
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
@@ -61,8 +63,10 @@ class TableStream:
         probe.smiles_column = "smiles" if self.format == ".sdf" else ""
         self.smiles_column = pick_smiles_column(probe, smiles_column)
         if self.count_rows(limit=1) == 0:
-            raise TableError(f"{self.path} holds no molecules" if self.format == ".smi"
-                             and not self.smi_columns else f"{self.path} holds a header but no molecules")
+            raise TableError(f"{self.path} holds no SDF records (no '$$$$' separated molecules)"
+                             if self.format == ".sdf" else f"{self.path} holds no molecules"
+                             if self.format == ".smi" and not self.smi_columns
+                             else f"{self.path} holds a header but no molecules")
 
     def _open(self):
         return gzip.open(self.path, "rb") if self.gzipped else open(self.path, "rb")
@@ -134,8 +138,15 @@ class TableStream:
         text = "\n".join([self.header] + [r.text for r in records]) + "\n"  # a last blank row counts
         sep = "\t" if self.format == ".tsv" else ","
         try:
-            frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
-                                skip_blank_lines=False)
+            # index_col=False: a chunk whose rows all have one field too many is an error,
+            # not a first column silently taken for an index
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
+                                    skip_blank_lines=False, index_col=False)
+        except pd.errors.ParserWarning as err:
+            raise TableError(f"{self.path} cannot be read as {self.format[1:].upper()}: "
+                             f"{_too_many_fields(records, sep, len(self.columns))}") from err
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
             raise TableError(f"{self.path} cannot be read as {self.format[1:].upper()}: "
                              f"{_file_lines(str(err), records)}") from err
@@ -196,6 +207,14 @@ def _file_lines(message: str, records: list[_Record]) -> str:
     return re.sub(r"line (\d+)", shift, message)
 
 
+def _too_many_fields(records: list[_Record], sep: str, width: int) -> str:
+    for r in records:
+        fields = next(csv.reader(io.StringIO(r.text), delimiter=sep), [])
+        if len(fields) > width:
+            return f"expected {width} fields in line {r.line}, saw {len(fields)}"
+    return f"a line among lines {records[0].line}-{records[-1].line} has more than {width} fields"
+
+
 def _parquet_file(path: Path):
     try:
         import pyarrow.parquet as pq
@@ -232,11 +251,18 @@ def _parquet_chunk(frame: pd.DataFrame, start: int) -> TableChunk:
 
 
 def _sdf_ends(stream: TableStream) -> Iterator[int]:
-    """The line number of every record's ``$$$$``."""
+    """The line number where each record ends: its ``$$$$``, or the file's end for a last
+    record without one (RDKit reads that too)."""
+    pending = False
     with stream._open() as handle:
         for n, line in enumerate(handle, 1):
             if line.strip() == b"$$$$":
+                pending = False
                 yield n
+            elif line.strip():
+                pending = True
+    if pending:
+        yield n
 
 
 def _sdf_columns(stream: TableStream) -> list[str]:
