@@ -32,6 +32,11 @@ def pytdc_split_function(source: Path):
     return module.create_scaffold_split
 
 
+def _rows(frame: pd.DataFrame) -> list[str]:
+    """A split's rows as sorted text (ids may be numbers or text, SMILES repeat in ppbr)."""
+    return sorted(f"{i}|{d}|{y}" for i, d, y in zip(frame["Drug_ID"], frame["Drug"], frame["Y"]))
+
+
 def main() -> None:
     from graphnorm.data.tdc import TDC_ADMET_TASKS, TDC_TRAIN_FRACTION, admet_group_dir, tdc_scaffold_split
 
@@ -48,8 +53,7 @@ def main() -> None:
         for seed in range(1, 6):
             ref = theirs(train_val, seed, [TDC_TRAIN_FRACTION, 1 - TDC_TRAIN_FRACTION, 0.0], "Drug")
             ours = tdc_scaffold_split(train_val["Drug"].tolist(), seed)
-            same = (sorted(ref["valid"]["Drug_ID"].astype(str)) ==
-                    sorted(train_val["Drug_ID"].iloc[ours["val"]].astype(str))
+            same = (_rows(ref["valid"]) == _rows(train_val.iloc[ours["val"]])
                     and len(ref["train"]) == len(ours["train"]))
             per_seed[seed] = {"identical": bool(same), "train": len(ours["train"]),
                               "valid": len(ours["val"])}

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from graphnorm.bench.plots import plot_curves, plot_summary, val_curve
+from graphnorm.run_folder import json_safe  # re-exported: callers import it from here
 
 _READS: dict | None = None  # path -> frame while `summarize` runs (None: no caching)
 
@@ -221,17 +222,6 @@ def _run_log(run: Path) -> Path:
     return member if not own.is_file() and member.is_file() else own
 
 
-def json_safe(obj):
-    """Numpy scalars -> Python numbers, NaN/inf -> None, recursively (dicts, lists)."""
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None
-    return obj
 
 
 def plot_title(runs: pd.DataFrame, dataset: str, stat: str = ", mean ± std") -> str:

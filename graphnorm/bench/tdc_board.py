@@ -10,7 +10,6 @@ better rank); a task with fewer than 5 finished seeds is marked, never hidden.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Optional
@@ -19,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from graphnorm.data.tdc import TDC_ADMET_TASKS
+from graphnorm.run_folder import read_metrics
 
 ENTRIES = ("minimol", "maplight_gnn", "maplight", "chemprop_rdkit", "chemprop")
 SEEDS = 5  # the official protocol
@@ -33,7 +33,7 @@ def read_leaderboard(path: Optional[Path]) -> Optional[pd.DataFrame]:
 def _runs(task_dir: Path) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for f in sorted(task_dir.glob("runs/*/seed*/metrics.json")):
-        out.setdefault(f.parent.parent.name, []).append(json.loads(f.read_text()))
+        out.setdefault(f.parent.parent.name, []).append(read_metrics(f))
     return out
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphnorm.run_folder import json_safe, read_metrics, write_metrics
 from graphnorm.train.processes import die_with_parent, train_run
 
 RUN_FILES = ("splits.json", "skipped_rows.csv", "data_report.json")
@@ -100,8 +101,8 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
         if src.is_file():
             shutil.copyfile(src, out / name)
     report = evaluate_ensemble(cfg)
-    (out / "ensemble.json").write_text(json.dumps(report, indent=2))
-    (out / "metrics.json").write_text(json.dumps(ensemble_metrics(cfg, report), indent=2))
+    (out / "ensemble.json").write_text(json.dumps(json_safe(report), indent=2, allow_nan=False))
+    write_metrics(out, ensemble_metrics(cfg, report))
     test = report["ensemble"]["test"]
     print(f"[graphnorm] ensemble of {len(members)}: test {report['metric']} "
           f"{test[report['metric']]:.4f} (members {', '.join(f'{v:.4f}' for v in report['members_test'])})"
@@ -113,7 +114,7 @@ def ensemble_metrics(cfg, report: dict) -> dict:
     """The ensemble as one run in ``OUT/metrics.json`` (a benchmark run may be an ensemble):
     the mean prediction's val/test metric; time, steps and parameters summed over members
     (what the ensemble cost)."""
-    members = [json.loads((Path(m.out) / "metrics.json").read_text()) for m in member_configs(cfg)]
+    members = [read_metrics(m.out) for m in member_configs(cfg)]
     metric, first = report["metric"], members[0]
     return {
         "dataset": first["dataset"], "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
@@ -162,7 +163,7 @@ def evaluate_ensemble(cfg) -> dict:
     report = {"metric": metric, "members": len(models), "targets": names,
               "seeds": [cfg.seed + k for k in range(cfg.ensemble)], "ensemble": {},
               "member_files": [str(p.relative_to(out)) for p in checkpoint_files(out)]}
-    members = [json.loads((p.parent / "metrics.json").read_text()) for p in checkpoint_files(out)]
+    members = [read_metrics(p.parent) for p in checkpoint_files(out)]
     report["members_val"] = [m[f"val_{metric}"] for m in members]
     report["members_test"] = [m[f"test_{metric}"] for m in members]
     for split in ("val", "test"):

@@ -31,6 +31,7 @@ from .init_from import RECORD as INIT_RECORD, init_from_checkpoint
 from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
+from graphnorm.run_folder import write_metrics
 from graphnorm.train.task import HIGHER_IS_BETTER
 
 
@@ -203,7 +204,7 @@ def train(cfg: TrainConfig) -> dict:
         "git_sha": code_sha(), "data_checksum": dm.checksum, "torch": torch.__version__,
         "config": cfg.to_dict(),
     }
-    (out / "metrics.json").write_text(json.dumps(result, indent=2))
+    write_metrics(out, result)
     merge_history(out)
     log_csv = out / "logs" / "metrics.csv"
     if log_csv.is_file():

@@ -3,9 +3,10 @@ table, with the files of every training run: metrics.json, predictions_{val,test
 the table's split files, and the fitted model (forest.skops or gbm.json), which predict loads."""
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
+
+from graphnorm.run_folder import write_metrics
 
 
 def _smiles(dataset) -> list[str]:
@@ -77,5 +78,5 @@ def train_trees(cfg) -> dict:
         "tree_model": config, "features": features, "transforms": transforms,
         "git_sha": code_sha(), "data_checksum": splits.checksum, "config": cfg.to_dict(),
     }
-    (out / "metrics.json").write_text(json.dumps(result, indent=2))
+    write_metrics(out, result)
     return result

@@ -1,0 +1,28 @@
+"""metrics.json: written strict and whole in one place, checked on read."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from graphnorm.run_folder import RunRecordError, read_metrics, write_metrics
+
+
+def test_records_are_strict_json_and_checked(tmp_path):
+    write_metrics(tmp_path, {"metric": "spearman", "seed": np.int64(1), "val_spearman": math.nan,
+                             "test_spearman": np.float32(0.5), "per_target": {"y": [float("inf")]}})
+    text = (tmp_path / "metrics.json").read_text()
+    record = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict {c}"))
+    assert record["val_spearman"] is None and record["per_target"]["y"] == [None]
+    assert read_metrics(tmp_path)["test_spearman"] == 0.5 and record["seed"] == 1
+    assert not list(tmp_path.glob(".*.tmp"))  # written whole, nothing left beside it
+    with pytest.raises(RunRecordError, match="missing: test_mae"):
+        write_metrics(tmp_path, {"metric": "mae", "seed": 0})
+
+
+def test_bad_records_are_named(tmp_path):
+    with pytest.raises(RunRecordError, match="cannot read run record .*metrics.json"):
+        read_metrics(tmp_path)
+    (tmp_path / "metrics.json").write_text('{"metric": "mae", "val_mae": 1}')
+    with pytest.raises(RunRecordError, match="not a finished run's record"):
+        read_metrics(tmp_path / "metrics.json")
