@@ -49,8 +49,8 @@ def test_small_tables_get_an_ensemble(tmp_path):
     from graphnorm.train.recipes import ENSEMBLE_BELOW_ROWS, ENSEMBLE_MEMBERS
 
     small, large = tmp_path / "small.csv", tmp_path / "large.csv"
-    small.write_text("smiles,y\n" + "CCO,1\n" * (ENSEMBLE_BELOW_ROWS - 1))
-    large.write_text("smiles,y\n" + "CCO,1\n" * ENSEMBLE_BELOW_ROWS)
+    small.write_text("smiles,y\n" + "CCO,1.5\n" * (ENSEMBLE_BELOW_ROWS - 1))  # not 0/1: regression
+    large.write_text("smiles,y\n" + "CCO,1.5\n" * ENSEMBLE_BELOW_ROWS)
     assert _cfg(["--data", str(small)]).ensemble == ENSEMBLE_MEMBERS
     assert _cfg(["--data", str(large)]).ensemble == 1
     assert _cfg(["--data", str(small), "--ensemble", "1"]).ensemble == 1  # explicit wins
@@ -65,11 +65,15 @@ def test_classification_tables_add_the_forest(tmp_path):
     cls = ["--data", str(small), "--task", "classification"]
     cfg = _cfg(cls)
     assert cfg.forest_member is True and cfg.ensemble == 1  # the measured pair, not 3 + forest
+    assert cfg.forest_model == "rf" and _cfg(["--data", str(small)]).forest_member is True  # auto: 0/1
     assert _cfg(cls + ["--no-forest-member"]).forest_member is False  # explicit wins
     assert _cfg(cls + ["--ensemble", "3"]).ensemble == 3
     assert _cfg(cls + ["--model", "gin-vn"]).forest_member is False
     assert _cfg(cls + ["--recipe", "cpu-fast"]).forest_member is False
-    assert _cfg(["--data", str(small)]).forest_member is False  # regression: it lost there
+    reg = ["--data", str(small), "--task", "regression"]
+    assert _cfg(reg).forest_member is False  # regression: the forest lost there
+    gbm = _cfg(reg + ["--forest-member", "--forest-model", "gbm"])
+    assert gbm.forest_member is True and gbm.forest_model == "gbm"
 
 
 def test_step_budget_becomes_epochs():
