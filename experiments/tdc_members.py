@@ -36,13 +36,13 @@ def _frames(run: Path) -> dict:
     return {s: pd.read_csv(run / f"predictions_{s}.csv.gz") for s in ("val", "test")}
 
 
-def score(metric: str, frames: list[pd.DataFrame]) -> float:
+def score(metric: str, frames: list[pd.DataFrame], weights=None) -> float:
     first = frames[0]
     for f in frames[1:]:
         if f["smiles"].tolist() != first["smiles"].tolist():
             raise ValueError("members of one seed predict different rows")
     target = next(c[2:] for c in first.columns if c.startswith("y:"))
-    pred = np.mean([f[f"pred:{target}"].to_numpy() for f in frames], axis=0)
+    pred = np.average([f[f"pred:{target}"].to_numpy() for f in frames], axis=0, weights=weights)
     return compute_metric(metric, torch.tensor(pred).reshape(-1, 1),
                           torch.tensor(first[f"y:{target}"].to_numpy()).reshape(-1, 1))
 
@@ -70,7 +70,24 @@ def named_runs(table: str, metric: str, seeds: int, members: list[str]) -> dict:
     return {(table, metric): runs}
 
 
-def member_table(found: dict) -> pd.DataFrame:
+GRID = np.round(np.arange(0.0, 1.01, 0.1), 2)
+
+
+def stacked(metric: str, frames: dict, combo: tuple, name: str) -> tuple[float, float, float]:
+    """(w, val, test): ``name``'s weight w chosen on validation from `GRID` (the other members
+    share 1 - w equally), then test scored once with it."""
+    others = len(combo) - 1
+    higher = HIGHER_IS_BETTER[metric]
+
+    def weights(w):
+        return [w if v == name else (1 - w) / others for v in combo]
+
+    vals = [(score(metric, [frames[v]["val"] for v in combo], weights(w)), w) for w in GRID]
+    best_val, best_w = (max if higher else min)(vals, key=lambda t: t[0])
+    return best_w, best_val, score(metric, [frames[v]["test"] for v in combo], weights(best_w))
+
+
+def member_table(found: dict, stack: str | None = None) -> pd.DataFrame:
     rows = []
     for (task, metric), runs in found.items():
         for seed, variants in sorted(runs.items()):
@@ -85,6 +102,12 @@ def member_table(found: dict) -> pd.DataFrame:
                                  "val": score(metric, [frames[v]["val"] for v in combo]),
                                  "test": score(metric, [frames[v]["test"] for v in combo]),
                                  "cpu_s": sum(cpu[v] for v in combo)})
+                    if stack in combo and len(combo) > 1:
+                        w, val, test = stacked(metric, frames, combo, stack)
+                        rows.append({"task": task, "metric": metric, "seed": seed,
+                                     "members": "+".join(combo) + f" (w_{stack} on val)",
+                                     "val": val, "test": test, "w": w,
+                                     "cpu_s": sum(cpu[v] for v in combo)})
     return pd.DataFrame(rows)
 
 
@@ -95,7 +118,8 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     table = table[full == full.groupby(table["task"]).transform("max")]
     out = table.groupby(["task", "metric", "members"]).agg(
         seeds=("seed", "count"), val=("val", "mean"), test=("test", "mean"),
-        test_std=("test", "std"), cpu_s=("cpu_s", "mean")).reset_index()
+        test_std=("test", "std"), cpu_s=("cpu_s", "mean"),
+        **({"w_mean": ("w", "mean")} if "w" in table else {})).reset_index()
     out["val_rank"] = out.groupby("task")["val"].rank(ascending=False)
     lower = ~out["metric"].map(HIGHER_IS_BETTER)
     out.loc[lower, "val_rank"] = out[lower].groupby("task")["val"].rank(ascending=True)
@@ -115,13 +139,14 @@ def main() -> None:
     ap.add_argument("--table", default="table")
     ap.add_argument("--metric")
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--stack", help="also: this member's weight fitted on validation")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     found = (suite_runs(Path(args.bench)) if args.bench else
              named_runs(args.table, args.metric, args.seeds, args.member))
-    summary = summarize(member_table(found))
+    summary = summarize(member_table(found, args.stack))
     summary.to_csv(out / "members.csv", index=False)
     overall = summary.groupby("members").agg(tasks=("task", "count"), mean_val_rank=("val_rank", "mean"),
                                              cpu_s=("cpu_s", "mean")).reset_index().sort_values("mean_val_rank")

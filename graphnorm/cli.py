@@ -157,6 +157,11 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                      "tables under the small-table recipe, off otherwise")
     own.add_argument("--forest-model", dest="forest_model", choices=list(TREE_MODELS),
                      help="the tree model of --forest-member: rf (OUT/forest) or gbm (OUT/gbm)")
+    own.add_argument("--tree-weight", dest="tree_weight", choices=["equal", "val"],
+                     help="the tree member's weight in the ensemble mean: equal (one member like "
+                     "the others) or val (chosen on the validation split, graph members share "
+                     "the rest). Default: val for regression tables under the small-table "
+                     "recipe, equal otherwise")
     own.add_argument("--split", help="scaffold, random, column:NAME (train/val/test per row), "
                      "file:RUN/splits.json (a previous run's split) or tdc:NAME (NAME says "
                      "test for the fixed test rows; the rest gets PyTDC's scaffold split)")
@@ -223,7 +228,7 @@ TRAIN_KEYS = ("recipe", "max_steps", "dataset", "model_name", "readout", "rwpe_s
               "bucket_pool", "bucket_by_size", "lr", "loss",
               "attention_dropout", "dropout", "ema_decay", "uniformity_weight", "init_from", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress",
-              "data", "smiles_column", "target_columns", "task", "metric", "forest_member", "forest_model",
+              "data", "smiles_column", "target_columns", "task", "metric", "forest_member", "forest_model", "tree_weight",
               "split", "split_sizes", "split_seed")
 
 

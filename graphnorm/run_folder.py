@@ -49,6 +49,23 @@ def write_metrics(out: str | os.PathLike, result: dict) -> Path:
     return path
 
 
+ENSEMBLE_FILE = "ensemble.json"
+
+
+def read_member_weights(run: str | os.PathLike, members: int):
+    """The member weights an ensemble folder fitted on validation (``ensemble.json``'s
+    ``member_weights``, in `checkpoint_files` order), or None: equal weights (no fitted
+    weights, or a list that does not match ``members``)."""
+    path = Path(run) / ENSEMBLE_FILE
+    try:
+        weights = json.loads(path.read_text()).get("member_weights")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(weights, list) or len(weights) != members:
+        return None
+    return [float(w) for w in weights]
+
+
 def read_metrics(run: str | os.PathLike) -> dict:
     """The record of the run folder ``run`` (or of a metrics.json path), checked."""
     path = Path(run)

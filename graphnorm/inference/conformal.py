@@ -42,7 +42,7 @@ def conformal_quantile(residuals: np.ndarray, level: float) -> float:
     return float("inf") if n == 0 or k > n else float(r[k - 1])
 
 
-def validation_predictions(checkpoints: Sequence[Path]) -> pd.DataFrame:
+def validation_predictions(checkpoints: Sequence[Path], weights=None) -> pd.DataFrame:
     """The validation predictions of a model (one run) or the mean of an ensemble's members
     (runs on one split): ``smiles``, ``y:<target>``, ``pred:<target>``. Refuses members
     that scored different molecules, and runs without the file (trained before it existed:
@@ -62,7 +62,9 @@ def validation_predictions(checkpoints: Sequence[Path]) -> pd.DataFrame:
                              "conformal intervals need one validation split for all members")
     preds = [c.replace("y:", "pred:", 1) for c in labels]
     out = frames[0][["smiles", *labels]].copy()
-    out[preds] = np.mean([f[preds].to_numpy(dtype=float) for f in frames], axis=0)
+    stacked = [f[preds].to_numpy(dtype=float) for f in frames]
+    # an ensemble's fitted member weights (ensemble.json), else the plain mean
+    out[preds] = np.mean(stacked, axis=0) if weights is None else np.average(stacked, axis=0, weights=weights)
     return out
 
 

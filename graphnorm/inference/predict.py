@@ -61,10 +61,15 @@ class Predictor:
     it predicts from the same rows' SMILES, and counts as one member in the mean."""
 
     def __init__(self, loaded: LoadedModel | Sequence[LoadedModel], batch_size: int = 128,
-                 rows_per_pass: int = 20_000):
+                 rows_per_pass: int = 20_000, weights: Optional[Sequence[float]] = None):
         from graphnorm.chem import FeaturizerConfig
 
         self.members = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
+        # the members' weights in the mean, fitted on validation by `train` (ensemble.json's
+        # member_weights); None: every member counts once
+        self.weights = None if weights is None else [float(w) for w in weights]
+        if self.weights is not None and len(self.weights) != len(self.members):
+            raise CheckpointError(f"{len(self.weights)} member weights for {len(self.members)} members")
         self.batch_size = batch_size
         self.rows_per_pass = max(1, rows_per_pass)  # molecules featurized and held at a time
         self.graph_members = [m for m in self.members if m.featurizer is not None]
@@ -140,7 +145,10 @@ class Predictor:
             if m.featurizer is None and done:  # one call per slice: trees vectorize
                 per_member[k, done] = m.predict_smiles([str(g.smiles) for _, g in graphs]).float()
         mean, std = np.full((n, len(cols)), np.nan), np.full((n, len(cols)), np.nan)
-        mean[done] = per_member[:, done].mean(0).double().numpy()
+        if self.weights is None:
+            mean[done] = per_member[:, done].mean(0).double().numpy()
+        else:
+            mean[done] = np.average(per_member[:, done].double().numpy(), axis=0, weights=self.weights)
         std[done] = per_member[:, done].std(0, unbiased=False).double().numpy()
         return RowPredictions(mean, std, errors, flags)
 
@@ -208,7 +216,7 @@ class Predictor:
         if self.task["task_type"] != "regression":
             raise ValueError("--interval is for regression models; calibrate a classifier's "
                              "probabilities with --calibrate platt|isotonic")
-        val = validation_predictions([m.path for m in self.members])
+        val = validation_predictions([m.path for m in self.members], self.weights)
         q = interval_halfwidths(val, level)
         for target, width in q.items():
             if not np.isfinite(width):
@@ -241,7 +249,7 @@ class Predictor:
         if self.task["task_type"] != "binary":
             raise ValueError("--calibrate is for classification models; regression models "
                              "take --interval LEVEL")
-        val = validation_predictions([m.path for m in self.members])
+        val = validation_predictions([m.path for m in self.members], self.weights)
         return {column: ProbabilityCalibrator(method).fit(val[f"pred:{target}"].to_numpy(float),
                                                           val[f"y:{target}"].to_numpy(float))
                 for column, target in zip(self.columns, self.loaded.targets)}
@@ -299,8 +307,12 @@ def load_predictor(checkpoint: str | Path | Sequence[str | Path], batch_size: in
     paths = [checkpoint] if isinstance(checkpoint, (str, Path)) else list(checkpoint)
     if not paths:
         raise CheckpointError("no checkpoint given")
+    from graphnorm.run_folder import read_member_weights
+
     files = [f for p in paths for f in checkpoint_files(p)]
-    return Predictor([load_member(f) for f in files], batch_size=batch_size)
+    # one ensemble folder: the member weights it fitted on validation (pooled runs: equal)
+    weights = read_member_weights(paths[0], len(files)) if len(paths) == 1 and len(files) > 1 else None
+    return Predictor([load_member(f) for f in files], batch_size=batch_size, weights=weights)
 
 
 def read_input(path: str | Path, smiles_column: Optional[str] = None) -> MoleculeTable:

@@ -35,6 +35,8 @@ class TrainConfig:
     forest_member: bool = False  # one more ensemble member: the Morgan-count forest (--model
     # rf, a user table) in out/forest; the ensemble predicts the mean of all members
     forest_model: str = "rf"  # the tree model of that member: rf (out/forest) | gbm (out/gbm)
+    tree_weight: str = "equal"  # that member's weight in the mean: equal (one member like the
+    # others) | val (chosen on the validation split from 0, 0.1, ..., 1; graph members share the rest)
     bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
     recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
     # each validation (size-bucketed batches skew them; 0 = keep the moving averages)

@@ -147,7 +147,31 @@ def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list
     return out
 
 
+WEIGHT_GRID = tuple(round(0.1 * k, 1) for k in range(11))
+
+
+def fit_tree_weight(metric: str, preds, y, tree: list[bool]):
+    """Member weights [M]: the tree member's weight w from `WEIGHT_GRID` that scores best on
+    these (validation) predictions [M, N, T], the graph members sharing 1 - w equally."""
+    import torch
+
+    from graphnorm.train.task import HIGHER_IS_BETTER, compute_metric
+
+    graphs = len(tree) - sum(tree)
+
+    def weights(w):
+        return torch.tensor([w if t else (1 - w) / graphs for t in tree], dtype=preds.dtype)
+
+    scored = [(compute_metric(metric, torch.einsum("m,mnt->nt", weights(w), preds), y), w)
+              for w in WEIGHT_GRID]
+    scored = [(v, w) for v, w in scored if not np.isnan(v)] or [(0.0, 1.0 / len(tree))]
+    best = (max if HIGHER_IS_BETTER[metric] else min)(scored, key=lambda t: t[0])[1]
+    return weights(best)
+
+
 def evaluate_ensemble(cfg) -> dict:
+    import torch
+
     from graphnorm.train.checkpoint import checkpoint_files, load_member
     from graphnorm.train.task import compute_metric, per_target_metrics
     from graphnorm.train.datamodule import GraphDataModule
@@ -166,9 +190,15 @@ def evaluate_ensemble(cfg) -> dict:
     members = [read_metrics(p.parent) for p in checkpoint_files(out)]
     report["members_val"] = [m[f"val_{metric}"] for m in members]
     report["members_test"] = [m[f"test_{metric}"] for m in members]
+    tree = [m.featurizer is None for m in models]
+    weights = None  # equal: the plain mean
     for split in ("val", "test"):
         preds, y, smiles = predict_loader(models, dm.loader(split, train=False))
-        mean, std = preds.mean(0), preds.std(0, unbiased=False)
+        if split == "val" and cfg.tree_weight == "val" and any(tree) and not all(tree):
+            weights = fit_tree_weight(metric, preds, y, tree)
+            report["member_weights"] = [round(float(w), 6) for w in weights]
+        std = preds.std(0, unbiased=False)
+        mean = preds.mean(0) if weights is None else torch.einsum("m,mnt->nt", weights.to(preds.dtype), preds)
         # the ensemble's own prediction files, as a single run's: benchmark seed ensembles,
         # `compare` and conformal coverage read them
         prediction_frame(names, mean, y, smiles).to_csv(out / f"predictions_{split}.csv.gz",

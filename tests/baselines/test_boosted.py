@@ -123,3 +123,39 @@ def test_tree_kinds_are_one_registry():
         text = path.read_text()
         for name in TREE_MODELS:
             assert f'== "{name}"' not in text and f'!= "{name}"' not in text, (path, name)
+
+
+def test_tree_weight_is_chosen_on_validation():
+    import torch
+
+    from graphnorm.train.ensemble import fit_tree_weight
+
+    y = torch.linspace(0, 1, 50).reshape(-1, 1)
+    good, noise = y + 0.01, torch.rand(50, 1) * 5
+    assert fit_tree_weight("rmse", torch.stack([good, noise]), y, [False, True]).tolist() == [1.0, 0.0]
+    w = fit_tree_weight("rmse", torch.stack([noise, good]), y, [False, True])
+    assert w.tolist() == [0.0, 1.0]
+    w = fit_tree_weight("rmse", torch.stack([y + 0.2, y + 0.2, y - 0.2]), y, [False, False, True])
+    assert w.sum().item() == pytest.approx(1.0) and w[2].item() == pytest.approx(0.5)  # cancels the bias
+
+
+def test_regression_default_weights_gbm_on_validation(table, cache_root, tmp_path):
+    out = tmp_path / "stacked"
+    assert main(["train", "--data", str(table), "--target-columns", "logp", "--split", "random",
+                 "--max-epochs", "2", "--ensemble", "1", "--cache-root", str(cache_root),
+                 "--out", str(out), *TINY]) == 0
+    report = json.loads((out / "ensemble.json").read_text())
+    weights = report["member_weights"]
+    assert len(weights) == 2 and sum(weights) == pytest.approx(1.0)
+    assert [p.relative_to(out).as_posix() for p in checkpoint_files(out)] == [
+        "model_0/best.ckpt", f"gbm/{BOOSTED_FILE}"]
+    files = [pd.read_csv(out / d / "predictions_test.csv.gz") for d in ("model_0", "gbm", ".")]
+    np.testing.assert_allclose(files[2]["pred:logp"], weights[0] * files[0]["pred:logp"]
+                               + weights[1] * files[1]["pred:logp"], atol=1e-4)
+    from graphnorm.inference.predict import load_predictor
+
+    smiles = files[2]["smiles"].tolist()[:6]
+    both = load_predictor(out).predict(smiles)
+    np.testing.assert_allclose(both.prediction, files[2]["pred:logp"][:6], atol=1e-4)
+    lo = load_predictor(out).add_intervals(both, 0.8)  # conformal on the weighted validation mean
+    assert (lo["prediction_hi"] > lo["prediction"]).all()

@@ -70,10 +70,13 @@ def test_classification_tables_add_the_forest(tmp_path):
     assert _cfg(cls + ["--ensemble", "3"]).ensemble == 3
     assert _cfg(cls + ["--model", "gin-vn"]).forest_member is False
     assert _cfg(cls + ["--recipe", "cpu-fast"]).forest_member is False
+    assert cfg.tree_weight == "equal"
     reg = ["--data", str(small), "--task", "regression"]
-    assert _cfg(reg).forest_member is False  # regression: the forest lost there
-    gbm = _cfg(reg + ["--forest-member", "--forest-model", "gbm"])
-    assert gbm.forest_member is True and gbm.forest_model == "gbm"
+    cfg = _cfg(reg)  # boosted trees, weighted on validation
+    assert (cfg.forest_member, cfg.forest_model, cfg.tree_weight) == (True, "gbm", "val")
+    assert _cfg(reg + ["--forest-model", "rf"]).forest_model == "rf"  # explicit wins
+    assert _cfg(reg + ["--tree-weight", "equal"]).tree_weight == "equal"
+    assert _cfg(reg + ["--no-forest-member"]).forest_member is False
 
 
 def test_step_budget_becomes_epochs():
