@@ -173,6 +173,9 @@ def load_checkpoint(path: str | Path, map_location: str = "cpu") -> LoadedModel:
     path = Path(path)
     if path.is_dir():
         files = checkpoint_files(path)
+        graphs = [f for f in files if not is_tree_file(f)]
+        if len(graphs) == 1:  # one graph model, perhaps beside its tree member: that model
+            files = graphs
         if len(files) > 1:
             raise CheckpointError(f"{path} is an ensemble of {len(files)} models; load it with "
                                   "graphnorm.load_predictor, or pass one member's best.ckpt")

@@ -159,3 +159,7 @@ def test_regression_default_weights_gbm_on_validation(table, cache_root, tmp_pat
     np.testing.assert_allclose(both.prediction, files[2]["pred:logp"][:6], atol=1e-4)
     lo = load_predictor(out).add_intervals(both, 0.8)  # conformal on the weighted validation mean
     assert (lo["prediction_hi"] > lo["prediction"]).all()
+    from graphnorm.train.checkpoint import load_checkpoint
+
+    # one graph model beside its tree member: --init-from and embed take that model
+    assert load_checkpoint(out).path == out / "model_0" / "best.ckpt"
