@@ -293,7 +293,7 @@ def main() -> None:
               f"| {fmt(r['collate_ms_per_batch'], '.1f')} |")
     print(f"load avg after: {os.getloadavg()[0]:.1f}")
     if args.json:
-        from graphnorm.bench.summary import json_safe  # strict JSON: NaN (DDP rows) -> null
+        from graphnorm.run_folder import json_safe  # strict JSON: NaN (DDP rows) -> null
 
         args.json.write_text(json.dumps(json_safe(rows), indent=2, allow_nan=False))
 

@@ -70,21 +70,20 @@ def named_runs(table: str, metric: str, seeds: int, members: list[str]) -> dict:
     return {(table, metric): runs}
 
 
-GRID = np.round(np.arange(0.0, 1.01, 0.1), 2)
-
-
 def stacked(metric: str, frames: dict, combo: tuple, name: str) -> tuple[float, float, float]:
-    """(w, val, test): ``name``'s weight w chosen on validation from `GRID` (the other members
-    share 1 - w equally), then test scored once with it."""
-    others = len(combo) - 1
-    higher = HIGHER_IS_BETTER[metric]
+    """(w, val, test): ``name``'s weight w chosen on validation by the rule `train` applies
+    (`graphnorm.train.ensemble.fit_tree_weight`: the other members share 1 - w equally),
+    then test scored once with it."""
+    from graphnorm.train.ensemble import fit_tree_weight
 
-    def weights(w):
-        return [w if v == name else (1 - w) / others for v in combo]
-
-    vals = [(score(metric, [frames[v]["val"] for v in combo], weights(w)), w) for w in GRID]
-    best_val, best_w = (max if higher else min)(vals, key=lambda t: t[0])
-    return best_w, best_val, score(metric, [frames[v]["test"] for v in combo], weights(best_w))
+    target = next(c[2:] for c in frames[combo[0]]["val"].columns if c.startswith("y:"))
+    val = frames[combo[0]]["val"]
+    preds = torch.tensor(np.stack([frames[v]["val"][f"pred:{target}"].to_numpy() for v in combo]))
+    weights = fit_tree_weight(metric, preds.unsqueeze(-1),
+                              torch.tensor(val[f"y:{target}"].to_numpy()).reshape(-1, 1),
+                              [v == name for v in combo]).tolist()
+    return (weights[combo.index(name)], score(metric, [frames[v]["val"] for v in combo], weights),
+            score(metric, [frames[v]["test"] for v in combo], weights))
 
 
 def member_table(found: dict, stack: str | None = None) -> pd.DataFrame:

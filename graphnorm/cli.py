@@ -179,11 +179,13 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     # no config file: the recipe measured for the data (recipes.py); a file names its own
     recipe = values.get("recipe") or (None if args.config else "auto")
     merged = apply_recipe(values, recipe)
-    if merged.get("data") and merged.get("task", "auto") == "auto":
-        merged = dict(merged, task=_table_task(merged))
-    rows = _table_rows(merged) if merged.get("recipe") == "small-table" and merged.get("data") else None
-    if rows is not None:
-        merged = table_size_rules(merged, values, rows)
+    wants_task = merged.get("task", "auto") == "auto"
+    table = _user_table(merged) if merged.get("data") and (
+        wants_task or merged.get("recipe") == "small-table") else None
+    if table is not None and wants_task:
+        merged = dict(merged, task=_table_task(table, merged))
+    if table is not None and merged.get("recipe") == "small-table":
+        merged = table_size_rules(merged, values, len(table))
     cfg = TrainConfig.from_dict(merged)
     for key, block in BLOCK_KEYS.items():  # flags that set one key of a config block
         if getattr(args, key, None) is not None:
@@ -191,27 +193,26 @@ def _train_config(args: argparse.Namespace, keys: Sequence[str]):
     return settle_backbone(cfg, given="init_from" in values)
 
 
-def _table_rows(values: dict):
-    """Rows of the user table (the small-table recipe follows its size); None for a table
-    that cannot be read: the run fails with its message when it reads it."""
+def _user_table(values: dict):
+    """The user table, read once for the rules that follow the data (its size, its labels);
+    None for a table that cannot be read: the run fails with its message when it reads it."""
     from graphnorm.data.table import read_table
 
     try:
-        return len(read_table(values["data"], values.get("smiles_column")))
+        return read_table(values["data"], values.get("smiles_column"))
     except Exception:
         return None
 
 
-def _table_task(values: dict) -> str:
-    """``--task auto`` decided from the table's labels (and said); "auto" when the table
-    cannot be read: the run fails with its own message when it reads it."""
-    from graphnorm.data.table import read_table
+def _table_task(table, values: dict) -> str:
+    """``--task auto`` decided from the table's labels (and said); "auto" when they cannot
+    be read: the run fails with its own message when it reads them."""
     from graphnorm.data.table_dataset import auto_task
+    from graphnorm.data.table_split import split_kind
 
     try:
-        table = read_table(values["data"], values.get("smiles_column"))
-        split = str(values.get("split") or "")
-        exclude = [split.partition(":")[2]] if split.startswith(("column:", "tdc:")) else []
+        kind, arg = split_kind(values.get("split") or "scaffold")
+        exclude = [arg] if kind in ("column", "tdc") else []
         task, note = auto_task(table, values.get("target_columns") or [], exclude)
     except Exception:
         return "auto"
@@ -306,7 +307,7 @@ def cmd_hpopt(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import json
 
-    from graphnorm.bench.summary import json_safe
+    from graphnorm.run_folder import json_safe
     from graphnorm.bench.compare import compare, format_comparison
 
     result = compare(Path(args.a), Path(args.b), split=args.split)

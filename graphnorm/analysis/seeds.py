@@ -25,7 +25,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from graphnorm.bench.summary import json_safe, load_runs, paired_cell, paired_columns, slug
+from graphnorm.bench.summary import load_runs, paired_cell, paired_columns, slug
+from graphnorm.run_folder import json_safe
 
 KINDS = ("vnode", "tokens")
 METRICS = ("uniformity", "ev_1", "effective_rank")

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from graphnorm.bench.plots import plot_curves, plot_summary, val_curve
-from graphnorm.run_folder import json_safe  # re-exported: callers import it from here
+from graphnorm.run_folder import json_safe
 
 _READS: dict | None = None  # path -> frame while `summarize` runs (None: no caching)
 
@@ -220,8 +220,6 @@ def _run_log(run: Path) -> Path:
     """A run's CSV log; an ensemble run's is its first member's (the others differ by seed)."""
     own, member = run / "logs" / "metrics.csv", run / "model_0" / "logs" / "metrics.csv"
     return member if not own.is_file() and member.is_file() else own
-
-
 
 
 def plot_title(runs: pd.DataFrame, dataset: str, stat: str = ", mean ± std") -> str:

@@ -105,8 +105,8 @@ def checkpoint_files(path: str | Path) -> list[Path]:
     if others:
         raise CheckpointError(f"{path} holds several checkpoints ({', '.join(p.name for p in others)}) "
                               "but no best.ckpt; pass one of them")
-    if _run_model(path) in TREE_KINDS:
-        kind = TREE_KINDS[_run_model(path)]
+    kind = TREE_KINDS.get(_run_model(path))
+    if kind is not None:
         raise CheckpointError(f"{path} is a {kind.label} run (--model {kind.name}) from before "
                               f"its models were saved: it has no {kind.model_file}; train it "
                               "again to predict with it")

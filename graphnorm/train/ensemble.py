@@ -2,8 +2,9 @@
 
 Members differ only in their seed (initialization, dropout, batch order); the data split is
 the same for all (``split_seed``). With ``forest_member`` the Morgan-count forest (``--model
-rf``, or ``forest_model="gbm"``: the boosted trees in ``OUT/gbm``) trains on that split into
-``OUT/forest`` and is one more member of the mean.
+rf``, into ``OUT/forest``; or ``forest_model="gbm"``, the boosted trees, into ``OUT/gbm``)
+trains on that split and is one more member of the mean (weighted on validation with
+``tree_weight="val"``).
 ``OUT/ensemble.json`` reports each member's val/test metric, the ensemble mean's per-target
 metrics, and on the test split how well the members' disagreement (std) ranks the
 ensemble's errors: Spearman of |error| vs std per target. The
