@@ -67,6 +67,10 @@ class TrainConfig:
     # optimizer steps, when max_epochs is None: the epoch limit becomes ceil(max_steps / batches
     # per epoch), so a recipe's training length does not grow or shrink with the table
     max_steps: Optional[int] = None
+    # validate (and recalibrate BN, write best/last.ckpt) about every this many optimizer
+    # steps instead of every epoch: on a table of a few hundred molecules an epoch is a few
+    # steps, and validating every epoch cost as much as training (TDC dili, 6 steps/epoch)
+    val_every_steps: Optional[int] = None
     recipe: Optional[str] = None  # the named recipe under these values (train/recipes.py)
     max_time: Optional[str] = None  # wall-time budget of the whole run, e.g. "25m", "1h30m"
     init_from: Optional[str] = None  # fine-tune: start from this checkpoint's weights, all but
@@ -96,6 +100,8 @@ class TrainConfig:
                              f"--max-time); got {self.max_epochs}")
         if self.loss not in ("l1", "mse"):
             raise ValueError(f"loss must be l1 or mse, got {self.loss!r}")
+        if self.val_every_steps is not None and self.val_every_steps < 1:
+            raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.max_epochs == -1 and not self.max_time:
@@ -106,7 +112,17 @@ class TrainConfig:
         (unchanged when max_epochs or max_time is given)."""
         if self.max_steps is None or self.max_epochs is not None or self.max_time:
             return self
-        return dataclasses.replace(self, max_epochs=max(1, -(-self.max_steps // max(1, steps_per_epoch))))
+        epochs = max(1, -(-self.max_steps // max(1, steps_per_epoch)))
+        every = self.val_every_epochs(steps_per_epoch)
+        # a whole number of validation intervals, so the last epoch is validated too
+        return dataclasses.replace(self, max_epochs=-(-epochs // every) * every)
+
+    def val_every_epochs(self, steps_per_epoch: int) -> int:
+        """Lightning's ``check_val_every_n_epoch``: ``val_every_steps`` in whole epochs (1 when
+        unset, or when an epoch is longer than the interval)."""
+        if not self.val_every_steps:
+            return 1
+        return max(1, round(self.val_every_steps / max(1, steps_per_epoch)))
 
     def budget_warning(self) -> Optional[str]:
         """Why an epoch limit beside a time budget misleads (None if it does not apply);

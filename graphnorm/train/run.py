@@ -167,7 +167,8 @@ def train(cfg: TrainConfig) -> dict:
     if resuming:
         keep_history(out)
     trainer = L.Trainer(
-        max_epochs=cfg.epochs_limit, max_time=max_time, accelerator=cfg.accelerator,
+        max_epochs=cfg.epochs_limit, max_time=max_time,
+        check_val_every_n_epoch=cfg.val_every_epochs(dm.steps_per_epoch()), accelerator=cfg.accelerator,
         devices=cfg.devices, strategy=cfg.strategy, callbacks=callbacks,
         logger=CSVLogger(out, name="logs", version=""), gradient_clip_val=cfg.grad_clip,
         enable_progress_bar=any(isinstance(c, EpochProgressBar) for c in progress), log_every_n_steps=max(1, min(10, dm.steps_per_epoch())), deterministic=False,

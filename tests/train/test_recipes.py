@@ -87,6 +87,18 @@ def test_step_budget_becomes_epochs():
     assert TrainConfig(max_steps=100, max_time="1m").with_step_budget(8).max_epochs is None
     with pytest.raises(ValueError, match="max_steps"):
         TrainConfig(max_steps=0)
+
+
+def test_validation_interval_in_whole_epochs():
+    from graphnorm.train.config import TrainConfig
+
+    cfg = TrainConfig(max_steps=100, val_every_steps=50)
+    assert cfg.val_every_epochs(6) == 8 and cfg.val_every_epochs(64) == 1
+    # 17 epochs of 6 steps round up to 3 intervals of 8 epochs: the last epoch is validated
+    assert cfg.with_step_budget(6).max_epochs == 24
+    assert TrainConfig(max_steps=100).val_every_epochs(6) == 1
+    with pytest.raises(ValueError, match="val_every_steps"):
+        TrainConfig(val_every_steps=0)
     with pytest.raises(ValueError, match="loss"):
         TrainConfig(loss="huber")
 

@@ -61,3 +61,13 @@ def test_uniformity_weight_adds_the_term(raw_dir, cache_root, zinc_subset, tmp_p
     values = log["train/uniformity"].dropna()
     assert len(values) > 0 and (values <= 0).all() and (values >= -8).all()  # two L_U terms in [-4, 0]
     assert result["config"]["uniformity_weight"] == 0.1
+
+
+def test_validation_every_few_steps(raw_dir, cache_root, zinc_subset, tmp_path):
+    # 128 graphs in batches of 32: 4 steps an epoch; every 8 steps = every 2nd epoch, and 3
+    # epochs round up to 4, so epochs 2 and 4 are validated and nothing else
+    result = train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=None, max_steps=12,
+                               val_every_steps=8, limit_train=128, batch_size=32))
+    log = pd.read_csv(tmp_path / "logs" / "metrics.csv")
+    validated = sorted(log.dropna(subset=[f"val/{result['metric']}"])["epoch"].unique())
+    assert validated == [1, 3] and result["epochs"] == 4 and result["best_epoch"] in (2, 4)

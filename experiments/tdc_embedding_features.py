@@ -1,0 +1,138 @@
+"""Does a pre-trained Graphormer's embedding help the boosted trees on the TDC ADMET group?
+
+The MapLight + GNN entries of the leaderboard append a pre-trained GIN's graph embedding to
+MapLight's fingerprints and descriptors. This asks the same of graphnorm's shipped backbone
+(``--init-from zinc250k``): LightGBM (`graphnorm.baselines.boosted`, the ``gbm`` kind's
+settings) on the "maplight" features alone, and on them plus the backbone's final-norm
+[VNode] and mean atom token (`graphnorm.inference.embed`), seed by seed on the official
+splits (PyTDC seed = seed + 1, scaffold train/valid of ``train_val``). The choice is made on
+the validation columns; test is shown beside, never used to choose.
+
+    GRAPHNORM_RAW_DIR=../shared/datasets python experiments/tdc_embedding_features.py \
+        --tasks dili,herg --seeds 5 --out experiments/results/tdc_admet/embedding_features
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from graphnorm.baselines.boosted import fit_boosted, log_transform_wanted, predict_boosted
+from graphnorm.data.feature_cache import table_features
+from graphnorm.data.tdc import (SET_COLUMN, TDC_ADMET_TASKS, admet_group_dir, parse_tasks,
+                                task_kind, task_table, tdc_scaffold_split)
+from graphnorm.inference.embed import embed_smiles
+from graphnorm.train.task import HIGHER_IS_BETTER, compute_metric
+
+BACKBONE = Path(__file__).resolve().parents[1] / "graphnorm" / "pretrained" / "zinc250k.ckpt"
+
+
+def task_inputs(task: str, group: Path) -> dict:
+    """The task's table, its MapLight features and the backbone embedding, row by row."""
+    path = task_table(task, group)
+    frame = pd.read_csv(path)
+    smiles = frame["Drug"].astype(str).tolist()
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    cpu = time.process_time()
+    x = table_features("maplight", smiles, path.name, sha)
+    cpu_features = time.process_time() - cpu
+    cpu = time.process_time()
+    emb, errors = embed_smiles(BACKBONE, smiles, atom_mean=True)
+    cpu_embed = time.process_time() - cpu
+    return {"frame": frame, "smiles": smiles, "x": x, "emb": emb, "sha256": sha,
+            "embed_failed": sum(bool(e) for e in errors), "cpu_features": cpu_features,
+            "cpu_embed": cpu_embed}
+
+
+def seed_rows(task: str, inputs: dict, seed: int) -> list[dict]:
+    frame, metric, kind = inputs["frame"], TDC_ADMET_TASKS[task], task_kind(task)
+    is_test = frame[SET_COLUMN].astype(str).str.lower().eq("test").to_numpy()
+    pool = np.flatnonzero(~is_test)
+    parts = tdc_scaffold_split([inputs["smiles"][i] for i in pool], seed + 1)
+    rows = {"train": pool[parts["train"]], "val": pool[parts["val"]], "test": np.flatnonzero(is_test)}
+    y = frame["Y"].to_numpy(dtype=float).reshape(-1, 1)
+    transforms = ["log10" if kind == "regression" and log_transform_wanted(y[rows["train"], 0])
+                  else None]
+    out = []
+    for variant, x in (("gbm", inputs["x"]), ("gbm+zinc250k", np.hstack([inputs["x"], inputs["emb"]]))):
+        cpu = time.process_time()
+        models = fit_boosted(kind, x[rows["train"]], y[rows["train"]], seed, 1, transforms=transforms)
+        fit_cpu = time.process_time() - cpu
+        scores = {}
+        for split in ("val", "test"):
+            pred = predict_boosted(kind, models, x[rows[split]], transforms)
+            scores[split] = compute_metric(metric, torch.from_numpy(pred), torch.from_numpy(y[rows[split]]))
+        out.append({"task": task, "metric": metric, "seed": seed, "variant": variant,
+                    "val": scores["val"], "test": scores["test"], "fit_cpu_s": round(fit_cpu, 1)})
+    return out
+
+
+def summary_markdown(table: pd.DataFrame) -> str:
+    lines = ["| task | metric | seeds | gbm val | +embedding val | gbm test | +embedding test | "
+             "val says | test agrees |", "|---|---|---|---|---|---|---|---|---|"]
+    wins = agree = 0
+    for (task, metric), part in table.groupby(["task", "metric"], sort=False):
+        mean = part.groupby("variant")[["val", "test"]].mean()
+        sign = 1 if HIGHER_IS_BETTER[metric] else -1
+        better_val = sign * (mean.loc["gbm+zinc250k", "val"] - mean.loc["gbm", "val"]) > 0
+        better_test = sign * (mean.loc["gbm+zinc250k", "test"] - mean.loc["gbm", "test"]) > 0
+        wins += better_val
+        agree += better_val == better_test
+        lines.append(f"| {task} | {metric} | {part['seed'].nunique()} | {mean.loc['gbm', 'val']:.3f} | "
+                     f"{mean.loc['gbm+zinc250k', 'val']:.3f} | {mean.loc['gbm', 'test']:.3f} | "
+                     f"{mean.loc['gbm+zinc250k', 'test']:.3f} | "
+                     f"{'embedding' if better_val else 'gbm'} | {'yes' if better_val == better_test else 'no'} |")
+    n = table["task"].nunique()
+    lines += ["", f"Validation prefers the embedding on {wins} of {n} tasks; test agrees with "
+              f"validation's choice on {agree} of {n}."]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tasks", help="comma list (default: all 22)")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    torch.set_num_threads(1)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows_file = out / "rows.csv"
+    done = pd.read_csv(rows_file) if rows_file.is_file() else pd.DataFrame()
+    group = admet_group_dir()
+    costs = json.loads((out / "costs.json").read_text()) if (out / "costs.json").is_file() else {}
+    for task in parse_tasks(args.tasks):
+        seeds = [s for s in range(args.seeds)
+                 if done.empty or not ((done["task"] == task) & (done["seed"] == s)).any()]
+        if not seeds:
+            continue
+        inputs = task_inputs(task, group)
+        costs[task] = {"rows": len(inputs["smiles"]), "sha256": inputs["sha256"],
+                       "embed_failed": inputs["embed_failed"],
+                       "features_cpu_s": round(inputs["cpu_features"], 1),
+                       "embed_cpu_s": round(inputs["cpu_embed"], 1)}
+        for seed in seeds:
+            new = pd.DataFrame(seed_rows(task, inputs, seed))
+            done = pd.concat([done, new], ignore_index=True)
+            done.to_csv(rows_file, index=False)  # after every seed: an interrupted run resumes
+            print(new.to_string(index=False, header=False), flush=True)
+        (out / "costs.json").write_text(json.dumps(costs, indent=2))
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    (out / "summary.md").write_text(
+        f"# gbm with and without the zinc250k backbone's embedding\n\ngit {sha}; "
+        f"command: `{' '.join(['python', 'experiments/tdc_embedding_features.py'] + (argv or sys.argv[1:]))}`"
+        f"\n\n{summary_markdown(done)}\n")
+    print(summary_markdown(done))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
