@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import torch
 
+from graphnorm.tasks import target_names
+
 
 class TreeFileError(RuntimeError):
     """A saved tree model that cannot be loaded (missing, other format, unsafe, damaged)."""
@@ -18,8 +20,6 @@ class TreeMember:
 
     @property
     def targets(self) -> list[str]:
-        from graphnorm.train.task import target_names
-
         return target_names(self.task)
 
     def predict_smiles(self, smiles: list[str]) -> torch.Tensor:

@@ -23,6 +23,7 @@ import torch
 
 from graphnorm.chem import FeaturizerConfig
 from graphnorm.models import build_model
+from graphnorm.tasks import resolve_task, target_names
 
 CHECKPOINT_FORMAT = 3  # bump when the "graphnorm" block changes; list it in the docstring
 SUPPORTED_FORMATS = (1, 2, 3)
@@ -46,18 +47,14 @@ class LoadedModel:
 
     @property
     def targets(self) -> list[str]:
-        """Target names (`graphnorm.train.task.target_names`)."""
-        from graphnorm.train.task import target_names
-
+        """Target names (`graphnorm.tasks.target_names`)."""
         return target_names(self.task)
 
     def predict_batch(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or probabilities (binary): [B, T]."""
-        from graphnorm.train.task import predictions
-
         with torch.no_grad():
             out = self.model(batch)
-        return predictions(self.task, out, self.target_mean, self.target_std)
+        return resolve_task(self.task).predictions(out, self.target_mean, self.target_std)
 
 
 def graphnorm_block(model_config: dict, task: dict, train_config: dict, target_mean: torch.Tensor,
