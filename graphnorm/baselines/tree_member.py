@@ -1,5 +1,5 @@
 """What a fitted tree model (``rf``, ``gbm``) is as an ensemble member: the interface of a
-graph checkpoint (`graphnorm.train.checkpoint.LoadedModel`) that ``predict``, ``serve`` and
+graph checkpoint (`graphnorm.checkpoints.LoadedModel`) that ``predict``, ``serve`` and
 ensembles use -- ``task``, ``targets``, ``path``, ``predict_batch`` -- read from SMILES
 instead of graphs; ``featurizer`` is None (no graph, no weights to explain or embed)."""
 from __future__ import annotations

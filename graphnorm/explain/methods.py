@@ -31,7 +31,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from graphnorm.train.checkpoint import LoadedModel
+from graphnorm.checkpoints import LoadedModel
 from graphnorm.tasks import resolve_task
 
 from .sites import Edit, captured_attention, edited_atom_embeddings, model_kind

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.train.checkpoint import CheckpointError, LoadedModel, checkpoint_files, load_member
+from graphnorm.checkpoints import CheckpointError, LoadedModel, checkpoint_files, load_member
 from graphnorm.chem import featurize_many, graph_data
 from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs

@@ -6,8 +6,9 @@ without missing labels scores MAE/RMSE on the whole arrays; otherwise each targe
 on its labelled rows and the scores averaged over the targets that have one (as OGB and
 Chemprop do), so no target's units dominate by count of labels. For ROC-AUC that average is
 exactly OGB's evaluator (per target with both classes, then the mean; `ogbg-molhiv` has one
-target), without importing OGB. Imports neither torch nor anything from graphnorm: tensors
-are read through their own methods, so the CLI offers the metric names without torch.
+target), without importing OGB. Imports nothing from graphnorm, and torch and numpy only
+where a score is computed (tensors are read through their own methods), so the CLI offers
+the metric names without loading either.
 """
 from __future__ import annotations
 
@@ -15,17 +16,18 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
-
 
 def _regression_error(metric: str, p, t) -> float:
     """MAE or RMSE of one target's labelled rows (numpy or torch)."""
+    import numpy as np
+
     d = np.asarray(p, dtype=float) - np.asarray(t, dtype=float)
     return float(np.abs(d).mean()) if metric == "mae" else float(np.sqrt((d ** 2).mean()))
 
 
 def rocauc(p: np.ndarray, t: np.ndarray) -> float:
     """ROC-AUC of one target; NaN when it has a single class (no ranking to score)."""
+    import numpy as np
     from sklearn.metrics import roc_auc_score
 
     if len(np.unique(t)) < 2:
@@ -45,6 +47,7 @@ def auprc(p: np.ndarray, t: np.ndarray) -> float:
 
 def spearman(p: np.ndarray, t: np.ndarray) -> float:
     """Spearman rank correlation of one target (NaN when either side is constant)."""
+    import numpy as np
     from scipy.stats import spearmanr
 
     if len(t) < 2 or np.ptp(t) == 0 or np.ptp(p) == 0:
@@ -83,6 +86,8 @@ def metric_named(name: str) -> Metric:
 
 def target_columns(pred, target):
     """Per target: (predictions, labels) of its labelled rows, as float64 numpy arrays."""
+    import numpy as np
+
     p = pred.detach().double().cpu().numpy().reshape(len(pred), -1)
     t = target.detach().double().cpu().numpy().reshape(len(target), -1)
     for j in range(t.shape[1]):
@@ -93,6 +98,8 @@ def target_columns(pred, target):
 def mean_over_targets(metric: str, pred, target) -> float:
     """``metric`` per target, then averaged over the targets that have it (NaN when none
     does)."""
+    import numpy as np
+
     score = metric_named(metric).score
     values = [score(p, t) for p, t in target_columns(pred, target) if t.size]
     values = [v for v in values if not math.isnan(v)]

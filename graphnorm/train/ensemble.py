@@ -173,7 +173,7 @@ def fit_tree_weight(metric: str, preds, y, tree: list[bool]):
 def evaluate_ensemble(cfg) -> dict:
     import torch
 
-    from graphnorm.train.checkpoint import checkpoint_files, load_member
+    from graphnorm.checkpoints import checkpoint_files, load_member
     from graphnorm.tasks import compute_metric, resolve_task
     from graphnorm.train.datamodule import GraphDataModule
     from graphnorm.train.evaluate import predict_loader, prediction_frame

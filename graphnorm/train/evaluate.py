@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 import pandas as pd
 import torch
 
-from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.checkpoints import load_checkpoint
 from graphnorm.tasks import compute_metric, resolve_task
 
 

@@ -1,7 +1,7 @@
 """LightningModule around a model of graphnorm.models: training steps and the optimiser.
 
 The task (loss, target scaling, metric) is `graphnorm.tasks`'; the checkpoint block is
-written by `graphnorm.train.checkpoint`.
+written by `graphnorm.checkpoints`.
 """
 from __future__ import annotations
 
@@ -125,9 +125,9 @@ class GraphormerModule(L.LightningModule):
         epochs = trainer.max_epochs if trainer.max_epochs > 0 else self.tc.get("max_epochs") or 200
         return epochs * -(-self.steps_per_epoch // trainer.world_size)
 
-    # ---- self-describing checkpoints (format: graphnorm.train.checkpoint) ---------------------
+    # ---- self-describing checkpoints (format: graphnorm.checkpoints) -----------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        from graphnorm.train.checkpoint import graphnorm_block
+        from graphnorm.checkpoints import graphnorm_block
         from graphnorm.chem import FeaturizerConfig
 
         checkpoint["graphnorm"] = graphnorm_block(
@@ -135,9 +135,10 @@ class GraphormerModule(L.LightningModule):
             FeaturizerConfig.from_dict(self.featurizer), self.train_domain)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
-        from graphnorm.train.checkpoint import upgrade_state
+        """A resumed run's checkpoint (``--resume``) in the current format and key layout."""
+        from graphnorm.checkpoints import upgrade_checkpoint
 
-        upgrade_state(checkpoint)
+        upgrade_checkpoint(checkpoint, self.model)
 
 
 def decay_groups(model: torch.nn.Module) -> tuple[list, list]:
