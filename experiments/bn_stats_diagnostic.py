@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
 from checkpoint_probe import main, run_datamodule  # noqa: E402
-from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.checkpoints import load_checkpoint
 from graphnorm.norms import recalibrate_batch_stats
-from graphnorm.train.task import compute_metric
+from graphnorm.tasks import compute_metric
 from graphnorm.train.evaluate import predict_loader
 
 SOURCES = ("as saved", "train (all)", "val", "test")

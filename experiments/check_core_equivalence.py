@@ -5,8 +5,8 @@ kind that sits on the core -- Graphormer (vnode+sum readout, RWPE, GINE branch, 
 and sep:bn+ln), the text encoder (post- and pre-norm) and ViT + MAE -- warms up their
 batch statistics, and stores their float32 state dicts (the layout of that code), fixed
 inputs and float64 outputs in ``tests/fixtures/core_v1.pt``. ``check`` rebuilds the models
-from the same arguments, loads the stored state dicts (old key names go through the
-models' state-dict migration), and compares in float64:
+from the same arguments, loads the stored state dicts (old key names renamed by
+``graphnorm.checkpoints.upgrade_keys``), and compares in float64:
 eval outputs, train-mode outputs with the same seed (dropout masks, batch statistics),
 gradients and the parameters a seeded constructor draws (same random-number order), and
 the order of the parameters (``order``: optimizer states of old checkpoints line up; it
@@ -195,6 +195,8 @@ def save(path: Path = FIXTURE) -> None:
 
 def check(path: Path = FIXTURE) -> dict[str, dict[str, float]]:
     """Max abs difference per case and quantity between the fixture and the current code."""
+    from graphnorm.checkpoints import upgrade_keys
+
     data = torch.load(path, weights_only=True)
     report = {}
     for name, (kind, kw) in CASES.items():
@@ -202,7 +204,7 @@ def check(path: Path = FIXTURE) -> dict[str, dict[str, float]]:
         torch.manual_seed(SEED)
         model = build(kind, kw)
         init = [p.detach().clone() for p in model.parameters()]
-        model.load_state_dict(unpack(ref["state"]))
+        model.load_state_dict(upgrade_keys(model, unpack(ref["state"])))  # old key names
         now = compact(init, outputs(kind, model, data["inputs"]))
         report[name] = {k: (now[k] - ref[k]).abs().max().item() if now[k].shape == ref[k].shape
                         else float("inf") for k in ("init", "eval", "train", "grads", "order")}

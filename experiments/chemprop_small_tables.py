@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 from graphnorm.bench.summary import paired_difference
-from graphnorm.train.task import compute_metric
+from graphnorm.tasks import compute_metric
 
 
 def chemprop_splits(splits: dict) -> list[dict]:

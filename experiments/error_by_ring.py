@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from rdkit import Chem
 
-from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.checkpoints import load_checkpoint
 from graphnorm.train.datamodule import GraphDataModule
 from graphnorm.train.evaluate import predict_loader
 

@@ -17,8 +17,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
 from checkpoint_probe import main, run_datamodule  # noqa: E402
-from graphnorm.train.checkpoint import load_checkpoint
-from graphnorm.train.task import compute_metric
+from graphnorm.checkpoints import load_checkpoint
+from graphnorm.tasks import compute_metric
 from graphnorm.train.evaluate import predict_loader
 
 MODES = ("as is", "zeroed", "shuffled")

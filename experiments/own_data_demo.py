@@ -85,7 +85,7 @@ def main(argv=None) -> int:
     ap.add_argument("--work", default="runs/own_data_demo", help="table, runs (not committed)")
     ap.add_argument("--out", default="experiments/results/own_data")
     args = ap.parse_args(argv)
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.inference.embed import embed_smiles
     from graphnorm.train.ensemble import train_ensemble
     from graphnorm.models import build_model

@@ -30,7 +30,7 @@ from graphnorm.data.feature_cache import table_features
 from graphnorm.data.tdc import (SET_COLUMN, TDC_ADMET_TASKS, admet_group_dir, parse_tasks,
                                 task_kind, task_table, tdc_scaffold_split)
 from graphnorm.inference.embed import embed_smiles
-from graphnorm.train.task import HIGHER_IS_BETTER, compute_metric
+from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
 
 BACKBONE = Path(__file__).resolve().parents[1] / "graphnorm" / "pretrained" / "zinc250k.ckpt"
 

@@ -28,7 +28,7 @@ from graphnorm.data.feature_cache import table_features
 from graphnorm.data.table import read_table
 from graphnorm.data.table_split import tdc_split
 from graphnorm.data.tdc import SET_COLUMN, TDC_ADMET_TASKS, admet_group_dir, parse_tasks, task_table
-from graphnorm.train.task import HIGHER_IS_BETTER, compute_metric
+from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
 
 
 def fit_predict(candidate: str, cls: bool, x, y, xv, seed: int, log: bool):

@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 
 from graphnorm.data.tdc import TDC_ADMET_TASKS
-from graphnorm.train.task import HIGHER_IS_BETTER, compute_metric
+from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
 
 
 def _frames(run: Path) -> dict:

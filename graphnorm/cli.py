@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 from graphnorm.data.info import DATASET_INFO, METRICS, SPLITS, TASK_CHOICES
 from graphnorm.graph.options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
 from graphnorm.models import PRESETS, RUNNABLE_MODELS, TREE_MODELS, presets_help
+from graphnorm.tasks import REGRESSION
 from graphnorm.train.recipes import RECIPE_NAMES
 
 DESCRIPTION = ("Graphormer with separate normalization (SepNorm) for molecular property "
@@ -116,7 +117,7 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
                    help="training batches of random molecules, not size-sorted (more padding, "
                         "slower; BatchNorm then sees every size in each batch)")
     p.add_argument("--lr", type=float)
-    p.add_argument("--loss", choices=["l1", "mse"],
+    p.add_argument("--loss", choices=list(REGRESSION.losses),
                    help="regression loss on standardized targets: l1 (MAE) or mse (RMSE)")
     p.add_argument("--attention-dropout", dest="attention_dropout", type=float)
     p.add_argument("--dropout", type=float)

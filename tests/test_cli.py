@@ -70,7 +70,7 @@ def test_cli_choices_are_the_registries():
     from graphnorm.data.info import DATASET_INFO, METRICS, SPLITS, TASK_CHOICES
     from graphnorm.graph import graphormer
     from graphnorm.models import MODEL_NAMES, PRESETS, RUNNABLE_MODELS
-    from graphnorm.train.task import HIGHER_IS_BETTER
+    from graphnorm.tasks import HIGHER_IS_BETTER
     from graphnorm.train.recipes import RECIPE_NAMES, RECIPES
 
     assert tuple(_choices("train", "model_name")) == RUNNABLE_MODELS == MODEL_NAMES + tuple(TREE_KINDS)

@@ -1,5 +1,5 @@
 """Hand-built checkpoints (random weights, no training, no data) in the format that
-`graphnorm.train.checkpoint.load_checkpoint` reads: for the explain and serve tests, in milliseconds."""
+`graphnorm.checkpoints.load_checkpoint` reads: for the explain and serve tests, in milliseconds."""
 from pathlib import Path
 
 import torch
@@ -12,7 +12,7 @@ HEAD_SCALE = 50.0
 def write_checkpoint(path, model: str = "graphormer", targets=("logp",), task_type: str = "regression",
                      vocab: str = "zinc", seed: int = 0, **fields) -> Path:
     """A best.ckpt of an untrained ``model`` (graphormer | gine | gin-vn) at ``path``."""
-    from graphnorm.train.checkpoint import graphnorm_block
+    from graphnorm.checkpoints import graphnorm_block
     from graphnorm.chem import FeaturizerConfig
     from graphnorm.models import build_model
 

@@ -15,7 +15,7 @@ from typing import Optional
 import torch
 from torch.utils.data import DataLoader, Subset
 
-from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.checkpoints import load_checkpoint
 from graphnorm.graph import collate_graphs
 from .metrics import embedding_report, singular_values
 from .plots import plot_dimension_distributions, plot_explained_variance, plot_spectra

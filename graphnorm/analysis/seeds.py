@@ -40,7 +40,7 @@ def analyze_benchmark(bench: Path, out: Path, dataset: Optional[str] = None,
     """The report of every finished run under ``bench`` (a ``graphnorm benchmark --out``)."""
     from torch.utils.data import Subset
 
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.data import load_dataset
     from .analyze import checkpoint_dataset, collect_embeddings
     from .metrics import embedding_report

@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from graphnorm.tasks import resolve_task
+
 GBM = "gbm"
 
 
@@ -45,11 +47,14 @@ def log_transform_wanted(y: np.ndarray) -> bool:
     return len(y) > 2 and bool((y > 0).all()) and float(skew(y)) > 2.0
 
 
-def fit_boosted(task_type: str, x: np.ndarray, y: np.ndarray, seed: int, threads: int,
+def fit_boosted(task, x: np.ndarray, y: np.ndarray, seed: int, threads: int,
                 config: BoostedConfig = BoostedConfig(), transforms=None) -> list:
     """One LightGBM booster per target (None where the training split has no label);
-    ``transforms``: per target "log10" or None (regression only)."""
+    ``transforms``: per target "log10" or None (regression only); ``task``: a task or its
+    name (`graphnorm.tasks`)."""
     import lightgbm as lgb
+
+    binary = resolve_task(task).binary
 
     models = []
     for j in range(y.shape[1]):
@@ -59,23 +64,24 @@ def fit_boosted(task_type: str, x: np.ndarray, y: np.ndarray, seed: int, threads
             continue
         target = y[have, j]
         params = dict(config.to_dict(), random_state=seed, n_jobs=threads, verbose=-1)
-        if task_type == "regression":
-            if transforms and transforms[j] == "log10":
-                target = np.log10(target)
-            model = lgb.LGBMRegressor(**params)
-        else:
+        if binary:
             target = target.astype(int)
             if len(np.unique(target)) < 2:  # one class: nothing to learn, predict its rate
                 models.append(float(target.mean()))
                 continue
             model = lgb.LGBMClassifier(**params)
+        else:
+            if transforms and transforms[j] == "log10":
+                target = np.log10(target)
+            model = lgb.LGBMRegressor(**params)
         models.append(model.fit(x[have], target).booster_)
     return models
 
 
-def predict_boosted(task_type: str, models: list, x: np.ndarray, transforms=None) -> np.ndarray:
+def predict_boosted(task, models: list, x: np.ndarray, transforms=None) -> np.ndarray:
     """[N, T] predictions in the user's units (probabilities of 1 for binary targets; NaN for
     a target that had no training label)."""
+    binary = resolve_task(task).binary
     out = np.full((len(x), len(models)), np.nan)
     for j, model in enumerate(models):
         if model is None:
@@ -84,7 +90,7 @@ def predict_boosted(task_type: str, models: list, x: np.ndarray, transforms=None
             out[:, j] = model
             continue
         pred = model.predict(x)  # a binary booster predicts the probability of 1
-        if task_type == "regression" and transforms and transforms[j] == "log10":
+        if not binary and transforms and transforms[j] == "log10":
             pred = 10.0 ** pred
         out[:, j] = pred
     return out

@@ -51,7 +51,7 @@ class LoadedBoosted(TreeMember):
         from .boosted import predict_boosted
 
         x = feature_matrix(self.meta["features"]["set"], smiles)
-        pred = predict_boosted(self.task["task_type"], self.boosters, x, self.meta["transforms"])
+        pred = predict_boosted(self.task, self.boosters, x, self.meta["transforms"])
         return torch.from_numpy(np.asarray(pred, dtype=np.float32))
 
 

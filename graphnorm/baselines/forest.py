@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphnorm.tasks import resolve_task
+
 FOREST = "rf"
 COUNT_RADIUS, COUNT_BITS = 2, 2048
 
@@ -45,11 +47,13 @@ def morgan_counts(smiles: list[str], bits: int = COUNT_BITS) -> np.ndarray:
     return out
 
 
-def fit_forests(task_type: str, x_train: np.ndarray, y_train: np.ndarray, seed: int,
+def fit_forests(task, x_train: np.ndarray, y_train: np.ndarray, seed: int,
                 threads: int, config: ForestConfig = ForestConfig()) -> list:
     """One forest per target, fitted on its labelled training rows (None for a target with
-    no label in the training split)."""
+    no label in the training split); ``task``: a task or its name (`graphnorm.tasks`)."""
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    binary = resolve_task(task).binary
 
     forests = []
     for j in range(y_train.shape[1]):
@@ -59,25 +63,26 @@ def fit_forests(task_type: str, x_train: np.ndarray, y_train: np.ndarray, seed: 
             continue
         kw = dict(n_estimators=config.n_estimators, max_features=config.max_features,
                   min_samples_leaf=config.min_samples_leaf, random_state=seed, n_jobs=threads)
-        if task_type == "regression":
-            forests.append(RandomForestRegressor(**kw).fit(x_train[have], y_train[have, j]))
-        else:
+        if binary:
             forests.append(RandomForestClassifier(**kw).fit(x_train[have],
                                                             y_train[have, j].astype(int)))
+        else:
+            forests.append(RandomForestRegressor(**kw).fit(x_train[have], y_train[have, j]))
     return forests
 
 
-def predict_forests(task_type: str, forests: list, x: np.ndarray) -> np.ndarray:
+def predict_forests(task, forests: list, x: np.ndarray) -> np.ndarray:
     """Predictions [N, T] of `fit_forests`' forests (probabilities of 1 for binary targets;
     NaN for a target that had no training label)."""
+    binary = resolve_task(task).binary
     out = np.full((len(x), len(forests)), np.nan)
     for j, forest in enumerate(forests):
         if forest is None:
             continue
-        if task_type == "regression":
-            out[:, j] = forest.predict(x)
-        else:
+        if binary:
             classes = list(forest.classes_)  # a training split with one class has no "1"
             out[:, j] = forest.predict_proba(x)[:, classes.index(1)] if 1 in classes else 0.0
+        else:
+            out[:, j] = forest.predict(x)
     return out
 

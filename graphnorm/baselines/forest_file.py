@@ -60,7 +60,7 @@ class LoadedForest(TreeMember):
         from .forest import morgan_counts, predict_forests
 
         x = morgan_counts(smiles, bits=int(self.meta["fingerprint"]["bits"]))
-        pred = predict_forests(self.task["task_type"], self.forests, x)
+        pred = predict_forests(self.task, self.forests, x)
         return torch.from_numpy(np.asarray(pred, dtype=np.float32))
 
 

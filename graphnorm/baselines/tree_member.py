@@ -1,10 +1,12 @@
 """What a fitted tree model (``rf``, ``gbm``) is as an ensemble member: the interface of a
-graph checkpoint (`graphnorm.train.checkpoint.LoadedModel`) that ``predict``, ``serve`` and
+graph checkpoint (`graphnorm.checkpoints.LoadedModel`) that ``predict``, ``serve`` and
 ensembles use -- ``task``, ``targets``, ``path``, ``predict_batch`` -- read from SMILES
 instead of graphs; ``featurizer`` is None (no graph, no weights to explain or embed)."""
 from __future__ import annotations
 
 import torch
+
+from graphnorm.tasks import target_names
 
 
 class TreeFileError(RuntimeError):
@@ -18,8 +20,6 @@ class TreeMember:
 
     @property
     def targets(self) -> list[str]:
-        from graphnorm.train.task import target_names
-
         return target_names(self.task)
 
     def predict_smiles(self, smiles: list[str]) -> torch.Tensor:

@@ -22,22 +22,22 @@ class TreeKind:
     feature_set: str  # graphnorm.chem.tabular
     model_file: str  # the file in a run folder that `predict` loads
     member_dir: str  # its folder as an ensemble member
-    fit: Callable  # (task_type, x, y [N, T], seed, threads) -> (models, config, transforms)
-    predict: Callable  # (task_type, models, x, transforms) -> [N, T]
+    fit: Callable  # (task, x, y [N, T], seed, threads) -> (models, config, transforms)
+    predict: Callable  # (task, models, x, transforms) -> [N, T]; task: graphnorm.tasks.Task
     save: Callable  # (out, models, task, features, config, seed, transforms) -> Path
     load: Callable  # (path) -> TreeMember
 
 
-def _fit_forest(task_type, x, y, seed, threads):
+def _fit_forest(task, x, y, seed, threads):
     from .forest import ForestConfig, fit_forests
 
-    return fit_forests(task_type, x, y, seed, threads), ForestConfig().__dict__, [None] * y.shape[1]
+    return fit_forests(task, x, y, seed, threads), ForestConfig().__dict__, [None] * y.shape[1]
 
 
-def _predict_forest(task_type, models, x, transforms):
+def _predict_forest(task, models, x, transforms):
     from .forest import predict_forests
 
-    return predict_forests(task_type, models, x)
+    return predict_forests(task, models, x)
 
 
 def _save_forest(out, models, task, features, config, seed, transforms):
@@ -54,19 +54,19 @@ def _load_forest(path):
     return load_forest(path)
 
 
-def _fit_boosted(task_type, x, y, seed, threads):
+def _fit_boosted(task, x, y, seed, threads):
     from .boosted import BoostedConfig, fit_boosted, log_transform_wanted
 
-    transforms = [("log10" if task_type == "regression" and log_transform_wanted(y[:, j]) else None)
+    transforms = [("log10" if not task.binary and log_transform_wanted(y[:, j]) else None)
                   for j in range(y.shape[1])]
     config = BoostedConfig()
-    return fit_boosted(task_type, x, y, seed, threads, config, transforms), config.to_dict(), transforms
+    return fit_boosted(task, x, y, seed, threads, config, transforms), config.to_dict(), transforms
 
 
-def _predict_boosted(task_type, models, x, transforms):
+def _predict_boosted(task, models, x, transforms):
     from .boosted import predict_boosted
 
-    return predict_boosted(task_type, models, x, transforms)
+    return predict_boosted(task, models, x, transforms)
 
 
 def _save_boosted(out, models, task, features, config, seed, transforms):

@@ -44,7 +44,7 @@ def read_seeds(folder: Path, split: str = "test") -> tuple[pd.Series, dict]:
 def compare(a: Path, b: Path, split: str = "test") -> dict:
     """A - B per common seed (`paired_difference`), both sides' per-seed values and means.
     Refuses runs on different datasets or metrics: their numbers are not comparable."""
-    from graphnorm.train.task import HIGHER_IS_BETTER
+    from graphnorm.tasks import HIGHER_IS_BETTER
 
     va, fa = read_seeds(a, split)
     vb, fb = read_seeds(b, split)

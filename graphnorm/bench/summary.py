@@ -174,7 +174,7 @@ def ensemble_score(paths: Sequence[Path], metric: str) -> float | None:
     same molecules with the same labels (else the mean would mix different rows)."""
     import torch
 
-    from graphnorm.train.task import compute_metric
+    from graphnorm.tasks import compute_metric
 
     if len(paths) < 2 or not all(p.is_file() for p in paths):
         return None
@@ -193,7 +193,7 @@ def late_gain(logs: Sequence[Path], metric: str, fraction: float = 0.2) -> dict:
     improved during the last ``fraction`` of its epochs (>= 0, in the metric's units; near 0:
     flat, so a longer run would barely change the pick); mean and max over the runs with a
     log of >= 5 epochs, else NaN."""
-    from graphnorm.train.task import HIGHER_IS_BETTER
+    from graphnorm.tasks import HIGHER_IS_BETTER
 
     sign = -1.0 if HIGHER_IS_BETTER.get(metric, False) else 1.0  # as "lower is better"
     gains = []
@@ -240,7 +240,7 @@ def plot_title(runs: pd.DataFrame, dataset: str, stat: str = ", mean ± std") ->
 
 def paired_vs_baseline(runs: pd.DataFrame, norm: str, metric: str, baseline: str = "ln") -> dict:
     """(variant - baseline) test metric over the seeds both have run, see `paired_difference`."""
-    from graphnorm.train.task import HIGHER_IS_BETTER
+    from graphnorm.tasks import HIGHER_IS_BETTER
 
     return paired_columns(runs, norm, f"test_{metric}", HIGHER_IS_BETTER.get(metric, False), baseline)
 
@@ -304,7 +304,7 @@ def _spread(r: dict, column: str) -> str:
 
 def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dict] = (),
                 baseline: str = "ln") -> str:
-    from graphnorm.train.task import HIGHER_IS_BETTER
+    from graphnorm.tasks import HIGHER_IS_BETTER
 
     better = "higher" if HIGHER_IS_BETTER.get(metric, False) else "lower"
     lines = [f"# {dataset}: norm variants ({metric}, {better} is better)", "",

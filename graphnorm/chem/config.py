@@ -18,10 +18,6 @@ FEATURIZER_VERSION = 1  # bump whenever any produced array changes: it keys the 
 VOCABS = ("ogb", "zinc")
 MAX_FINGERPRINT_BITS = 16384
 
-# What checkpoints written before the config existed were trained with (the defaults of
-# that time). A fact about old files: never change it, even if the defaults below change.
-PRE_CONFIG_SETTINGS = {"max_hops": 5, "max_dist": 20}
-
 ZINC_ATOM_DIMS = (28,)  # the ZINC (benchmarking-gnns) atom dictionary
 ZINC_BOND_DIMS = (3,)  # single, double, triple (kekulized)
 
@@ -86,17 +82,6 @@ class FeaturizerConfig:
         if unknown:
             raise ValueError(f"unknown featurizer keys {unknown}; valid: {sorted(names)}")
         return cls(**d)
-
-    @classmethod
-    def from_checkpoint(cls, featurizer: dict, model_config: dict) -> "FeaturizerConfig":
-        """The config of a checkpoint's ``featurizer`` block: format 3 stores it whole;
-        formats 1-2 stored vocab/version (+ max_hops, max_dist, or only in the model
-        config); what neither names is `PRE_CONFIG_SETTINGS`."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in featurizer.items() if k in known}  # format 1-2: also "name"
-        for key, old in PRE_CONFIG_SETTINGS.items():
-            values.setdefault(key, model_config.get(key, old))
-        return cls(**values)
 
     @property
     def feature_dims(self) -> tuple[tuple[int, ...], tuple[int, ...]]:

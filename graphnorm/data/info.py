@@ -9,28 +9,30 @@ Split sizes are those of the public benchmarks:
 """
 from __future__ import annotations
 
+from graphnorm.tasks import CLASSIFICATION, METRIC_NAMES, REGRESSION, TASK_NAMES
+
 SPLITS = ("train", "val", "test")
-TABLE_TASKS = ("regression", "classification")  # own tables (train --data --task)
+TABLE_TASKS = TASK_NAMES  # own tables (train --data --task): the task registry's names
 # --task auto (the default): classification when every label is 0 or 1, else regression
 TASK_CHOICES = ("auto",) + TABLE_TASKS
-# what a run can be scored by (train --metric; graphnorm/train/task.py scores them)
-METRICS = ("mae", "rmse", "spearman", "rocauc", "auprc")
+# what a run can be scored by (train --metric; graphnorm/tasks/metrics.py scores them)
+METRICS = METRIC_NAMES
 
 # Plain dicts of str/int only: they are copied into self-describing checkpoints that are
 # loaded with torch.load(weights_only=True).
 DATASET_INFO: dict[str, dict] = {
     "zinc-subset": {
-        "task_type": "regression", "metric": "mae", "vocab": "zinc", "num_tasks": 1,
+        "task_type": REGRESSION.stored, "metric": "mae", "vocab": "zinc", "num_tasks": 1,
         "split_sizes": {"train": 10000, "val": 1000, "test": 1000},
         "target": "penalized logP (GVAE), z-scored per term",
     },
     "zinc-full": {
-        "task_type": "regression", "metric": "mae", "vocab": "zinc", "num_tasks": 1,
+        "task_type": REGRESSION.stored, "metric": "mae", "vocab": "zinc", "num_tasks": 1,
         "split_sizes": {"train": 220011, "val": 24445, "test": 5000},
         "target": "penalized logP (GVAE), z-scored per term",
     },
     "ogbg-molhiv": {
-        "task_type": "binary", "metric": "rocauc", "vocab": "ogb", "num_tasks": 1,
+        "task_type": CLASSIFICATION.stored, "metric": "rocauc", "vocab": "ogb", "num_tasks": 1,
         "split_sizes": {"train": 32901, "val": 4113, "test": 4113},
         "target": "HIV_active (DTP AIDS antiviral screen: CM/CA = 1, CI = 0)",
     },

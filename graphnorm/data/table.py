@@ -24,6 +24,8 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from graphnorm.tasks import resolve_task
+
 from .info import TABLE_TASKS
 
 FORMATS = (".csv", ".tsv", ".smi", ".sdf", ".parquet")
@@ -305,7 +307,7 @@ def _numeric_column(table: MoleculeTable, name: str, task: str) -> np.ndarray:
     if np.isnan(values).all():
         raise TableError(f"{where} is entirely empty: no molecule has a label; drop it from "
                          "--target-columns")
-    if task == "classification":
+    if resolve_task(task).binary:
         wrong = np.flatnonzero(~np.isnan(values) & ~np.isin(values, (0.0, 1.0)))
         if len(wrong):
             k = wrong[0]

@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from graphnorm.tasks import CLASSIFICATION, REGRESSION, resolve_task
+
 from .cache import CACHE_FORMAT, cache_root, load_cache, pack_split, save_cache, split_dataset
 from .table import MoleculeTable, TableError, read_table, read_targets
 from .table_split import (SPLIT_NAMES, balanced_scaffold_split, check_split, column_split,
@@ -59,26 +61,24 @@ class TableSplits(dict):
 
 def table_info(task: str, targets: list[str], name: str, metric: Optional[str] = None) -> dict:
     """The DATASET_INFO-style task dict of a table (plain types: it goes into checkpoints)."""
-    from graphnorm.train.task import check_metric
-
-    binary = task == "classification"
+    kind = resolve_task(task)
     if metric is not None:
-        check_metric(metric, task)
-    return {"task_type": "binary" if binary else "regression",
-            "metric": metric or ("rocauc" if binary else "rmse"), "vocab": VOCAB, "num_tasks": len(targets),
+        kind.check_metric(metric)
+    return {"task_type": kind.stored,
+            "metric": metric or kind.default_metric, "vocab": VOCAB, "num_tasks": len(targets),
             "targets": list(targets), "source": name}
 
 
 def auto_task(table: MoleculeTable, columns: list, exclude=()) -> tuple[str, str]:
     """``--task auto``: ("classification", why) when every label of every target is 0 or 1,
     else ("regression", why)."""
-    targets, names = read_targets(table, list(columns or []), "regression", list(exclude))
+    targets, names = read_targets(table, list(columns or []), REGRESSION.name, list(exclude))
     have = targets[~np.isnan(targets)]
     if have.size and np.isin(have, (0.0, 1.0)).all():
-        return "classification", (f"--task auto: every label of {', '.join(names)} is 0 or 1, so "
+        return CLASSIFICATION.name, (f"--task auto: every label of {', '.join(names)} is 0 or 1, so "
                                   "this trains a classifier (ROC-AUC); --task regression fits "
                                   "them as numbers")
-    return "regression", f"--task auto: {', '.join(names)} hold numbers, so this fits a regression"
+    return REGRESSION.name, f"--task auto: {', '.join(names)} hold numbers, so this fits a regression"
 
 
 def canonical_and_scaffold(smiles: str) -> tuple[str, str]:
@@ -213,7 +213,7 @@ def _report(table, names, targets, usable, canonical, split, skipped, spec) -> d
         col = targets[usable, j]
         have = col[~np.isnan(col)]
         entry = {"labelled": int(have.size), "missing": int(col.size - have.size)}
-        if spec.task == "classification":
+        if resolve_task(spec.task).binary:
             entry["positives"] = int(have.sum())
         else:
             entry.update(mean=round(float(have.mean()), 4), std=round(float(have.std()), 4))

@@ -21,6 +21,8 @@ from pathlib import Path
 from random import Random
 from typing import Optional, Sequence
 
+from graphnorm.tasks import task_scored_by
+
 # task -> the leaderboard's metric (our metric names); mae/spearman/rocauc/auprc
 TDC_ADMET_TASKS = {
     "caco2_wang": "mae", "hia_hou": "rocauc", "pgp_broccatelli": "rocauc",
@@ -43,8 +45,8 @@ class TDCError(FileNotFoundError):
 
 
 def task_kind(task: str) -> str:
-    """"classification" or "regression" (the table recipe's --task)."""
-    return "classification" if TDC_ADMET_TASKS[task] in ("rocauc", "auprc") else "regression"
+    """The table recipe's --task of a TDC task: the kind its metric scores."""
+    return task_scored_by(TDC_ADMET_TASKS[task]).name
 
 
 def parse_tasks(names: Optional[str | Sequence[str]]) -> list[str]:

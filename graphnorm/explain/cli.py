@@ -96,6 +96,7 @@ def write_drawings(ex, out: Path, max_drawings: int, grid_max: int) -> list[str]
 
 def run_explain(args: argparse.Namespace) -> int:
     from graphnorm.explain.explainer import load_explainer
+    from graphnorm.tasks import resolve_task
 
     smiles, labels, errors = _inputs(args)
     explainer = load_explainer(args.checkpoint, method=args.method, steps=args.steps,
@@ -115,8 +116,8 @@ def run_explain(args: argparse.Namespace) -> int:
             "attributed": [str(m.path) for m in scored], "note": explainer.note or None,
             "targets": ex.targets,
             "score": SCORE_MEANING[args.method],
-            "units": ("target units" if members[0].task["task_type"] == "regression"
-                      else "logit (log-odds) of the positive class"),
+            "units": ("logit (log-odds) of the positive class"
+                      if resolve_task(members[0].task).binary else "target units"),
             "std": "population std of the members' scores" if len(scored) > 1 else None,
             "rows": len(smiles), "failed": int((ex.molecules.error != "").sum())}
     (out / "explain.json").write_text(json.dumps(meta, indent=2) + "\n")

@@ -49,7 +49,7 @@ class Explainer:
 
     def __init__(self, predictor: Predictor, method: str = DEFAULT_METHOD,
                  steps: int = DEFAULT_STEPS):
-        from graphnorm.train.checkpoint import CheckpointError
+        from graphnorm.checkpoints import CheckpointError
 
         self.graph_members = predictor.graph_members
         if not self.graph_members:

@@ -31,8 +31,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from graphnorm.train.checkpoint import LoadedModel
-from graphnorm.train.task import in_units
+from graphnorm.checkpoints import LoadedModel
+from graphnorm.tasks import resolve_task
 
 from .sites import Edit, captured_attention, edited_atom_embeddings, model_kind
 
@@ -44,10 +44,11 @@ DEFAULT_STEPS = 32
 def model_output(loaded: LoadedModel, batch, edit: Optional[Edit] = None) -> Tensor:
     """``F(e)`` [B, T]: target units (regression) or logits (binary), with ``edit`` applied
     to the atom embeddings when given."""
+    task = resolve_task(loaded.task)
     if edit is None:
-        return in_units(loaded.task, loaded.model(batch), loaded.target_mean, loaded.target_std)
+        return task.in_units(loaded.model(batch), loaded.target_mean, loaded.target_std)
     with edited_atom_embeddings(loaded.model, batch.node_mask, edit):
-        return in_units(loaded.task, loaded.model(batch), loaded.target_mean, loaded.target_std)
+        return task.in_units(loaded.model(batch), loaded.target_mean, loaded.target_std)
 
 
 def atom_embeddings(loaded: LoadedModel, batch) -> Tensor:

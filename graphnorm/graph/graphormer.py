@@ -30,7 +30,7 @@ import torch
 from torch import Tensor, nn
 
 from ..chem.config import ZINC_ATOM_DIMS, ZINC_BOND_DIMS, FeaturizerConfig, vocab_dims
-from ..nn import ATTENTION_IMPLS, TransformerBlock, TransformerEncoder, rename_keys
+from ..nn import ATTENTION_IMPLS, TransformerBlock, TransformerEncoder
 from .collate import GraphBatch
 from .config_io import ConfigIO, check_dropouts
 from .encodings import (AtomEncoder, AttentionBias, CentralityEncoding, DescriptorEncoder,
@@ -100,8 +100,6 @@ class GraphEmbeddings(NamedTuple):
 
 
 GraphormerBlock = TransformerBlock  # the block of ``Graphormer.transformer`` (old name)
-# state-dict keys before the shared core (checkpoints of format 1 and 2) -> now
-_LEGACY_KEYS = {"blocks": "transformer.blocks", "final_norm": "transformer.final_norm"}
 
 
 class Graphormer(nn.Module):
@@ -163,10 +161,6 @@ class Graphormer(nn.Module):
     @property
     def final_norm(self) -> nn.Module:
         return self.transformer.final_norm
-
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        rename_keys(state_dict, prefix, _LEGACY_KEYS)  # checkpoints from before the shared core
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def num_parameters(self, trainable: bool = True) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable)

@@ -142,13 +142,14 @@ def run_interval_report(run_dirs: Sequence[Path], level: float = 0.9) -> dict:
     """Test coverage and mean width of the conformal interval of finished runs (each fitted
     on its own validation predictions), per target: the check of `conformal_quantile`'s
     promise on held-out molecules. Binary targets report ECE before/after Platt instead."""
-    import json
+    from graphnorm.run_folder import read_metrics
+    from graphnorm.tasks import task_scored_by
 
     per_run = []
     for run in run_dirs:
         val = validation_predictions([Path(run) / "best.ckpt"])
         test = pd.read_csv(Path(run) / "predictions_test.csv.gz")
-        binary = json.loads((Path(run) / "metrics.json").read_text())["metric"] == "rocauc"
+        binary = task_scored_by(read_metrics(run)["metric"]).binary
         row = {"run": str(run)}
         for col in (c for c in val.columns if c.startswith("y:")):
             name = col[2:]

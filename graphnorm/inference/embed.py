@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.train.checkpoint import CheckpointError, checkpoint_files, load_checkpoint
+from graphnorm.checkpoints import CheckpointError, checkpoint_files, load_checkpoint
 from graphnorm.inference.predict import Predictor
 
 OUTPUT_FORMATS = (".npy", ".csv", ".parquet")

@@ -26,10 +26,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.train.checkpoint import CheckpointError, LoadedModel, checkpoint_files, load_member
+from graphnorm.checkpoints import CheckpointError, LoadedModel, checkpoint_files, load_member
 from graphnorm.chem import featurize_many, graph_data
 from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs
+from graphnorm.tasks import resolve_task
 
 
 class ExtrapolationWarning(UserWarning):
@@ -213,7 +214,7 @@ class Predictor:
         (graphnorm/inference/conformal.py); fitted once, applied to any number of rows."""
         from graphnorm.inference.conformal import interval_halfwidths, validation_predictions
 
-        if self.task["task_type"] != "regression":
+        if resolve_task(self.task).binary:
             raise ValueError("--interval is for regression models; calibrate a classifier's "
                              "probabilities with --calibrate platt|isotonic")
         val = validation_predictions([m.path for m in self.members], self.weights)
@@ -246,7 +247,7 @@ class Predictor:
         validation predictions (graphnorm/inference/conformal.py)."""
         from graphnorm.inference.conformal import ProbabilityCalibrator, validation_predictions
 
-        if self.task["task_type"] != "binary":
+        if not resolve_task(self.task).binary:
             raise ValueError("--calibrate is for classification models; regression models "
                              "take --interval LEVEL")
         val = validation_predictions([m.path for m in self.members], self.weights)

@@ -8,11 +8,9 @@ from .block import FeedForward, TransformerBlock
 from .dropout import dropout, keep_mask, residual_dropout
 from .encoder import TransformerEncoder, first_norm_spec
 from .losses import spectral_uniformity_loss, uniformity_loss
-from .state import rename_keys
 
 __all__ = [
     "ATTENTION_IMPLS", "BiasedAttentionCPU", "MultiheadAttention", "biased_attention",
     "FeedForward", "TransformerBlock", "TransformerEncoder", "first_norm_spec",
     "dropout", "keep_mask", "residual_dropout", "spectral_uniformity_loss", "uniformity_loss",
-    "rename_keys",
 ]

@@ -25,16 +25,6 @@ from torch import Tensor, nn
 from ..norms import build_norm
 from .attention import MultiheadAttention, fast_linear
 from .dropout import residual_dropout
-from .state import rename_keys
-
-# Names of the three blocks this one replaced (Graphormer, text encoder, ViT) -> new names.
-LEGACY_BLOCK_KEYS = {
-    "norm1": "attn_norm", "norm2": "ffn_norm",  # text, ViT
-    "qkv": "attn.qkv", "out": "attn.out",  # Graphormer
-    "attn.proj": "attn.out",  # ViT
-    "ffn1": "ffn.fc1", "ffn2": "ffn.fc2",  # Graphormer
-    "mlp.0": "ffn.fc1", "mlp.2": "ffn.fc2",  # text, ViT
-}
 
 
 class FeedForward(nn.Module):
@@ -125,7 +115,3 @@ class TransformerBlock(nn.Module):
             y = self.attn_norm(y, pad)
             return self.ffn_norm(residual_dropout(y, self.ffn(y), p, train), pad)
         return residual_dropout(y, self.ffn(self.ffn_norm(y, pad)), p, train)
-
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        rename_keys(state_dict, prefix, LEGACY_BLOCK_KEYS)  # checkpoints of the old blocks
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)

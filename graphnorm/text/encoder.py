@@ -38,11 +38,8 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from graphnorm.nn import TransformerEncoder, rename_keys
+from graphnorm.nn import TransformerEncoder
 from graphnorm.norms import TokenNorm, VectorIsoBN
-
-# state-dict keys before the shared core -> now (block-internal names: nn.block)
-_LEGACY_KEYS = {name: f"transformer.{name}" for name in ("emb_norm", "blocks", "final_norm")}
 
 
 def _bert_init(module: nn.Module, std: float = 0.02) -> None:
@@ -92,10 +89,6 @@ class TextEncoder(nn.Module):
         for m in self.modules():
             if isinstance(m, TokenNorm):  # linears stay BERT-initialized
                 m.reset_parameters()
-
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        rename_keys(state_dict, prefix, _LEGACY_KEYS)  # checkpoints from before the shared core
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def padding_mask_for(self, input_ids: Tensor, padding_mask: Optional[Tensor]) -> Optional[Tensor]:
         if padding_mask is not None:

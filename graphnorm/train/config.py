@@ -28,7 +28,7 @@ class TrainConfig:
     task: str = "auto"  # regression | classification (0/1 labels) | auto: by the labels
     split: str = "scaffold"  # scaffold | random | column:NAME | file:splits.json | tdc:COLUMN
     metric: Optional[str] = None  # a table's model-selection and reported metric; None: rmse
-    # (regression) or rocauc (classification); also mae, spearman, auprc (train/task.py)
+    # (regression) or rocauc (classification); also mae, spearman, auprc (graphnorm/tasks)
     split_sizes: Any = "0.8,0.1,0.1"
     split_seed: int = 0  # the split's seed, apart from `seed`: ensemble members share a split
     ensemble: int = 1  # models (seeds seed..seed+N-1) trained into out/model_<k>
@@ -98,8 +98,10 @@ class TrainConfig:
         if self.max_epochs is not None and self.max_epochs != -1 and self.max_epochs < 1:
             raise ValueError(f"max_epochs must be >= 1 (or -1: no epoch limit under "
                              f"--max-time); got {self.max_epochs}")
-        if self.loss not in ("l1", "mse"):
-            raise ValueError(f"loss must be l1 or mse, got {self.loss!r}")
+        from graphnorm.tasks import REGRESSION
+
+        if self.loss not in REGRESSION.losses:
+            raise ValueError(f"loss must be {' or '.join(REGRESSION.losses)}, got {self.loss!r}")
         if self.val_every_steps is not None and self.val_every_steps < 1:
             raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
         if self.max_steps is not None and self.max_steps < 1:

@@ -44,10 +44,14 @@ class GraphDataModule(L.LightningDataModule):
         super().__init__()
         self.table = table  # a TableSpec (own data, graphnorm/data/table_dataset.py) or None
         if table is not None:  # info (targets, num_tasks) is complete after setup()
+            from graphnorm.data.info import TABLE_TASKS
             from graphnorm.data.table_dataset import table_info
+            from graphnorm.tasks import REGRESSION
 
             self.name = Path(table.path).name
-            self.info = table_info(table.task, list(table.target_columns or []), self.name)
+            # --task auto is decided from the labels in setup(); until then: regression
+            task = table.task if table.task in TABLE_TASKS else REGRESSION.name
+            self.info = table_info(task, list(table.target_columns or []), self.name)
         elif dataset not in DATASET_INFO:
             raise ValueError(f"unknown dataset {dataset!r}; choose from {sorted(DATASET_INFO)}")
         else:
@@ -95,10 +99,10 @@ class GraphDataModule(L.LightningDataModule):
     def target_stats(self) -> tuple[list[float], list[float]]:
         """Per-target mean and std of the training labels (regression scaling; missing
         labels ignored), one entry per target."""
-        from graphnorm.train.task import target_scaling
+        from graphnorm.tasks import resolve_task
 
         self.setup()
-        return target_scaling(self.info["task_type"], _targets(self.splits["train"]))
+        return resolve_task(self.info).scaling(_targets(self.splits["train"]))
 
     def train_descriptors(self) -> torch.Tensor:
         """RDKit descriptors [N, D] of the training molecules (featurized with them), which

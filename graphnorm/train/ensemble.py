@@ -156,7 +156,7 @@ def fit_tree_weight(metric: str, preds, y, tree: list[bool]):
     these (validation) predictions [M, N, T], the graph members sharing 1 - w equally."""
     import torch
 
-    from graphnorm.train.task import HIGHER_IS_BETTER, compute_metric
+    from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
 
     graphs = len(tree) - sum(tree)
 
@@ -173,8 +173,8 @@ def fit_tree_weight(metric: str, preds, y, tree: list[bool]):
 def evaluate_ensemble(cfg) -> dict:
     import torch
 
-    from graphnorm.train.checkpoint import checkpoint_files, load_member
-    from graphnorm.train.task import compute_metric, per_target_metrics
+    from graphnorm.checkpoints import checkpoint_files, load_member
+    from graphnorm.tasks import compute_metric, resolve_task
     from graphnorm.train.datamodule import GraphDataModule
     from graphnorm.train.evaluate import predict_loader, prediction_frame
     from graphnorm.train.run import code_sha
@@ -205,7 +205,7 @@ def evaluate_ensemble(cfg) -> dict:
         prediction_frame(names, mean, y, smiles).to_csv(out / f"predictions_{split}.csv.gz",
                                                         index=False)
         report["ensemble"][split] = {metric: compute_metric(metric, mean, y),
-                                     "per_target": per_target_metrics(task["task_type"], mean, y, names)}
+                                     "per_target": resolve_task(task).per_target(mean, y, names)}
         if split == "test":
             report["spearman_abs_error_std"] = dict(zip(names, spearman_error_std(
                 mean.double().numpy(), std.double().numpy(), y.double().numpy())))

@@ -8,8 +8,8 @@ from typing import Optional, Sequence
 import pandas as pd
 import torch
 
-from graphnorm.train.checkpoint import load_checkpoint
-from graphnorm.train.task import compute_metric, per_target_metrics
+from graphnorm.checkpoints import load_checkpoint
+from graphnorm.tasks import compute_metric, resolve_task
 
 
 def predict_loader(models: Sequence, loader) -> tuple[torch.Tensor, torch.Tensor, list]:
@@ -43,8 +43,8 @@ def evaluate_checkpoint(path: Path, dm, out: Optional[Path] = None) -> dict:
         (pred,), y, smiles = predict_loader([loaded], dm.loader(split, train=False))
         scores[split] = compute_metric(metric, pred, y)
         if "targets" in loaded.task:  # own data: every target's MAE/RMSE or ROC-AUC
-            scores.setdefault("per_target", {})[split] = per_target_metrics(
-                loaded.task["task_type"], pred, y, loaded.task["targets"])
+            scores.setdefault("per_target", {})[split] = resolve_task(loaded.task).per_target(
+                pred, y, loaded.task["targets"])
         if out is not None:
             names = loaded.task.get("targets") or [f"target_{k}" if k else "target"
                                                    for k in range(y.shape[1])]

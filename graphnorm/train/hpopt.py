@@ -24,6 +24,8 @@ from typing import Optional
 
 import yaml
 
+from graphnorm.tasks import REGRESSION
+
 # TrainConfig values (and featurizer / model entries) a trial samples
 SEARCH_SPACE = {
     "lr": ("log", 3e-4, 3e-3),
@@ -32,16 +34,17 @@ SEARCH_SPACE = {
     "batch_size": ("choice", [32, 64]),
     "dropout": ("choice", [0.0, 0.1, 0.2]),
     "preset": ("choice", ["small", "fast"]),
-    "loss": ("choice", ["l1", "mse"]),  # regression only
+    "loss": ("choice", list(REGRESSION.losses)),  # regression only
     "descriptors": ("choice", [True, False]),  # featurizer
 }
 
 
-def sample(trial, task_type: str) -> dict:
-    """One trial's values, as TrainConfig keys (``descriptors`` goes into ``featurizer``)."""
+def sample(trial, task) -> dict:
+    """One trial's values, as TrainConfig keys (``descriptors`` goes into ``featurizer``);
+    ``loss`` only for a task that has a choice of losses (`graphnorm.tasks.Task.losses`)."""
     values = {}
     for name, (kind, *spec) in SEARCH_SPACE.items():
-        if name == "loss" and task_type != "regression":
+        if name == "loss" and len(task.losses) < 2:
             continue
         if kind == "log":
             values[name] = trial.suggest_float(name, spec[0], spec[1], log=True)
@@ -78,16 +81,19 @@ def run_hpopt(base, out: Path, budget_s: Optional[float], trials: Optional[int] 
               seed: int = 0) -> dict:
     import optuna
 
-    from graphnorm.train.task import HIGHER_IS_BETTER
+    from graphnorm.tasks import HIGHER_IS_BETTER, TASKS
     from graphnorm.train.processes import train_run
 
     if not base.data:
         raise ValueError("hpopt searches a recipe for a user table: give --data FILE")
     if budget_s is None and trials is None:
         raise ValueError("give hpopt a budget: --max-time (e.g. 30m) and/or --trials N")
+    if base.task not in TASKS:
+        raise ValueError(f"hpopt: --task {base.task} could not tell the task from the table's "
+                         f"labels; give --task {' or '.join(TASKS)}")
+    task = TASKS[base.task]
+    metric = base.metric or task.default_metric  # what each trial's run selects and reports
     out.mkdir(parents=True, exist_ok=True)
-    task_type = "binary" if base.task == "classification" else "regression"
-    metric = "rmse" if task_type == "regression" else "rocauc"
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(
         study_name="graphnorm", storage=f"sqlite:///{out / 'study.db'}", load_if_exists=True,
@@ -95,7 +101,7 @@ def run_hpopt(base, out: Path, budget_s: Optional[float], trials: Optional[int] 
         sampler=optuna.samplers.TPESampler(seed=seed))
 
     def objective(trial) -> float:
-        values = sample(trial, task_type)
+        values = sample(trial, task)
         run_dir = out / "trials" / f"trial_{trial.number}"
         started = time.time()
         result = train_run(trial_config(base, values, run_dir))

@@ -46,7 +46,7 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     """Copy ``path``'s weights (a best.ckpt or a run directory) into ``model`` except the head;
     returns {"path", "sha256", "epoch", "tensors", "task"} for the run's metrics.json."""
     from graphnorm.pretrained import resolve_init_from
-    from graphnorm.train.checkpoint import CheckpointError, load_checkpoint
+    from graphnorm.checkpoints import CheckpointError, load_checkpoint
 
     try:  # a run directory means its best.ckpt; an ensemble directory is refused
         loaded = load_checkpoint(resolve_init_from(path))

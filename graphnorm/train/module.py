@@ -1,7 +1,7 @@
 """LightningModule around a model of graphnorm.models: training steps and the optimiser.
 
-The task (loss, target scaling, metric) is `graphnorm.train.task`'s; the checkpoint block is
-written by `graphnorm.train.checkpoint`.
+The task (loss, target scaling, metric) is `graphnorm.tasks`'; the checkpoint block is
+written by `graphnorm.checkpoints`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import lightning as L
 import torch
 
 from graphnorm.models import build_model
-from graphnorm.train.task import WORST_SCORE, compute_metric, in_units, is_regression, task_loss
+from graphnorm.tasks import compute_metric, metric_named, resolve_task
 from .schedule import warmup_linear_decay
 
 
@@ -25,6 +25,7 @@ class GraphormerModule(L.LightningModule):
         self.save_hyperparameters()
         self.model = build_model(model_config)  # Graphormer or a baseline (graphnorm.models)
         self.task = task  # {"name", "task_type", "metric", "vocab", "num_tasks"}
+        self.task_kind = resolve_task(task)  # loss, scaling, outputs (graphnorm.tasks)
         self.tc = train_config
         # per-target vectors [T] (a float from older callers/checkpoints means one target)
         self.register_buffer("target_mean", torch.tensor(target_mean, dtype=torch.float32).reshape(-1))
@@ -35,17 +36,12 @@ class GraphormerModule(L.LightningModule):
         self._val_outputs: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     # ---- forward and loss -------------------------------------------------------------
-    @property
-    def is_regression(self) -> bool:
-        return is_regression(self.task)
-
     def forward(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or logits (binary): [B, T]."""
-        return in_units(self.task, self.model(batch), self.target_mean, self.target_std)
+        return self.task_kind.in_units(self.model(batch), self.target_mean, self.target_std)
 
     def _loss(self, raw: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return task_loss(self.task, raw, y, self.target_mean, self.target_std,
-                         self.tc.get("loss") or "l1")
+        return self.task_kind.loss(raw, y, self.target_mean, self.target_std, self.tc.get("loss"))
 
     def training_step(self, batch, batch_idx: int) -> torch.Tensor:
         weight = self.tc.get("uniformity_weight", 0.0)
@@ -86,7 +82,7 @@ class GraphormerModule(L.LightningModule):
             y = self.all_gather(y).flatten(0, 1)
         value = compute_metric(self.task["metric"], pred, y)
         if math.isnan(value):  # keep checkpointing well-defined on degenerate slices
-            value = WORST_SCORE.get(self.task["metric"], float("inf"))
+            value = metric_named(self.task["metric"]).worst
         self.log(f"val/{self.task['metric']}", value, prog_bar=True, sync_dist=False)
 
     # ---- optimisation -----------------------------------------------------------------
@@ -129,9 +125,9 @@ class GraphormerModule(L.LightningModule):
         epochs = trainer.max_epochs if trainer.max_epochs > 0 else self.tc.get("max_epochs") or 200
         return epochs * -(-self.steps_per_epoch // trainer.world_size)
 
-    # ---- self-describing checkpoints (format: graphnorm.train.checkpoint) ---------------------
+    # ---- self-describing checkpoints (format: graphnorm.checkpoints) -----------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        from graphnorm.train.checkpoint import graphnorm_block
+        from graphnorm.checkpoints import graphnorm_block
         from graphnorm.chem import FeaturizerConfig
 
         checkpoint["graphnorm"] = graphnorm_block(
@@ -139,9 +135,10 @@ class GraphormerModule(L.LightningModule):
             FeaturizerConfig.from_dict(self.featurizer), self.train_domain)
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
-        from graphnorm.train.checkpoint import upgrade_state
+        """A resumed run's checkpoint (``--resume``) in the current format and key layout."""
+        from graphnorm.checkpoints import upgrade_checkpoint
 
-        upgrade_state(checkpoint)
+        upgrade_checkpoint(checkpoint, self.model)
 
 
 def decay_groups(model: torch.nn.Module) -> tuple[list, list]:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from graphnorm.tasks import CLASSIFICATION
+
 # The fast Graphormer of the CPU recipes: 4 blocks x 64 with a GINE branch, random-walk PE,
 # [VNode] + pooled atoms at the head, BatchNorm on both channels (sep:bn+bn), no dropout.
 _CPU_FAST = dict(preset="fast", norm="sep:bn+bn", readout="vnode+sum", rwpe_steps=16,
@@ -71,7 +73,7 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
     if merged.get("recipe") != "small-table" or merged.get("model_name") not in (None, "graphormer"):
         return merged
     out = dict(merged)
-    if merged.get("task") == "classification":
+    if merged.get("task") == CLASSIFICATION.name:
         return out if values.get("forest_member") is not None else dict(out, forest_member=True)
     if values.get("forest_member") is None:
         out["forest_member"] = True

@@ -32,7 +32,7 @@ from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
 from graphnorm.run_folder import write_metrics
-from graphnorm.train.task import HIGHER_IS_BETTER
+from graphnorm.tasks import HIGHER_IS_BETTER
 
 
 def git_sha() -> str:

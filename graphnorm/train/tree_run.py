@@ -23,7 +23,7 @@ def train_trees(cfg) -> dict:
     from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
     from graphnorm.train.evaluate import prediction_frame
     from graphnorm.train.run import _cpu_model, code_sha, refuse_overwrite
-    from graphnorm.train.task import compute_metric, per_target_metrics
+    from graphnorm.tasks import compute_metric, resolve_task
 
     kind = tree_kind(cfg.model_name)
     spec = spec_from_config(cfg)
@@ -38,6 +38,7 @@ def train_trees(cfg) -> dict:
     splits = load_table_dataset(spec, root=cfg.cache_root, featurizer=cfg.featurizer_config(VOCAB),
                                 progress=cfg.progress)
     info = splits.info
+    task = resolve_task(info)
     smiles = {s: _smiles(splits[s]) for s in ("train", "val", "test")}
     every = sorted(set().union(*smiles.values()))
     table = table_features(kind.feature_set, every, Path(spec.path).name, splits.checksum,
@@ -47,13 +48,13 @@ def train_trees(cfg) -> dict:
     ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1)
           for s in ("train", "val", "test")}
     threads = cfg.threads or 1
-    models, config, transforms = kind.fit(info["task_type"], xs["train"], ys["train"], cfg.seed,
+    models, config, transforms = kind.fit(task, xs["train"], ys["train"], cfg.seed,
                                           threads)
     logged = [f"{n} ({t})" for n, t in zip(info["targets"], transforms) if t]
     if logged and cfg.progress:
         print(f"[graphnorm] {kind.name}: fitted in log10 units, predicted in yours (positive, "
               f"heavy-tailed labels): {', '.join(logged)}", flush=True)
-    preds = {s: kind.predict(info["task_type"], models, xs[s], transforms) for s in ("val", "test")}
+    preds = {s: kind.predict(task, models, xs[s], transforms) for s in ("val", "test")}
     features = signature(kind.feature_set)
     out.mkdir(parents=True, exist_ok=True)
     write_run_files(out, splits)
@@ -62,7 +63,7 @@ def train_trees(cfg) -> dict:
     for split, pred in preds.items():
         p, y = torch.from_numpy(pred), torch.from_numpy(ys[split])
         scores[split] = compute_metric(info["metric"], p, y)
-        per_target[split] = per_target_metrics(info["task_type"], p, y, info["targets"])
+        per_target[split] = task.per_target(p, y, info["targets"])
         prediction_frame(info["targets"], p, y, smiles[split]).to_csv(
             out / f"predictions_{split}.csv.gz", index=False)
     wall = time.time() - started

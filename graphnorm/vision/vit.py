@@ -29,11 +29,8 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from graphnorm.nn import TransformerEncoder, rename_keys
+from graphnorm.nn import TransformerEncoder
 from graphnorm.norms import DualPatchNorm, TokenNorm
-
-# state-dict keys before the shared core -> now (block-internal names: nn.block)
-_LEGACY_KEYS = {"blocks": "transformer.blocks", "norm": "transformer.final_norm"}
 
 
 def patchify(images: Tensor, patch_size: int) -> Tensor:
@@ -142,10 +139,6 @@ class VisionTransformer(nn.Module):
         nn.init.normal_(self.cls_token, std=0.02)
         if isinstance(self.pos_embed, nn.Parameter):
             nn.init.trunc_normal_(self.pos_embed, std=0.02)
-
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        rename_keys(state_dict, prefix, _LEGACY_KEYS)  # checkpoints from before the shared core
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def embed_patches(self, images: Tensor) -> Tensor:
         """``[B, C, H, W] -> [B, P, dim]``: patch embedding plus position embedding."""

@@ -39,7 +39,7 @@ def test_analyze_compares_two_checkpoints(two_runs, raw_dir, cache_root, tmp_pat
 
 def test_analyze_reads_dataset_and_featurizer_from_the_checkpoint(two_runs, raw_dir, cache_root,
                                                                  tmp_path, capsys):
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.chem import FeaturizerConfig
 
     _, h3 = two_runs
@@ -55,7 +55,7 @@ def test_analyze_reads_dataset_and_featurizer_from_the_checkpoint(two_runs, raw_
 
 def test_analyze_of_an_own_data_checkpoint_asks_for_data(two_runs, tmp_path):
     from graphnorm.analysis.analyze import checkpoint_dataset
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
 
     loaded = load_checkpoint(two_runs[0])
     loaded.task = dict(loaded.task, name="mols.csv")

@@ -11,7 +11,7 @@ from graphnorm.baselines.boosted_file import BOOSTED_FILE, load_boosted
 from graphnorm.baselines.tree_member import TreeFileError
 from graphnorm.chem.tabular import feature_matrix, width
 from graphnorm.cli import main
-from graphnorm.train.checkpoint import CheckpointError, checkpoint_files
+from graphnorm.checkpoints import CheckpointError, checkpoint_files
 
 TINY = ["--preset", "tiny", "--batch-size", "32", "--threads", "1", "--no-progress",
         "--checkpoint-every", "1000", "--no-descriptors"]
@@ -88,7 +88,7 @@ def test_bad_gbm_files_are_named(tmp_path):
                                 "features": {"set": "maplight", "width": 7, "rdkit": "1999"}}))
     with pytest.raises(TreeFileError, match="fitted on 7 features"):
         load_boosted(path)
-    from graphnorm.train.checkpoint import load_member
+    from graphnorm.checkpoints import load_member
 
     with pytest.raises(CheckpointError, match="fitted on 7 features"):
         load_member(path)
@@ -159,7 +159,7 @@ def test_regression_default_weights_gbm_on_validation(table, cache_root, tmp_pat
     np.testing.assert_allclose(both.prediction, files[2]["pred:logp"][:6], atol=1e-4)
     lo = load_predictor(out).add_intervals(both, 0.8)  # conformal on the weighted validation mean
     assert (lo["prediction_hi"] > lo["prediction"]).all()
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
 
     # one graph model beside its tree member: --init-from and embed take that model
     assert load_checkpoint(out).path == out / "model_0" / "best.ckpt"

@@ -12,7 +12,7 @@ from graphnorm.baselines.forest import fit_forests, morgan_counts, predict_fores
 from graphnorm.baselines.forest_file import (FOREST_FILE, FOREST_META, ForestFileError, load_forest,
                                              save_forest)
 from graphnorm.cli import main
-from graphnorm.train.checkpoint import CheckpointError, checkpoint_files, load_checkpoint
+from graphnorm.checkpoints import CheckpointError, checkpoint_files, load_checkpoint
 
 TINY = ["--preset", "tiny", "--batch-size", "32", "--threads", "1", "--no-progress",
         "--checkpoint-every", "1000", "--no-descriptors"]

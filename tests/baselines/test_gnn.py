@@ -79,7 +79,7 @@ def test_registry_round_trip_and_errors():
 def test_checkpoint_from_before_the_registry_loads(tmp_path):
     """A checkpoint whose model config has no "model" key nor the new Graphormer options
     (written before baselines and structural options existed) loads as the same Graphormer."""
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.graph import Graphormer, GraphormerConfig
 
     torch.manual_seed(0)

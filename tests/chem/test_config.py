@@ -1,8 +1,7 @@
 """FeaturizerConfig: one definition of the settings data and model share."""
 import pytest
 
-from graphnorm.chem import (FEATURIZER_VERSION, PRE_CONFIG_SETTINGS, FeaturizerConfig,
-                            vocab_dims)
+from graphnorm.chem import FEATURIZER_VERSION, FeaturizerConfig, vocab_dims
 from graphnorm.train.config import TrainConfig
 
 
@@ -20,18 +19,6 @@ def test_defaults_round_trip_and_validation():
         FeaturizerConfig(vocab="smiles")
     with pytest.raises(ValueError, match="max_hops must be an integer"):
         FeaturizerConfig(max_hops=2.5)
-
-
-def test_checkpoints_without_the_config_get_what_they_were_trained_with():
-    # format 2 stored name/version/vocab/max_hops/max_dist; earlier ones not even max_dist
-    assert PRE_CONFIG_SETTINGS == {"max_hops": 5, "max_dist": 20}  # never changes
-    old = {"name": "smiles_to_data", "version": 1, "vocab": "zinc", "max_hops": 5}
-    cfg = FeaturizerConfig.from_checkpoint(old, {"max_dist": 20, "hidden": 80})
-    assert cfg == FeaturizerConfig(vocab="zinc", max_hops=5, max_dist=20, version=1)
-    bare = FeaturizerConfig.from_checkpoint({"vocab": "ogb", "version": 1}, {})
-    assert (bare.max_hops, bare.max_dist) == (5, 20)
-    hops20 = FeaturizerConfig.from_checkpoint({"vocab": "zinc", "version": 1}, {"max_hops": 20})
-    assert hops20.max_hops == 20  # an old model config says what the data was
 
 
 def test_another_version_is_refused_naming_both():

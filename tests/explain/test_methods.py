@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.checkpoints import load_checkpoint
 from graphnorm.explain.methods import (METHODS, attention_probs, attention_rollout,
                                        check_method, integrated_gradients, model_output,
                                        occlusion)

@@ -74,7 +74,7 @@ def test_cli_predict_file_and_exit_codes(tiny_run, tmp_path):
 
 
 def test_several_checkpoints_pool_into_one_ensemble(tiny_run, tmp_path):
-    from graphnorm.train.checkpoint import CheckpointError
+    from graphnorm.checkpoints import CheckpointError
     from graphnorm.cli import main
 
     import torch
@@ -196,7 +196,7 @@ def test_predict_progress_is_a_bar_on_a_terminal_and_lines_in_a_log(tiny_run, mo
 def test_a_fingerprint_run_trains_and_predicts_with_its_featurizer(zinc_property_table, cache_root, tmp_path):
     """featurizer: {fingerprint_bits: N} travels once: data cache, model size, checkpoint,
     and predict featurizes new SMILES with it (own table: 200 molecules, seconds)."""
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.train.config import TrainConfig
     from graphnorm.train.run import train
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from graphnorm.nn import MultiheadAttention, TransformerBlock, rename_keys
+from graphnorm.nn import MultiheadAttention, TransformerBlock
 
 B, L, D, H = 3, 6, 8, 2
 
@@ -78,36 +78,3 @@ def test_init_std_and_default_init():
     default = TransformerBlock(64, 4, 64)  # torch's Linear init: kaiming-uniform, bias != 0
     assert default.ffn.fc2.bias.abs().max() > 0
 
-
-@pytest.mark.parametrize("old", [
-    {"qkv": "attn.qkv", "out": "attn.out", "attn_norm": "attn_norm", "ffn1": "ffn.fc1",
-     "ffn2": "ffn.fc2", "ffn_norm": "ffn_norm"},  # Graphormer
-    {"norm1": "attn_norm", "attn.qkv": "attn.qkv", "attn.out": "attn.out", "norm2": "ffn_norm",
-     "mlp.0": "ffn.fc1", "mlp.2": "ffn.fc2"},  # text
-    {"norm1": "attn_norm", "attn.qkv": "attn.qkv", "attn.proj": "attn.out", "norm2": "ffn_norm",
-     "mlp.0": "ffn.fc1", "mlp.2": "ffn.fc2"},  # ViT
-])
-def test_old_block_layouts_load(old):
-    """A state dict in each old block layout loads strictly into the new block."""
-    torch.manual_seed(0)
-    block = TransformerBlock(D, H, 16, "sep:bn+ln")
-    new = block.state_dict()
-    legacy = {}
-    for key, value in new.items():
-        for o, n in old.items():
-            if key.startswith(n + "."):
-                legacy["blocks.3." + o + key[len(n):]] = value + 1.0
-                break
-    assert len(legacy) == len(new)
-    holder = nn.Module()
-    holder.blocks = nn.ModuleList([nn.Identity()] * 3 + [TransformerBlock(D, H, 16, "sep:bn+ln")])
-    holder.load_state_dict(legacy)
-    for key, value in holder.blocks[3].state_dict().items():
-        assert torch.equal(value, new[key] + 1.0), key
-
-
-def test_rename_keys_matches_whole_components():
-    sd = {"m.norm.weight": 1, "m.norm1.weight": 2, "m.norm": 3, "other.norm.weight": 4}
-    rename_keys(sd, "m.", {"norm": "transformer.final_norm"})
-    assert sd == {"m.transformer.final_norm.weight": 1, "m.norm1.weight": 2,
-                  "m.transformer.final_norm": 3, "other.norm.weight": 4}

@@ -1,4 +1,6 @@
-"""The import graph reads in layers: norms -> nn -> graph/text/vision -> data -> train -> CLI.
+"""The import graph reads in layers: norms/chem/tasks -> nn -> graph/text/vision ->
+data/baselines/models -> checkpoints/pretrained -> train -> inference/explain/serve/bench/
+analysis -> CLI (docs/design.md, "Layers").
 
 Imports are read with ``ast`` from every module of the package (also those inside
 functions), so a lazy import cannot hide a layer violation.
@@ -42,6 +44,21 @@ def _imports() -> dict[str, set[str]]:
 def _subpackage(module: str) -> str:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
+
+
+# Every package and root module of graphnorm, lowest layer first; each imports only from its
+# own layer and those below. The package root (``graphnorm/__init__.py``: the version, a lazy
+# `load_predictor`) is outside the layers.
+LAYERS = (
+    {"norms", "chem", "tasks", "run_folder", "quiet"},  # base: contracts and chemistry
+    {"nn"},  # transformer core
+    {"graph", "text", "vision"},  # models
+    {"data", "baselines", "models"},  # datasets, tree/GNN baselines, the model registry
+    {"checkpoints", "pretrained"},  # model files: format, upgrades, reader; shipped backbones
+    {"train"},
+    {"inference", "explain", "serve", "bench", "analysis"},  # what uses trained models
+    {"cli"},
+)
 
 
 def _violations(layer: str, allowed: set[str]) -> list[str]:
@@ -94,4 +111,27 @@ def test_training_and_data_never_import_the_packages_that_use_models():
     users = {"bench", "inference", "explain", "serve", "analysis", "cli"}
     for layer in ("train", "data", "baselines", "chem", "graph", "nn", "norms", "text", "vision"):
         bad = [v for v in _violations(layer, set()) if _subpackage(v.split()[-1]) in users]
+        assert bad == [], bad
+
+
+def test_every_package_has_a_layer_and_imports_only_its_layer_and_below():
+    layer_of = {name: k for k, names in enumerate(LAYERS) for name in names}
+    graph = _imports()
+    packages = {_subpackage(m) for m in graph} - {""}
+    assert packages - set(layer_of) == set(), "place new packages in LAYERS"
+    bad = sorted(f"{mod} imports {dep}" for mod, deps in graph.items() for dep in deps
+                 if _subpackage(mod) and _subpackage(dep)
+                 and layer_of[_subpackage(dep)] > layer_of[_subpackage(mod)])
+    assert bad == []
+
+
+def test_the_task_contract_imports_nothing_from_graphnorm():
+    assert _violations("tasks", set()) == []
+
+
+def test_packages_that_use_models_read_them_without_train():
+    """Inference, explain, serve and analysis load models through the checkpoint contract
+    (graphnorm.checkpoints), never through the training package."""
+    for layer in ("inference", "explain", "serve", "analysis"):
+        bad = [v for v in _violations(layer, set()) if _subpackage(v.split()[-1]) == "train"]
         assert bad == [], bad

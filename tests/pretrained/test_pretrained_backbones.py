@@ -4,7 +4,7 @@ import torch
 from graphnorm.cli import TRAIN_KEYS, _train_config, build_parser
 from graphnorm.models import build_model
 from graphnorm.pretrained import BACKBONES, pretrained_path
-from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.checkpoints import load_checkpoint
 from graphnorm.train.init_from import init_from_checkpoint
 from graphnorm.train.model_config import model_config_for
 

@@ -122,7 +122,7 @@ def test_recalibration_averages_batch_statistics(zinc_subset):
 def test_bucketed_training_leaves_random_batch_statistics(raw_dir, cache_root, zinc_subset, tmp_path):
     """After size-bucketed training the checkpoint's BN statistics describe random batches,
     not the last size buckets (fails without the recalibration callback)."""
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.train.datamodule import GraphDataModule
 
     cfg = tiny_config(raw_dir, cache_root, tmp_path, max_epochs=1, limit_train=1024, batch_size=32,
@@ -154,7 +154,7 @@ def test_ema_validates_and_saves_the_average_with_its_own_bn_statistics(raw_dir,
     """--ema-decay: best.ckpt holds the averaged weights (the live ones under
     current_model_state), and their BN statistics are those re-estimated for the averaged
     weights before that validation -- not the live model's, not stale ones."""
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.train.datamodule import GraphDataModule
 
     cfg = tiny_config(raw_dir, cache_root, tmp_path, ema_decay=0.9)

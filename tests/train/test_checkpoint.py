@@ -1,10 +1,10 @@
-"""The checkpoint contract (graphnorm/train/checkpoint.py): format 3 written by training, formats
+"""The checkpoint contract (graphnorm/checkpoints): format 3 written by training, formats
 1 and 2 still read with what they were trained with, other formats and broken files refused
 with messages that name the file and the version."""
 import pytest
 import torch
 
-from graphnorm.train.checkpoint import CHECKPOINT_FORMAT, CheckpointError, load_checkpoint
+from graphnorm.checkpoints import CHECKPOINT_FORMAT, CheckpointError, load_checkpoint
 from graphnorm.chem import FEATURIZER_VERSION, FeaturizerConfig
 from graphnorm.inference.predict import load_predictor
 

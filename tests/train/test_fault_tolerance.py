@@ -67,7 +67,7 @@ def test_ddp_two_cpu_processes(raw_dir, cache_root, zinc_subset, tmp_path):
     # 256 graphs over 2 processes at batch 32: 4 optimizer steps each, not 8
     assert metrics["steps"] == 4
     # the reported scores cover the whole split, not rank 0's half
-    from graphnorm.train.checkpoint import load_checkpoint
+    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.graph import collate_graphs
 
     val = [zinc_subset["val"][i] for i in range(64)]

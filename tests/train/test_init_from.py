@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.checkpoints import load_checkpoint
 from graphnorm.models import build_model
 from graphnorm.train.init_from import InitFromError, init_from_checkpoint
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.checkpoints import load_checkpoint
 from graphnorm.cli import main
 
 TINY = ["--preset", "tiny", "--batch-size", "32", "--lr", "1e-3", "--threads", "1",
@@ -66,7 +66,7 @@ def test_run_files_and_checkpoint_record_the_task(ensemble, table):
     train = _split_frame(df, ensemble, "train")
     assert loaded.target_mean.tolist() == pytest.approx([train.logp.mean(), train.tpsa.mean()], rel=1e-4)
     assert loaded.meta["train_domain"]["max_atoms"] >= 20
-    from graphnorm.train.checkpoint import CHECKPOINT_FORMAT
+    from graphnorm.checkpoints import CHECKPOINT_FORMAT
 
     assert loaded.meta["format"] == CHECKPOINT_FORMAT
 

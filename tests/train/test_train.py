@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tiny_runs import tiny_config
-from graphnorm.train.checkpoint import load_checkpoint
+from graphnorm.checkpoints import load_checkpoint
 from graphnorm.train.run import train
 
 

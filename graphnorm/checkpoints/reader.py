@@ -1,16 +1,9 @@
-"""The checkpoint contract: its format, the writer of its ``graphnorm`` block and the reader.
+"""Reading the model files of a run: a graph checkpoint (`load_checkpoint`), a tree model
+(`load_member`), or every member behind a run or ensemble folder (`checkpoint_files`).
 
-A checkpoint written by training (a Lightning checkpoint) carries a ``graphnorm`` block:
-format number, graphnorm version, model config, task, target scaling, training config,
-training domain and the FeaturizerConfig, so prediction needs nothing else. It is read with
-``weights_only=True`` (no pickled code runs). Formats:
-
-1. scalar ``target_mean``/``target_std``; featurizer {name, version, vocab, max_hops[, max_dist]}
-2. per-target lists of ``target_mean``/``target_std``; ``task`` may name its ``targets``
-3. ``featurizer`` is a whole `graphnorm.chem.FeaturizerConfig` (vocab, max_hops, max_dist,
-   version); the model's sizes were taken from it
-
-Older formats load with the settings they were trained with (`FeaturizerConfig.from_checkpoint`).
+Checkpoints are read with ``weights_only=True`` (no pickled code runs) and brought to the
+current format (`graphnorm.checkpoints.format.upgrade_checkpoint`) before the model is built,
+so every caller sees one format.
 """
 from __future__ import annotations
 
@@ -23,14 +16,11 @@ import torch
 
 from graphnorm.chem import FeaturizerConfig
 from graphnorm.models import build_model
+from graphnorm.tasks import resolve_task, target_names
 
-CHECKPOINT_FORMAT = 3  # bump when the "graphnorm" block changes; list it in the docstring
-SUPPORTED_FORMATS = (1, 2, 3)
+from .format import SUPPORTED_FORMATS, CheckpointError, upgrade_checkpoint
+
 TRAIN_HINT = "pass the best.ckpt (or the run directory) that `graphnorm train --out DIR` wrote"
-
-
-class CheckpointError(RuntimeError):
-    pass
 
 
 @dataclass
@@ -38,47 +28,22 @@ class LoadedModel:
     model: torch.nn.Module  # Graphormer or a baseline GNN (graphnorm.models)
     task: dict
     featurizer: FeaturizerConfig
-    target_mean: torch.Tensor  # [T] (format 1: a float, one target)
+    target_mean: torch.Tensor  # [T]
     target_std: torch.Tensor
     epoch: int
-    meta: dict
+    meta: dict  # the checkpoint's graphnorm block, in the current format
     path: Path = None
 
     @property
     def targets(self) -> list[str]:
-        """Target names (`graphnorm.train.task.target_names`)."""
-        from graphnorm.train.task import target_names
-
+        """Target names (`graphnorm.tasks.target_names`)."""
         return target_names(self.task)
 
     def predict_batch(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or probabilities (binary): [B, T]."""
-        from graphnorm.train.task import predictions
-
         with torch.no_grad():
             out = self.model(batch)
-        return predictions(self.task, out, self.target_mean, self.target_std)
-
-
-def graphnorm_block(model_config: dict, task: dict, train_config: dict, target_mean: torch.Tensor,
-                    target_std: torch.Tensor, featurizer: FeaturizerConfig,
-                    train_domain: dict) -> dict:
-    """The ``graphnorm`` block a training run writes into every checkpoint (format 3)."""
-    from graphnorm import __version__
-
-    return {"format": CHECKPOINT_FORMAT, "version": __version__,
-            "model_config": dict(model_config), "task": dict(task),
-            "train_config": dict(train_config),
-            "target_mean": target_mean.tolist(), "target_std": target_std.tolist(),
-            "featurizer": featurizer.to_dict(), "train_domain": dict(train_domain)}
-
-
-def upgrade_state(checkpoint: dict) -> None:
-    """Format 1 held scalar target_mean/target_std buffers; today's are [T] (in place)."""
-    state = checkpoint.get("state_dict", {})
-    for name in ("target_mean", "target_std"):
-        if name in state and state[name].dim() == 0:
-            state[name] = state[name].reshape(1)
+        return resolve_task(self.task).predictions(out, self.target_mean, self.target_std)
 
 
 def checkpoint_files(path: str | Path) -> list[Path]:
@@ -196,8 +161,10 @@ def load_checkpoint(path: str | Path, map_location: str = "cpu") -> LoadedModel:
             f"{meta.get('version', '?')}); this graphnorm {_version()} reads formats "
             f"{', '.join(map(str, SUPPORTED_FORMATS))}; use the graphnorm version that wrote it")
     try:
-        featurizer = FeaturizerConfig.from_checkpoint(meta["featurizer"], meta["model_config"])
         model = build_model(meta["model_config"])
+        upgrade_checkpoint(ckpt, model)  # the current format from here on
+        known = FeaturizerConfig.__dataclass_fields__  # a newer writer's extra keys: ignored
+        featurizer = FeaturizerConfig.from_dict({k: v for k, v in meta["featurizer"].items() if k in known})
         state = {k[len("model."):]: v for k, v in ckpt["state_dict"].items() if k.startswith("model.")}
         model.load_state_dict(state)
     except (KeyError, TypeError, ValueError, RuntimeError) as err:
