@@ -7,6 +7,12 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 
+# Hypothesis (under Schemathesis) keeps its example database and caches in ./.hypothesis/:
+# a temporary folder instead, so a test run leaves the repository as it found it
+from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
+
+set_hypothesis_home_dir(Path(os.environ.get("TMPDIR", "/tmp")) / "graphnorm-hypothesis")
+
 
 def _raw_dir() -> Path:
     env = os.environ.get("GRAPHNORM_RAW_DIR")
