@@ -86,7 +86,10 @@ def stacked(metric: str, frames: dict, combo: tuple, name: str) -> tuple[float, 
             score(metric, [frames[v]["test"] for v in combo], weights))
 
 
-def member_table(found: dict, stack: str | None = None) -> pd.DataFrame:
+def member_table(found: dict, stack: str | None = None, grid: tuple = ()) -> pd.DataFrame:
+    """Every member alone and every equal average; with ``stack``, also its weight fitted per
+    seed on validation and, for each w in ``grid``, the fixed weight w (one number for every
+    task and seed: chosen on the pooled validation ranks, it cannot overfit one small split)."""
     rows = []
     for (task, metric), runs in found.items():
         for seed, variants in sorted(runs.items()):
@@ -107,6 +110,13 @@ def member_table(found: dict, stack: str | None = None) -> pd.DataFrame:
                                      "members": "+".join(combo) + f" (w_{stack} on val)",
                                      "val": val, "test": test, "w": w,
                                      "cpu_s": sum(cpu[v] for v in combo)})
+                    for w in grid if stack in combo and len(combo) > 1 else ():
+                        weights = [w if v == stack else (1 - w) / (len(combo) - 1) for v in combo]
+                        rows.append({"task": task, "metric": metric, "seed": seed,
+                                     "members": "+".join(combo) + f" (w_{stack}={w:g})",
+                                     "val": score(metric, [frames[v]["val"] for v in combo], weights),
+                                     "test": score(metric, [frames[v]["test"] for v in combo], weights),
+                                     "w": w, "cpu_s": sum(cpu[v] for v in combo)})
     return pd.DataFrame(rows)
 
 
@@ -139,13 +149,15 @@ def main() -> None:
     ap.add_argument("--metric")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--stack", help="also: this member's weight fitted on validation")
+    ap.add_argument("--grid", default="", help="fixed weights of --stack to try, e.g. 0.5,0.7,0.9")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     found = (suite_runs(Path(args.bench)) if args.bench else
              named_runs(args.table, args.metric, args.seeds, args.member))
-    summary = summarize(member_table(found, args.stack))
+    summary = summarize(member_table(found, args.stack,
+                                   tuple(float(w) for w in args.grid.split(",") if w)))
     summary.to_csv(out / "members.csv", index=False)
     overall = summary.groupby("members").agg(tasks=("task", "count"), mean_val_rank=("val_rank", "mean"),
                                              cpu_s=("cpu_s", "mean")).reset_index().sort_values("mean_val_rank")
