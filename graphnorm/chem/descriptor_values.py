@@ -5,7 +5,8 @@ Both descriptor users read the values from here: the graph model's inputs
 (`graphnorm.chem.tabular`). Calling the 217 functions one by one, as
 ``Descriptors.CalcMolDescriptors`` does, recomputes several intermediates per molecule: the
 EState indices 4 times (an O(atoms^2) Python loop each, ~2 ms of a ~13 ms molecule) and the
-characteristic polynomial behind ``Ipc`` and ``AvgIpc`` twice. Here each is computed once,
+characteristic polynomial behind ``Ipc`` and ``AvgIpc`` twice, Gasteiger charges for each of
+the 14 ``PEOE_VSA`` bins, a Morgan generator per ``FpDensityMorgan``. Here each is computed once,
 with the same floating-point operations in the same order, so every value is bit for bit the
 one RDKit's own function returns (``tests/chem/test_descriptor_values.py`` checks that on
 drug-like, charged, salt, metal, single-atom and large molecules).
@@ -113,6 +114,24 @@ def _sps(mol) -> dict:
     return {"SPS": score}
 
 
+def _morgan_density(mol) -> dict:
+    """``FpDensityMorgan1..3``: RDKit builds a new Morgan generator on every call; the same
+    count fingerprints from generators built once."""
+    heavy = mol.GetNumHeavyAtoms()
+    out = {}
+    for radius in (1, 2, 3):
+        keys = len(_morgan_generator(radius).GetSparseCountFingerprint(mol).GetNonzeroElements())
+        out[f"FpDensityMorgan{radius}"] = 0.0 if heavy == 0 else float(keys) / heavy
+    return out
+
+
+@functools.lru_cache(maxsize=3)
+def _morgan_generator(radius: int):
+    from rdkit.Chem import rdFingerprintGenerator
+
+    return rdFingerprintGenerator.GetMorganGenerator(radius)
+
+
 @functools.lru_cache(maxsize=1)
 def _hybridisation_scores() -> dict:
     from rdkit import Chem
@@ -122,7 +141,8 @@ def _hybridisation_scores() -> dict:
 
 _GROUPS: dict[str, Callable[[object], dict]] = {
     **dict.fromkeys(_ESTATE, _estate), **dict.fromkeys(_IPC, _ipc),
-    **{f"PEOE_VSA{k}": _peoe_vsa for k in range(1, 15)}, "SPS": _sps}
+    **{f"PEOE_VSA{k}": _peoe_vsa for k in range(1, 15)}, "SPS": _sps,
+    **{f"FpDensityMorgan{r}": _morgan_density for r in (1, 2, 3)}}
 
 
 @functools.lru_cache(maxsize=1)
