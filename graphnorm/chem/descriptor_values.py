@@ -16,6 +16,7 @@ so a molecule on which a descriptor fails fails with RDKit's exception, as befor
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Sequence
 
@@ -146,32 +147,71 @@ _GROUPS: dict[str, Callable[[object], dict]] = {
 
 
 @functools.lru_cache(maxsize=1)
-def _rdkit_functions() -> dict:
-    return dict(rdkit_descriptor_list())
+def _rdkit_positions() -> dict:
+    """{name: (RDKit's function, its position in RDKit's list)}."""
+    return {name: (fn, k) for k, (name, fn) in enumerate(rdkit_descriptor_list())}
 
 
-def descriptor_values(mol, functions: Sequence[tuple[str, Callable]]) -> tuple[np.ndarray, dict]:
+_by_smiles: dict | None = None  # SMILES -> {position in RDKit's list: value or exception}
+
+
+@contextlib.contextmanager
+def shared_by_smiles():
+    """Within it, a SMILES's descriptors are computed once for everyone who asks with that
+    SMILES. ``graphnorm predict`` of the small-table recipe needs them twice per row: the
+    Graphormer's 205 inputs and the gbm member's MapLight vector (all 217), each from
+    ``Chem.MolFromSmiles`` of the same string. `Predictor.predict_rows` opens it around one
+    slice of rows and the memo goes with it, so memory stays bounded by the slice. Only for
+    callers whose molecule is ``Chem.MolFromSmiles(smiles)``: the key is the string."""
+    global _by_smiles
+    outer = _by_smiles
+    _by_smiles = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _by_smiles = outer
+
+
+def descriptor_values(mol, functions: Sequence[tuple[str, Callable]], smiles: str | None = None
+                      ) -> tuple[np.ndarray, dict]:
     """(float64 [len(functions)], {position: exception}) of ``(name, fn)`` pairs on a molecule.
 
-    A pair whose function is RDKit's own for that name may be served by a shared computation;
-    any other function (a test's stand-in) is called as it is. A function that raises leaves
-    NaN at its position and its exception in the dict; non-finite values are returned as they
-    are, for the caller to judge."""
-    rdkit_fns = _rdkit_functions()
+    A pair whose function is RDKit's own for that name may be served by a shared computation
+    (or, inside `shared_by_smiles` and with ``smiles`` given, by an earlier caller); any other
+    function (a test's stand-in) is called as it is. A function that raises leaves NaN at its
+    position and its exception in the dict; non-finite values are returned as they are, for
+    the caller to judge."""
+    rdkit_fns = _rdkit_positions()
+    memo = _by_smiles.setdefault(smiles, {}) if _by_smiles is not None and smiles is not None else {}
     values = np.empty(len(functions), dtype=np.float64)
     errors: dict[int, Exception] = {}
     shared: dict[Callable, dict | None] = {}
     for k, (name, fn) in enumerate(functions):
-        group = _GROUPS.get(name) if rdkit_fns.get(name) is fn else None
-        if group is not None and group not in shared:
-            try:
-                shared[group] = group(mol)
-            except Exception:  # RDKit's own functions then raise their own errors
-                shared[group] = None
-        try:
-            result = shared[group][name] if group is not None and shared[group] else fn(mol)
-            values[k] = float(result)
-        except Exception as e:  # RDKit raises many kinds; the caller names the molecule
-            values[k] = np.nan
-            errors[k] = e
+        own, position = rdkit_fns.get(name, (None, None))
+        if own is not fn:
+            position = None
+        if position in memo:
+            result = memo[position]
+        else:
+            result = _value(mol, name, fn, _GROUPS.get(name) if own is fn else None, shared)
+            if position is not None:
+                memo[position] = result
+        if isinstance(result, Exception):
+            values[k], errors[k] = np.nan, result
+        else:
+            values[k] = result
     return values, errors
+
+
+def _value(mol, name: str, fn: Callable, group: Callable | None, shared: dict) -> float | Exception:
+    """One descriptor: from its group's shared computation when there is one, else RDKit's
+    function; an exception is returned, not raised."""
+    if group is not None and group not in shared:
+        try:
+            shared[group] = group(mol)
+        except Exception:  # RDKit's own functions then raise their own errors
+            shared[group] = None
+    try:
+        return float(shared[group][name] if group is not None and shared[group] else fn(mol))
+    except Exception as e:  # RDKit raises many kinds; the caller names the molecule
+        return e

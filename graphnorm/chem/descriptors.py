@@ -50,7 +50,7 @@ def rdkit_descriptors(mol, smiles: str | None = None) -> np.ndarray:
     failed or is not finite. The values come from `descriptor_values` (shared intermediates
     computed once; the same numbers as calling each RDKit function)."""
     functions = descriptor_functions()
-    values, errors = descriptor_values(mol, functions)
+    values, errors = descriptor_values(mol, functions, smiles)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         k = int(bad[0])

@@ -38,19 +38,19 @@ def _avalon_counts(mol, bits: int = 1024) -> np.ndarray:
     return out
 
 
-def _descriptors(mol) -> np.ndarray:
+def _descriptors(mol, smiles: str) -> np.ndarray:
     # a descriptor RDKit cannot compute is NaN, which a tree model reads as missing
-    values, _ = descriptor_values(mol, rdkit_descriptor_list())
+    values, _ = descriptor_values(mol, rdkit_descriptor_list(), smiles)
     values[~np.isfinite(values)] = np.nan
     # float32 overflows beyond 3.4e38 (Ipc of large molecules): cap, keeping the order
     return np.clip(values, -1e30, 1e30).astype(np.float32)
 
 
-def _maplight(mol) -> np.ndarray:
+def _maplight(mol, smiles: str) -> np.ndarray:
     from rdkit.Chem import rdReducedGraphs
 
     erg = np.asarray(rdReducedGraphs.GetErGFingerprint(mol), dtype=np.float32)
-    return np.concatenate([_counts(mol, 1024), _avalon_counts(mol), erg, _descriptors(mol)])
+    return np.concatenate([_counts(mol, 1024), _avalon_counts(mol), erg, _descriptors(mol, smiles)])
 
 
 def width(name: str) -> int:
@@ -78,7 +78,7 @@ def molecule_vector(name: str, smiles: str) -> np.ndarray:
     mol = Chem.MolFromSmiles(smiles) if smiles else None
     if mol is None:
         raise ValueError(f"RDKit cannot read SMILES {smiles!r}")
-    return _counts(mol, 2048) if name == "morgan" else _maplight(mol)
+    return _counts(mol, 2048) if name == "morgan" else _maplight(mol, smiles)
 
 
 def feature_matrix(name: str, smiles: list[str]) -> np.ndarray:

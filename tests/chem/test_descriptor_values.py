@@ -90,3 +90,25 @@ def test_tree_features_keep_rdkit_values_with_failures_as_nan():
     got = tabular.molecule_vector("maplight", smiles)[-len(want):]
     assert np.isnan(got[[k for k, (n, _) in enumerate(rdkit_descriptor_list()) if n == "SPS"]]).all()
     assert np.array_equal(got, np.clip(want, -1e30, 1e30).astype(np.float32), equal_nan=True)
+
+
+def test_members_of_one_prediction_share_a_smiles_descriptors(monkeypatch):
+    """The Graphormer's inputs and the gbm's MapLight vector of one row: computed once, the
+    second caller only adds what the first did not ask for (BCUT2D, partial charges)."""
+    import graphnorm.chem.descriptor_values as dv
+
+    calls = []
+    estate = dv._GROUPS["MaxEStateIndex"]
+    monkeypatch.setitem(dv._GROUPS, "MaxEStateIndex", lambda mol: calls.append(1) or estate(mol))
+    smiles = "Cc1ccc(NC(=O)c2ccc(CN3CCN(C)CC3)cc2)cc1Nc1nccc(-c2cccnc2)n1"
+    want, _ = reference(Chem.MolFromSmiles(smiles), rdkit_descriptor_list())
+    with dv.shared_by_smiles():
+        graph_inputs = rdkit_descriptors(Chem.MolFromSmiles(smiles), smiles)
+        tree_inputs = tabular.molecule_vector("maplight", smiles)[-len(want):]
+    assert len(calls) == 1
+    assert np.array_equal(tree_inputs, np.clip(want, -1e30, 1e30).astype(np.float32))
+    subset = [k for k, (name, _) in enumerate(rdkit_descriptor_list()) if name in descriptor_names()]
+    assert np.array_equal(graph_inputs[0], (np.sign(want[subset]) * np.log1p(np.abs(want[subset]))).astype(np.float32))
+    assert dv._by_smiles is None  # the memo goes with the slice
+    tabular.molecule_vector("maplight", smiles)
+    assert len(calls) == 2  # outside: computed again
