@@ -10,8 +10,9 @@
 Models (trained here with the CLI on 1,200 ZINC molecules with RDKit's Crippen logP, a few
 hundred steps: training length does not change prediction cost):
 
-- ``graph``: the small-table recipe's Graphormer, RDKit descriptors included (the default
-  model of a user's table; the descriptors are most of its predict time);
+- ``graph``: what ``graphnorm train --data`` makes by default: the small-table recipe's
+  Graphormer, RDKit descriptors included, and the gbm member (--forest-member is on by default);
+- ``single``: that Graphormer alone (--no-forest-member), the single model of issue 36's target;
 - ``ensemble``: three of those plus the Morgan-count random forest (--forest-member);
 - ``fast``: the tiny Graphormer without descriptors, the one run up to 10^6 rows;
 - ``gbm``: the LightGBM tree model on MapLight features (``--model gbm``: Morgan and Avalon
@@ -86,7 +87,8 @@ def train_models(work: Path, names: list[str], steps: int) -> dict[str, Path]:
               "--cache-root", work / "cache", "--threads", 1]
     models = {"graph": ["--ensemble", 1],
               "ensemble": ["--ensemble", 3, "--forest-member"],
-              "fast": ["--ensemble", 1, "--preset", "tiny", "--no-descriptors"],
+              "fast": ["--ensemble", 1, "--preset", "tiny", "--no-descriptors", "--no-forest-member"],
+              "single": ["--ensemble", 1, "--no-forest-member"],
               "gbm": ["--model", "gbm"]}
     out = {}
     for name, extra in ((n, models[n]) for n in names):
