@@ -52,6 +52,8 @@ def main() -> None:
     from graphnorm.chem.descriptor_values import descriptor_values, rdkit_descriptor_list
     from graphnorm.chem.descriptors import descriptor_functions
 
+    from bench_screening import environment  # git sha, CPU, versions, this command
+
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--source", choices=["zinc", "hiv"], default="zinc")
     p.add_argument("--n", type=int, default=1000)
@@ -81,7 +83,8 @@ def main() -> None:
         print(f"{label}: {len(functions)} descriptors, one by one {report[label]['one_by_one_ms']:.2f} "
               f"ms/mol, shared {report[label]['shared_ms']:.2f} ms/mol, "
               f"{len(mismatched)} of {len(smiles)} molecules differ", flush=True)
-    report = {"source": args.source, "molecules": len(smiles), "every": args.every,
+    report = {"environment": environment(REPO), "source": args.source, "molecules": len(smiles),
+              "every": args.every,
               "load_before": load_before, "load_after": os.getloadavg(), "sets": report}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"descriptors_{args.source}.json").write_text(json.dumps(report, indent=2))

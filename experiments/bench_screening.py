@@ -269,7 +269,7 @@ def main() -> None:
                 continue
         rows = write_rows(args.work / f"rows_{n}.csv", n, library)
         r = {"tool": "graphnorm", "model": model, "rows": n, "jobs": jobs,
-             **predict_graphnorm(models[model], rows, args.work / "out.csv", jobs, args.code)}
+             **predict_graphnorm(models[model], rows, args.work / f"out_{os.getpid()}.csv", jobs, args.code)}
         results.append(r)
         print(f"{model:9s} {n:>9,} x{jobs}: {n / r['wall_s']:7.0f} mol/s, peak {r['peak_tree_rss_mb']:6.0f} MB, "
               f"load {r['load_after'][0]:.2f}, rc {r['rc']}, {r['rows_written']:,} rows", flush=True)
