@@ -4,14 +4,19 @@
 
     python experiments/bench_screening.py                       # trains its models, ~35 min
     python experiments/bench_screening.py --checkpoint runs/x   # an existing run instead
+    python experiments/bench_screening.py --runs graph:10000:1 gbm:10000:1 --code /tmp/old \
+        --tag before                                            # another checkout's graphnorm
 
 Models (trained here with the CLI on 1,200 ZINC molecules with RDKit's Crippen logP, a few
 hundred steps: training length does not change prediction cost):
 
-- ``graph``: the small-table recipe's Graphormer, RDKit descriptors included (the default
-  model of a user's table; the descriptors are most of its predict time);
+- ``graph``: what ``graphnorm train --data`` makes by default: the small-table recipe's
+  Graphormer, RDKit descriptors included, and the gbm member (--forest-member is on by default);
+- ``single``: that Graphormer alone (--no-forest-member), the single model of issue 36's target;
 - ``ensemble``: three of those plus the Morgan-count random forest (--forest-member);
-- ``fast``: the tiny Graphormer without descriptors, the one run up to 10^6 rows.
+- ``fast``: the tiny Graphormer without descriptors, the one run up to 10^6 rows;
+- ``gbm``: the LightGBM tree model on MapLight features (``--model gbm``: Morgan and Avalon
+  counts, ErG and all 217 RDKit descriptors), the ADMET campaign's member.
 
 Every run is a fresh ``graphnorm predict`` process (start-up and model loading included),
 ``OMP_NUM_THREADS=1``. Peak memory: the sum of the resident set sizes of the command's
@@ -76,15 +81,17 @@ def graphnorm_cmd(*args) -> list[str]:
     return [sys.executable, "-m", "graphnorm.cli", *map(str, args)]
 
 
-def train_models(work: Path) -> dict[str, Path]:
+def train_models(work: Path, names: list[str], steps: int) -> dict[str, Path]:
     table = training_table(work / "train.csv")
-    common = ["--data", table, "--target-columns", "logp", "--max-steps", 300, "--no-progress",
+    common = ["--data", table, "--target-columns", "logp", "--max-steps", steps, "--no-progress",
               "--cache-root", work / "cache", "--threads", 1]
     models = {"graph": ["--ensemble", 1],
               "ensemble": ["--ensemble", 3, "--forest-member"],
-              "fast": ["--ensemble", 1, "--preset", "tiny", "--no-descriptors"]}
+              "fast": ["--ensemble", 1, "--preset", "tiny", "--no-descriptors", "--no-forest-member"],
+              "single": ["--ensemble", 1, "--no-forest-member"],
+              "gbm": ["--model", "gbm"]}
     out = {}
-    for name, extra in models.items():
+    for name, extra in ((n, models[n]) for n in names):
         run = work / name
         if not run.exists():
             subprocess.run(graphnorm_cmd("train", *common, *extra, "--out", run), check=True,
@@ -124,17 +131,18 @@ def _tail(log, size: int = 400) -> str:
     return log.read().decode(errors="replace")[-size:]
 
 
-def one_thread_env() -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONPATH=str(REPO))
+def one_thread_env(code: Path = REPO) -> dict:
+    """One thread; ``code``: the checkout whose graphnorm runs (this one unless --code)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONPATH=str(code))
     env.pop("GRAPHNORM_DEBUG", None)
     return env
 
 
-def predict_graphnorm(checkpoint: Path, rows: Path, out: Path, jobs: int) -> dict:
+def predict_graphnorm(checkpoint: Path, rows: Path, out: Path, jobs: int, code: Path) -> dict:
     out.unlink(missing_ok=True)
     cmd = graphnorm_cmd("predict", "--checkpoint", checkpoint, "--input", rows, "--output", out,
                         "--jobs", jobs)
-    result = measure(cmd, one_thread_env())
+    result = measure(cmd, one_thread_env(code))
     result["command"] = shlex.join(["graphnorm", *cmd[3:]])
     result["rows_written"] = count_lines(out) - 1 if out.exists() else 0
     out.unlink(missing_ok=True)  # 10^6 rows of output: not kept
@@ -173,13 +181,15 @@ def predict_chemprop(venv: Path, model: Path, rows: Path, out: Path) -> dict:
 
 
 # --- report ------------------------------------------------------------------------------
-def environment() -> dict:
+def environment(code: Path) -> dict:
     import rdkit
     import torch
 
     sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "graphnorm"], cwd=REPO,
                            capture_output=True, text=True).stdout.strip()
+    if code != REPO:  # an export (git archive) has no .git: the sha written beside it, or its path
+        sha = (code / "GIT_SHA").read_text().strip() if (code / "GIT_SHA").exists() else str(code)
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor())
     return {"git_sha": sha, "graphnorm_tree_dirty": bool(dirty), "cpu": cpu,
@@ -228,6 +238,13 @@ def main() -> None:
     p.add_argument("--checkpoint", type=Path, help="measure this run as 'graph' instead of training")
     p.add_argument("--rows", type=int, nargs="+", help="only these row counts")
     p.add_argument("--models", nargs="+", default=["graph", "ensemble", "fast"])
+    p.add_argument("--runs", nargs="+", metavar="MODEL:ROWS:JOBS",
+                   help="measure these instead of the default plan, e.g. gbm:10000:1")
+    p.add_argument("--train-steps", type=int, default=300,
+                   help="training steps of the models trained here (prediction cost does not depend on it)")
+    p.add_argument("--code", type=Path, default=REPO,
+                   help="run predict with this checkout's graphnorm (e.g. an export of main, for before/after)")
+    p.add_argument("--tag", help="write screening_<tag>.{json,md} instead of screening.{json,md}")
     p.add_argument("--full", action="store_true", help="also the 10^5-row graph/ensemble runs")
     p.add_argument("--chemprop-venv", type=Path, default=Path("/tmp/chemprop-venv"),
                    help="a venv with chemprop==2.3.1 (skipped when absent)")
@@ -236,10 +253,12 @@ def main() -> None:
     args = p.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     library = zinc_smiles("jtvae_train.txt.gz")
-    models = train_models(args.work) if not args.checkpoint else {"graph": args.checkpoint}
-    plan = [(m, n, j) for m, n, j in PLAN + (FULL if args.full else []) if m in models and m in args.models
-            and (not args.rows or n in args.rows)]
-    results, notes, env = [], [], environment()
+    runs = [(m, int(n), int(j)) for m, n, j in (r.split(":") for r in args.runs)] if args.runs else None
+    names = sorted({m for m, _, _ in runs}) if runs else args.models
+    models = train_models(args.work, names, args.train_steps) if not args.checkpoint else {"graph": args.checkpoint}
+    plan = runs or [(m, n, j) for m, n, j in PLAN + (FULL if args.full else []) if m in models
+                    and m in args.models and (not args.rows or n in args.rows)]
+    results, notes, env = [], [], environment(args.code)
     for model, n, jobs in plan:
         if n == 1_000_000:
             tenth = [r for r in results if (r["model"], r["rows"], r["jobs"]) == (model, 100_000, jobs)]
@@ -250,7 +269,7 @@ def main() -> None:
                 continue
         rows = write_rows(args.work / f"rows_{n}.csv", n, library)
         r = {"tool": "graphnorm", "model": model, "rows": n, "jobs": jobs,
-             **predict_graphnorm(models[model], rows, args.work / "out.csv", jobs)}
+             **predict_graphnorm(models[model], rows, args.work / f"out_{os.getpid()}.csv", jobs, args.code)}
         results.append(r)
         print(f"{model:9s} {n:>9,} x{jobs}: {n / r['wall_s']:7.0f} mol/s, peak {r['peak_tree_rss_mb']:6.0f} MB, "
               f"load {r['load_after'][0]:.2f}, rc {r['rc']}, {r['rows_written']:,} rows", flush=True)
@@ -272,10 +291,11 @@ def main() -> None:
     else:
         notes.append(f"Chemprop not measured: no {chemprop}")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "screening.json").write_text(json.dumps({"environment": env, "notes": notes,
+    stem = f"screening_{args.tag}" if args.tag else "screening"
+    (args.out / f"{stem}.json").write_text(json.dumps({"environment": env, "notes": notes,
                                                          "results": results}, indent=2, allow_nan=False))
     text = markdown(results, env, notes)
-    (args.out / "screening.md").write_text(text)
+    (args.out / f"{stem}.md").write_text(text)
     print("\n" + text)
 
 

@@ -19,6 +19,7 @@ import functools
 
 import numpy as np
 
+from .descriptor_values import descriptor_values, rdkit_descriptor_list
 from .errors import FeaturizationError
 
 # NaN for atoms without Gasteiger parameters (metals, B, Si ...), so unusable as inputs
@@ -29,9 +30,7 @@ _UNSTABLE = {"MaxPartialCharge", "MinPartialCharge", "MaxAbsPartialCharge", "Min
 @functools.lru_cache(maxsize=1)
 def descriptor_functions() -> tuple:
     """((name, function), ...) of the RDKit descriptors used, in RDKit's order."""
-    from rdkit.Chem import Descriptors
-
-    return tuple((name, fn) for name, fn in Descriptors._descList
+    return tuple((name, fn) for name, fn in rdkit_descriptor_list()
                  if name not in _UNSTABLE and not name.startswith(_UNSTABLE_PREFIXES))
 
 
@@ -47,15 +46,19 @@ def descriptor_count() -> int:
 
 def rdkit_descriptors(mol, smiles: str | None = None) -> np.ndarray:
     """float32 [1, D]: ``sign(x) log(1 + |x|)`` of each descriptor of a sanitized molecule;
-    raises FeaturizationError naming the SMILES and the descriptor that failed."""
-    values = np.empty(descriptor_count(), dtype=np.float64)
-    for k, (name, fn) in enumerate(descriptor_functions()):
-        try:
-            values[k] = float(fn(mol))
-        except Exception as e:  # RDKit raises many kinds; the message names the molecule
+    raises FeaturizationError naming the SMILES and the first descriptor (in order) that
+    failed or is not finite. The values come from `descriptor_values` (shared intermediates
+    computed once; the same numbers as calling each RDKit function)."""
+    functions = descriptor_functions()
+    values, errors = descriptor_values(mol, functions, smiles)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        k = int(bad[0])
+        name = functions[k][0]
+        if k in errors:
+            e = errors[k]
             raise FeaturizationError(f"RDKit descriptor {name} failed for SMILES {smiles!r}: "
                                      f"{type(e).__name__}: {e}") from e
-        if not np.isfinite(values[k]):
-            raise FeaturizationError(f"RDKit descriptor {name} is {values[k]} for SMILES "
-                                     f"{smiles!r}; the molecule cannot take descriptors")
+        raise FeaturizationError(f"RDKit descriptor {name} is {values[k]} for SMILES "
+                                 f"{smiles!r}; the molecule cannot take descriptors")
     return (np.sign(values) * np.log1p(np.abs(values))).astype(np.float32).reshape(1, -1)

@@ -14,19 +14,12 @@ vectors of another signature.
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
+
+from .descriptor_values import descriptor_values, rdkit_descriptor_list
 
 MORGAN_RADIUS = 2
 FEATURE_SETS = ("morgan", "maplight")
-
-
-@functools.lru_cache(maxsize=1)
-def _descriptor_list() -> tuple:
-    from rdkit.Chem import Descriptors
-
-    return tuple(Descriptors._descList)
 
 
 def _counts(mol, bits: int) -> np.ndarray:
@@ -45,27 +38,23 @@ def _avalon_counts(mol, bits: int = 1024) -> np.ndarray:
     return out
 
 
-def _descriptors(mol) -> np.ndarray:
-    values = np.empty(len(_descriptor_list()), dtype=np.float64)
-    for k, (_, fn) in enumerate(_descriptor_list()):
-        try:
-            values[k] = float(fn(mol))
-        except Exception:  # RDKit raises many kinds; a tree model reads NaN as missing
-            values[k] = np.nan
+def _descriptors(mol, smiles: str) -> np.ndarray:
+    # a descriptor RDKit cannot compute is NaN, which a tree model reads as missing
+    values, _ = descriptor_values(mol, rdkit_descriptor_list(), smiles)
     values[~np.isfinite(values)] = np.nan
     # float32 overflows beyond 3.4e38 (Ipc of large molecules): cap, keeping the order
     return np.clip(values, -1e30, 1e30).astype(np.float32)
 
 
-def _maplight(mol) -> np.ndarray:
+def _maplight(mol, smiles: str) -> np.ndarray:
     from rdkit.Chem import rdReducedGraphs
 
     erg = np.asarray(rdReducedGraphs.GetErGFingerprint(mol), dtype=np.float32)
-    return np.concatenate([_counts(mol, 1024), _avalon_counts(mol), erg, _descriptors(mol)])
+    return np.concatenate([_counts(mol, 1024), _avalon_counts(mol), erg, _descriptors(mol, smiles)])
 
 
 def width(name: str) -> int:
-    return 2048 if name == "morgan" else 1024 + 1024 + 315 + len(_descriptor_list())
+    return 2048 if name == "morgan" else 1024 + 1024 + 315 + len(rdkit_descriptor_list())
 
 
 def signature(name: str) -> dict:
@@ -89,7 +78,7 @@ def molecule_vector(name: str, smiles: str) -> np.ndarray:
     mol = Chem.MolFromSmiles(smiles) if smiles else None
     if mol is None:
         raise ValueError(f"RDKit cannot read SMILES {smiles!r}")
-    return _counts(mol, 2048) if name == "morgan" else _maplight(mol)
+    return _counts(mol, 2048) if name == "morgan" else _maplight(mol, smiles)
 
 
 def feature_matrix(name: str, smiles: list[str]) -> np.ndarray:

@@ -28,6 +28,7 @@ import torch
 
 from graphnorm.checkpoints import CheckpointError, LoadedModel, checkpoint_files, load_member
 from graphnorm.chem import featurize_many, graph_data
+from graphnorm.chem.descriptor_values import shared_by_smiles
 from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs
 from graphnorm.tasks import resolve_task
@@ -126,7 +127,13 @@ class Predictor:
                      ) -> RowPredictions:
         """Every member's prediction of one slice of rows, featurized together (the unit a
         `graphnorm predict --jobs N` worker computes). Graph members read the featurized
-        batches; tree members (``featurizer`` None) ``predict_smiles`` of the same rows."""
+        batches; tree members (``featurizer`` None) ``predict_smiles`` of the same rows.
+        RDKit descriptors that several members read are computed once per row
+        (`shared_by_smiles`)."""
+        with shared_by_smiles():
+            return self._predict_rows(smiles, errors)
+
+    def _predict_rows(self, smiles: Sequence[str], errors: Optional[Sequence[str]]) -> RowPredictions:
         graphs, errors = self.featurize(smiles, errors)
         n, cols = len(errors), self.columns
         per_member = torch.full((len(self.members), n, len(cols)), float("nan"))
