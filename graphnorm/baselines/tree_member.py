@@ -1,8 +1,12 @@
-"""What a fitted tree model (``rf``, ``gbm``) is as an ensemble member: the interface of a
-graph checkpoint (`graphnorm.checkpoints.LoadedModel`) that ``predict``, ``serve`` and
-ensembles use -- ``task``, ``targets``, ``path``, ``predict_batch`` -- read from SMILES
-instead of graphs; ``featurizer`` is None (no graph, no weights to explain or embed)."""
+"""What a tree model kind is: `TreeKind`, the code of a tree entry of graphnorm.models (what
+it reads, how it fits, predicts, saves and loads), and `TreeMember`, a fitted one as an
+ensemble member: the interface of a graph checkpoint (`graphnorm.checkpoints.LoadedModel`)
+that ``predict``, ``serve`` and ensembles use -- ``task``, ``targets``, ``meta``, ``path``, ``kind``,
+``predict_batch`` -- read from SMILES instead of graphs; ``featurizer`` is None."""
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -13,9 +17,20 @@ class TreeFileError(RuntimeError):
     """A saved tree model that cannot be loaded (missing, other format, unsafe, damaged)."""
 
 
+@dataclass(frozen=True)
+class TreeKind:
+    feature_set: str  # graphnorm.chem.tabular
+    fit: Callable  # (task, x, y [N, T], seed, threads) -> (models, config, transforms)
+    predict: Callable  # (task, models, x, transforms) -> [N, T]; task: graphnorm.tasks.Task
+    save: Callable  # (out, models, task, features, config, seed, transforms) -> Path
+    load: Callable  # (path) -> TreeMember
+
+
 class TreeMember:
     featurizer = None  # reads SMILES, not graphs
+    kind = None  # its graphnorm.models.ModelKind, set by the loader (checkpoints.load_member)
     task: dict
+    meta: dict  # what its file stores beside the model (predict reads train_domain if any)
     path: object
 
     @property

@@ -79,7 +79,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     trained: the summary of the runs finished so far (e.g. of a campaign that spans
     sessions, or while another process trains its runs). ``baseline``: the variant the
     others are paired against (default rf when run, else ln)."""
-    from graphnorm.models import RUNNABLE_MODELS, is_tree_model
+    from graphnorm.models import RUNNABLE_MODELS, model_kind
     from graphnorm.norms import build_norm
     from graphnorm.train.recipes import recipe_backbone, settle_backbone
 
@@ -90,12 +90,12 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
         if m not in RUNNABLE_MODELS:
             raise ValueError(f"unknown model {m!r}; choose from {', '.join(RUNNABLE_MODELS)}")
     if baseline is None:
-        baseline = "rf" if "rf" in models else "ln"
+        baseline = next((m for m in models if model_kind(m).paired_baseline), "ln")
     if not summary_only:  # a summary of nothing leaves no empty folder behind
         out.mkdir(parents=True, exist_ok=True)
     # seed-major: an interrupted campaign leaves whole seeds, i.e. paired comparisons
     plan = [(m, n, s) for s in range(seeds) for m in models
-            for n in (norms if m == "graphormer" else [cfg.norm])]
+            for n in (norms if model_kind(m).norm_variants else [cfg.norm])]
     todo = []
     for k, (model, norm, seed) in enumerate(plan, 1):
         run_dir = out / "runs" / slug(variant(model, norm)) / f"seed{seed}"
@@ -112,8 +112,8 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
                                       out=str(run_dir), resume=resume, init_from=init_from,
                                       preset=cfg.preset if own else None,
                                       # a tree model is an ensemble of trees already
-                                      ensemble=1 if is_tree_model(model) else cfg.ensemble,
-                                      forest_member=cfg.forest_member and not is_tree_model(model),
+                                      ensemble=1 if model_kind(model).tree else cfg.ensemble,
+                                      forest_member=cfg.forest_member and not model_kind(model).tree,
                                       model=dict(cfg.model) if own else {})
         # the recipe's backbone serves the variants it fits; the others train from scratch
         todo.append((k, settle_backbone(run_cfg, given=init_from != recipe_backbone(cfg))))

@@ -28,7 +28,7 @@ RUN_FILES = ("splits.json", "skipped_rows.csv", "data_report.json")
 
 def member_configs(cfg) -> list:
     """The members' run configs: the graph models, then the tree model when it is a member."""
-    from graphnorm.baselines.trees import tree_kind
+    from graphnorm.models import tree_kind
 
     out = Path(cfg.out)
     members = [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / f"model_{k}"), ensemble=1,
@@ -47,11 +47,10 @@ def check_forest_member(cfg) -> None:
     """Refuse a forest member that could not train, before the graph members spend hours."""
     if not cfg.forest_member:
         return
-    from graphnorm.baselines.trees import tree_kind
-    from graphnorm.models import is_tree_model
+    from graphnorm.models import model_kind, tree_kind
 
     tree_kind(cfg.forest_model)  # a typo fails now
-    if is_tree_model(cfg.model_name):
+    if model_kind(cfg.model_name).tree:
         raise ValueError(f"--forest-member adds a tree model to graph models; --model "
                          f"{cfg.model_name} trains the trees alone")
     if not cfg.data:
@@ -60,9 +59,9 @@ def check_forest_member(cfg) -> None:
 
 
 def _name(k: int, member) -> str:
-    from graphnorm.models import is_tree_model
+    from graphnorm.models import model_kind
 
-    return member.model_name if is_tree_model(member.model_name) else f"model {k}"
+    return member.model_name if model_kind(member.model_name).tree else f"model {k}"
 
 
 def _run(todo: list, jobs: int) -> None:
@@ -191,7 +190,7 @@ def evaluate_ensemble(cfg) -> dict:
     members = [read_metrics(p.parent) for p in checkpoint_files(out)]
     report["members_val"] = [m[f"val_{metric}"] for m in members]
     report["members_test"] = [m[f"test_{metric}"] for m in members]
-    tree = [m.featurizer is None for m in models]
+    tree = [m.kind.tree for m in models]
     weights = None  # equal: the plain mean
     for split in ("val", "test"):
         preds, y, smiles = predict_loader(models, dm.loader(split, train=False))

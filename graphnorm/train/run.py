@@ -110,9 +110,9 @@ def _initialize(module, model_config: dict, featurizer, init_from, out: Path, re
 def train(cfg: TrainConfig) -> dict:
     from graphnorm.norms import build_norm
 
-    from graphnorm.models import is_tree_model
+    from graphnorm.models import model_kind
 
-    if is_tree_model(cfg.model_name):
+    if model_kind(cfg.model_name).tree:
         raise ValueError(f"train() trains the torch models; --model {cfg.model_name} runs through "
                          "graphnorm.train.processes.train_run (graphnorm/train/tree_run.py)")
 
