@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Mapping, Optional
 if TYPE_CHECKING:  # torch is imported where a model is built, so the CLI's --help stays fast
     from torch import nn
 
-GRAPH_CHECKPOINT = "best.ckpt"  # the model file of a graph run (graphnorm.run_folder)
+from graphnorm.run_folder import BEST_CHECKPOINT
+
 
 # Model shapes by name (``--preset``); a preset sets fields of the model's config class.
 GRAPHORMER_PRESETS = {
@@ -53,7 +54,7 @@ class ModelKind:
     tree: bool = False  # fitted on SMILES features: no graph, no Lightning, no torch weights
     presets: Mapping[str, dict] = field(default_factory=dict)  # graph kinds: --preset
     default_preset: Optional[str] = None
-    model_file: str = GRAPH_CHECKPOINT  # what `predict` loads from a run folder
+    model_file: str = BEST_CHECKPOINT  # what `predict` loads from a run folder
     also_reads: tuple = ()  # other file names (patterns) its loader takes
     member_dir: Optional[str] = None  # a tree kind's folder as an ensemble member
     explain: bool = False  # per-atom scores (explain, serve's drawings)

@@ -28,7 +28,6 @@ class TreeKind:
 
 class TreeMember:
     featurizer = None  # reads SMILES, not graphs
-    kind = None  # its graphnorm.models.ModelKind, set by the loader (checkpoints.load_member)
     task: dict
     meta: dict  # what its file stores beside the model (predict reads train_domain if any)
     path: object
@@ -36,6 +35,16 @@ class TreeMember:
     @property
     def targets(self) -> list[str]:
         return target_names(self.task)
+
+    @property
+    def kind(self):
+        """Its entry in the model registry (graphnorm.models), known by its file's name."""
+        from graphnorm.models import kind_of_file
+
+        kind = kind_of_file(self.path)
+        if kind is None:
+            raise TreeFileError(f"{self.path}: not the file name of a tree model kind")
+        return kind
 
     def predict_smiles(self, smiles: list[str]) -> torch.Tensor:
         raise NotImplementedError

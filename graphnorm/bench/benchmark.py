@@ -19,6 +19,7 @@ from typing import Sequence
 import pandas as pd
 
 from graphnorm.bench.summary import slug, summarize, variant
+from graphnorm.run_folder import LAST_CHECKPOINT, is_finished, read_metrics
 from graphnorm.train.processes import die_with_parent, train_run
 
 
@@ -99,10 +100,10 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     todo = []
     for k, (model, norm, seed) in enumerate(plan, 1):
         run_dir = out / "runs" / slug(variant(model, norm)) / f"seed{seed}"
-        if (run_dir / "metrics.json").is_file():
+        if is_finished(run_dir):
             print(f"[benchmark] run {k}/{len(plan)}: {variant(model, norm)} seed {seed} done, skipped")
             continue
-        resume = (run_dir / "last.ckpt").is_file()
+        resume = (run_dir / LAST_CHECKPOINT).is_file()
         own = model == cfg.model_name  # a config's preset and `model:` overrides are its own
         # model's; the other models of --models run at their default preset
         init_from = cfg.init_from and cfg.init_from.replace("{variant}", slug(variant(model, norm)))
@@ -138,7 +139,7 @@ def finished_line(k: int, total: int, run_cfg) -> str:
     """One line per finished run with its result, read back from its metrics.json."""
     head = f"[benchmark] run {k}/{total}: {_what(run_cfg)}"
     try:
-        r = json.loads((Path(run_cfg.out) / "metrics.json").read_text())
+        r = read_metrics(run_cfg.out)
         m = r["metric"]
         return (f"{head} finished: test {m} {r[f'test_{m}']:.4f}, val {m} {r[f'val_{m}']:.4f} "
                 f"(best epoch {r.get('best_epoch')}, {r.get('wall_time_s')} s)")

@@ -19,7 +19,7 @@ import pandas as pd
 
 from graphnorm.bench.plots import plot_curves, plot_summary, val_curve
 from graphnorm.models import DEFAULT_MODEL
-from graphnorm.run_folder import json_safe
+from graphnorm.run_folder import METRICS_FILE, json_safe, predictions_file
 
 _READS: dict | None = None  # path -> frame while `summarize` runs (None: no caching)
 
@@ -43,7 +43,7 @@ def _norm_variants(model: str | None) -> bool:
 
 
 def load_runs(out: Path) -> pd.DataFrame:
-    rows = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/seed*/metrics.json"))]
+    rows = [json.loads(p.read_text()) for p in sorted(out.glob(f"runs/*/seed*/{METRICS_FILE}"))]
     if not rows:
         raise FileNotFoundError(f"no finished runs (runs/*/seed*/metrics.json) under {out}")
     runs = pd.DataFrame(rows)
@@ -119,8 +119,8 @@ def interval_check(out: Path, name: str, seeds: Sequence[int], level: float = 0.
     from graphnorm.inference.conformal import run_interval_report
 
     runs = [out / "runs" / slug(name) / f"seed{s}" for s in seeds]
-    if not runs or not all((r / "predictions_val.csv.gz").is_file() and
-                           (r / "predictions_test.csv.gz").is_file() for r in runs):
+    if not runs or not all((r / predictions_file("val")).is_file() and
+                           (r / predictions_file("test")).is_file() for r in runs):
         return {}
     try:
         report = run_interval_report(runs, level)["runs"]
@@ -166,7 +166,7 @@ def model_pair_ensembles(out: Path, runs: pd.DataFrame, metric: str) -> list[dic
 
 
 def _predictions(out: Path, name: str, seed: int) -> Path:
-    return out / "runs" / slug(name) / f"seed{seed}" / "predictions_test.csv.gz"
+    return out / "runs" / slug(name) / f"seed{seed}" / predictions_file("test")
 
 
 def _read_predictions(path: Path) -> pd.DataFrame:

@@ -15,8 +15,9 @@ from pathlib import Path
 import torch
 
 from graphnorm.chem import FeaturizerConfig
-from graphnorm.models import (GRAPH_CHECKPOINT, MODEL_KINDS, build_model, kind_of_file, model_kind,
-                              split_model_config, tree_member_files)
+from graphnorm.models import (MODEL_KINDS, build_model, kind_of_file, model_kind, split_model_config,
+                              tree_member_files)
+from graphnorm.run_folder import BEST_CHECKPOINT, MEMBER_DIRS, METRICS_FILE
 from graphnorm.tasks import resolve_task, target_names
 
 from .format import SUPPORTED_FORMATS, CheckpointError, upgrade_checkpoint
@@ -64,7 +65,7 @@ def checkpoint_files(path: str | Path) -> list[Path]:
     for single in dict.fromkeys(k.model_file for k in MODEL_KINDS.values()):
         if (path / single).is_file():
             return [path / single]
-    members = sorted(path.glob(f"model_*/{GRAPH_CHECKPOINT}"),
+    members = sorted(path.glob(f"{MEMBER_DIRS}/{BEST_CHECKPOINT}"),
                      key=lambda p: (len(p.parent.name), p.parent.name))
     if members:
         return members + tree_member_files(path)
@@ -88,7 +89,7 @@ def _run_model(run: Path):
     import json
 
     try:
-        return json.loads((run / "metrics.json").read_text()).get("model")
+        return json.loads((run / METRICS_FILE).read_text()).get("model")
     except (OSError, ValueError, AttributeError):
         return None
 
@@ -107,11 +108,9 @@ def load_member(path: str | Path):
     if kind is None:
         return load_checkpoint(path)
     try:
-        member = kind.implementation().load(path)
+        return kind.implementation().load(path)
     except TreeFileError as err:
         raise CheckpointError(str(err)) from err
-    member.kind = kind
-    return member
 
 
 def _read(path: Path, map_location: str) -> dict:

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.run_folder import json_safe, read_metrics, write_metrics
+from graphnorm.run_folder import (ENSEMBLE_FILE, LAST_CHECKPOINT, SPLITS_FILE, is_finished, json_safe,
+                                  member_dir, predictions_file, read_metrics, write_metrics)
 from graphnorm.train.processes import die_with_parent, train_run
 
-RUN_FILES = ("splits.json", "skipped_rows.csv", "data_report.json")
+RUN_FILES = (SPLITS_FILE, "skipped_rows.csv", "data_report.json")
 
 
 def member_configs(cfg) -> list:
@@ -31,9 +32,9 @@ def member_configs(cfg) -> list:
     from graphnorm.models import tree_kind
 
     out = Path(cfg.out)
-    members = [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / f"model_{k}"), ensemble=1,
+    members = [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / member_dir(k)), ensemble=1,
                                    forest_member=False,
-                                   resume=(out / f"model_{k}" / "last.ckpt").is_file())
+                                   resume=(out / member_dir(k) / LAST_CHECKPOINT).is_file())
                for k in range(cfg.ensemble)]
     if cfg.forest_member:
         kind = tree_kind(cfg.forest_model)
@@ -91,7 +92,7 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
     check_forest_member(cfg)
     out = Path(cfg.out)
     members = member_configs(cfg)
-    todo = [(k, m) for k, m in enumerate(members) if not (Path(m.out) / "metrics.json").is_file()]
+    todo = [(k, m) for k, m in enumerate(members) if not is_finished(m.out)]
     for k, m in enumerate(members):
         if (k, m) not in todo:
             print(f"[ensemble] {_name(k, m)}: done, skipped", flush=True)
@@ -101,7 +102,7 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
         if src.is_file():
             shutil.copyfile(src, out / name)
     report = evaluate_ensemble(cfg)
-    (out / "ensemble.json").write_text(json.dumps(json_safe(report), indent=2, allow_nan=False))
+    (out / ENSEMBLE_FILE).write_text(json.dumps(json_safe(report), indent=2, allow_nan=False))
     write_metrics(out, ensemble_metrics(cfg, report))
     test = report["ensemble"]["test"]
     print(f"[graphnorm] ensemble of {len(members)}: test {report['metric']} "
@@ -201,7 +202,7 @@ def evaluate_ensemble(cfg) -> dict:
         mean = preds.mean(0) if weights is None else torch.einsum("m,mnt->nt", weights.to(preds.dtype), preds)
         # the ensemble's own prediction files, as a single run's: benchmark seed ensembles,
         # `compare` and conformal coverage read them
-        prediction_frame(names, mean, y, smiles).to_csv(out / f"predictions_{split}.csv.gz",
+        prediction_frame(names, mean, y, smiles).to_csv(out / predictions_file(split),
                                                         index=False)
         report["ensemble"][split] = {metric: compute_metric(metric, mean, y),
                                      "per_target": resolve_task(task).per_target(mean, y, names)}

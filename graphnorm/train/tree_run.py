@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from graphnorm.run_folder import write_metrics
+from graphnorm.run_folder import predictions_file, write_metrics
 
 
 def _smiles(dataset) -> list[str]:
@@ -66,7 +66,7 @@ def train_trees(cfg) -> dict:
         scores[split] = compute_metric(info["metric"], p, y)
         per_target[split] = task.per_target(p, y, info["targets"])
         prediction_frame(info["targets"], p, y, smiles[split]).to_csv(
-            out / f"predictions_{split}.csv.gz", index=False)
+            out / predictions_file(split), index=False)
     wall = time.time() - started
     metric = info["metric"]
     result = {
