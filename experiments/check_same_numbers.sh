@@ -14,17 +14,21 @@ PY=${PYTHON:-python}
 HERE=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 export OMP_NUM_THREADS=1 PYTHONHASHSEED=0
 
-run_at() {  # $1: label, $2: source tree on PYTHONPATH
+run_at() {  # $1: label, $2: source tree; run inside it: `python -m` puts the cwd first on sys.path
     local out="$WORK/$1"
     rm -rf "$out/zinc" "$out/dili"
     mkdir -p "$out"
-    git -C "$2" rev-parse HEAD > "$out/sha"
+    cd "$2"
+    git rev-parse HEAD > "$out/sha"
+    PYTHONPATH="$2" "$PY" -c "import graphnorm; print(graphnorm.__file__)" > "$out/imported"
+    grep -qx "$2/graphnorm/__init__.py" "$out/imported"  # the tree under test, nothing else
     PYTHONPATH="$2" "$PY" -m graphnorm.cli train --dataset zinc-subset --preset tiny \
         --max-epochs 2 --limit-train 256 --limit-eval 128 --seed 0 --threads 1 --no-progress \
         --cache-root "$out/cache" --out "$out/zinc" > "$out/zinc.log" 2>&1
     PYTHONPATH="$2" "$PY" -m graphnorm.cli benchmark --suite tdc-admet --tasks dili --models gbm \
         --seeds 5 --threads 1 --jobs 1 --no-progress --cache-root "$out/cache" \
         --out "$out/dili" > "$out/dili.log" 2>&1
+    cd - > /dev/null
 }
 
 for phase in $PHASES; do
@@ -53,7 +57,9 @@ def numbers(root):
     return out
 
 base, head = numbers(work / "base"), numbers(work / "head")
-print(f"base {(work / 'base/sha').read_text().strip()}  head {(work / 'head/sha').read_text().strip()}")
+for side in ("base", "head"):
+    print(f"{side} {(work / side / 'sha').read_text().strip()}: graphnorm from "
+          f"{(work / side / 'imported').read_text().strip()}")
 print(f"{'run:number':64s} {'base':>22s} {'head':>22s} same")
 for key in sorted(base.keys() | head.keys()):
     b, h = base.get(key), head.get(key)
