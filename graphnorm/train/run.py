@@ -150,10 +150,12 @@ def train(cfg: TrainConfig) -> dict:
     metric = dm.info["metric"]
     mode = "max" if HIGHER_IS_BETTER[metric] else "min"
     # best.ckpt at the best validation epoch; last.ckpt after every validation ...
-    best_cb = ModelCheckpoint(dirpath=out, filename=Path(BEST_CHECKPOINT).stem, monitor=f"val/{metric}", mode=mode,
+    best_cb = ModelCheckpoint(dirpath=out, filename=Path(BEST_CHECKPOINT).stem,
+                              monitor=f"val/{metric}", mode=mode,
                               save_top_k=1, save_last=True, enable_version_counter=False)
     # ... and every few steps, so a run killed mid-epoch loses little (monitor=None, fixed name)
-    last_cb = ModelCheckpoint(dirpath=out, filename=Path(LAST_CHECKPOINT).stem, every_n_train_steps=cfg.checkpoint_every_n_steps,
+    last_cb = ModelCheckpoint(dirpath=out, filename=Path(LAST_CHECKPOINT).stem,
+                              every_n_train_steps=cfg.checkpoint_every_n_steps,
                               enable_version_counter=False)
     speed = Throughput(started)
     averaging = [weight_averaging(cfg.ema_decay, cfg.recalibrate_batches > 0)] if cfg.ema_decay else []
