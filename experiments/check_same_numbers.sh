@@ -4,12 +4,13 @@
 # the restructuring) and at this checkout, then every val_/test_ number compared.
 #
 #   experiments/check_same_numbers.sh [BASE] [WORK]      (BASE: e18f462, WORK: /tmp/same_numbers)
-#   PHASES="base head" (default), or one of them to rerun half; COMPARE=0 skips the comparison.
+#   PHASES="base head" (default), one of them to rerun half, "" to compare only; COMPARE=0
+#   skips the comparison.
 # Needs GRAPHNORM_RAW_DIR (zinc, tdc_admet_group) and the project's python as $PYTHON.
 set -euo pipefail
 BASE=${1:-e18f462}
 WORK=${2:-/tmp/same_numbers}
-PHASES=${PHASES:-base head}
+PHASES=${PHASES-base head}
 PY=${PYTHON:-python}
 HERE=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 export OMP_NUM_THREADS=1 PYTHONHASHSEED=0
@@ -42,7 +43,7 @@ done
 
 [ "${COMPARE:-1}" = 0 ] || "$PY" - "$WORK" <<'PY'
 """Every val_/test_ number of every metrics.json, base vs head: equal to the last bit?"""
-import json, sys
+import gzip, json, sys
 from pathlib import Path
 
 work = Path(sys.argv[1])
@@ -66,5 +67,11 @@ for key in sorted(base.keys() | head.keys()):
     print(f"{key:64s} {b!r:>22} {h!r:>22} {'yes' if b == h else 'NO'}")
 differ = [k for k in base.keys() | head.keys() if base.get(k) != head.get(k)]
 print(f"{len(base)} numbers, {len(differ)} differ")
-sys.exit(1 if differ or not base else 0)
+# and every prediction file, row by row (decompressed: gzip headers carry a time stamp)
+files = sorted(p.relative_to(work / "base") for p in (work / "base").rglob("predictions_*.csv.gz"))
+unequal = [f for f in files if not (work / "head" / f).is_file() or gzip.decompress(
+    (work / "base" / f).read_bytes()) != gzip.decompress((work / "head" / f).read_bytes())]
+print(f"{len(files)} prediction files, {len(unequal)} differ{': ' if unequal else ''}"
+      + ", ".join(map(str, unequal)))
+sys.exit(1 if differ or unequal or not base else 0)
 PY
