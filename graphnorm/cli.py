@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 # torch-free registries: --help stays instant
 from graphnorm.data.info import DATASET_INFO, METRICS, SPLITS, TASK_CHOICES
 from graphnorm.graph.options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
-from graphnorm.models import PRESETS, RUNNABLE_MODELS, TREE_MODELS, presets_help
+from graphnorm.models import PRESETS, RUNNABLE_MODELS, TREE_MODELS, model_kind, presets_help
 from graphnorm.tasks import REGRESSION
 from graphnorm.train.recipes import RECIPE_NAMES
 
@@ -249,7 +249,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     result = train_run(cfg)
     if result:
         m = result["metric"]
-        what = f"norm={cfg.norm}" if cfg.model_name == "graphormer" else f"model={cfg.model_name}"
+        what = f"norm={cfg.norm}" if model_kind(cfg.model_name).norm_variants else f"model={cfg.model_name}"
         epoch = "" if result["best_epoch"] is None else f"best epoch {result['best_epoch']}, "
         print(f"[graphnorm] {result['dataset']} {what} seed={cfg.seed}: "
               f"val {m} {result[f'val_{m}']:.4f}, test {m} {result[f'test_{m}']:.4f} "

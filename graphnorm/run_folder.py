@@ -1,22 +1,51 @@
-"""A run folder's record: ``metrics.json``, written and read here only.
+"""A run folder: the names of its files, and its record (``metrics.json``), written and read
+here only.
+
+A run folder (`graphnorm train --out DIR`, a benchmark's ``runs/<variant>/seed<k>``) holds
+``best.ckpt`` (the best validation epoch; a tree run: its model file, graphnorm.models),
+``last.ckpt`` (resumable), ``predictions_<split>.csv.gz`` (the best model's val/test
+predictions), an own table's ``splits.json``, ``metrics.json``; an ensemble folder also
+``model_<k>/`` per graph member and ``ensemble.json``. Modules ask for these names here.
 
 Every training run -- a graph model (`graphnorm.train.run`), a tree model
 (`graphnorm.train.tree_run`) or an ensemble (`graphnorm.train.ensemble`) -- ends by writing
 its result with `write_metrics`: strict JSON (NaN and infinities become null, which every
 JSON reader accepts), written atomically so an interrupted write never leaves half a record
-that a resumed benchmark would take for a finished run. `read_metrics` checks that a record
-holds what benchmarks, summaries and boards read (its metric and that metric's val/test
-values) and names the file when it does not.
+that a resumed benchmark would take for a finished run. `read_record` reads one as a typed
+`RunRecord` (metric, seed, val/test values, model) and names the file when it does not fit;
+`read_metrics` also requires the validation value that benchmarks, summaries and boards read.
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
-METRICS_FILE = "metrics.json"
+BEST_CHECKPOINT = "best.ckpt"  # the best validation epoch's model: what predict loads
+LAST_CHECKPOINT = "last.ckpt"  # written every few steps: what --resume continues
+SPLITS_FILE = "splits.json"  # an own table's rows per split (rerun: --split file:splits.json)
+ENSEMBLE_FILE = "ensemble.json"  # an ensemble's report and fitted member weights
+METRICS_FILE = "metrics.json"  # the run's record: present once the run finished
+MEMBER_DIRS = "model_*"  # an ensemble's graph members
 REQUIRED = ("metric", "seed")
+
+
+def predictions_file(split: str) -> str:
+    """The file of the best model's predictions on ``split`` (val, test)."""
+    return f"predictions_{split}.csv.gz"
+
+
+def member_dir(k: int) -> str:
+    """The folder of an ensemble's k-th graph member."""
+    return f"model_{k}"
+
+
+def is_finished(run: str | os.PathLike) -> bool:
+    """A run folder with its record: benchmarks and ensembles skip it."""
+    return (Path(run) / METRICS_FILE).is_file()
 
 
 class RunRecordError(ValueError):
@@ -49,9 +78,6 @@ def write_metrics(out: str | os.PathLike, result: dict) -> Path:
     return path
 
 
-ENSEMBLE_FILE = "ensemble.json"
-
-
 def read_member_weights(run: str | os.PathLike, members: int):
     """The member weights an ensemble folder fitted on validation (``ensemble.json``'s
     ``member_weights``, in `checkpoint_files` order), or None: equal weights (no fitted
@@ -66,8 +92,26 @@ def read_member_weights(run: str | os.PathLike, members: int):
     return [float(w) for w in weights]
 
 
-def read_metrics(run: str | os.PathLike) -> dict:
-    """The record of the run folder ``run`` (or of a metrics.json path), checked."""
+@dataclass(frozen=True)
+class RunRecord:
+    """A run's metrics.json as read: the values every reader needs, typed, and the whole
+    record (``fields``: per-target scores, timing, config, ...)."""
+    path: Path
+    metric: str
+    seed: int
+    val: Optional[float]  # None: not finite (null), or no validation score (an external tool's run)
+    test: Optional[float]
+    model: Optional[str]  # None: a record from before the baselines (a Graphormer)
+    fields: dict
+
+
+def _number(value) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def read_record(run: str | os.PathLike) -> RunRecord:
+    """The record of the run folder ``run`` (or of a metrics.json path) as a `RunRecord`;
+    a RunRecordError names the file and what does not fit."""
     path = Path(run)
     path = path if path.name == METRICS_FILE else path / METRICS_FILE
     try:
@@ -75,7 +119,26 @@ def read_metrics(run: str | os.PathLike) -> dict:
     except (OSError, ValueError) as err:
         raise RunRecordError(f"cannot read run record {path} ({type(err).__name__}: {err})") from err
     metric = record.get("metric") if isinstance(record, dict) else None
-    if metric is None or f"val_{metric}" not in record or f"test_{metric}" not in record:
-        raise RunRecordError(f"{path} is not a finished run's record: it lacks metric, "
-                             f"val_<metric> or test_<metric>")
-    return record
+    if not isinstance(metric, str) or "seed" not in record or f"test_{metric}" not in record:
+        raise RunRecordError(f"{path} is not a finished run's record: it lacks metric, seed "
+                             f"or test_<metric>")
+    val, test, seed, model = (record.get(f"val_{metric}"), record[f"test_{metric}"],
+                              record["seed"], record.get("model"))
+    wrong = [f"{k}={v!r}" for k, v, ok in (
+        (f"val_{metric}", val, _number(val)), (f"test_{metric}", test, _number(test)),
+        ("seed", seed, isinstance(seed, int) and not isinstance(seed, bool)),
+        ("model", model, model is None or isinstance(model, str))) if not ok]
+    if wrong:
+        raise RunRecordError(f"{path}: {', '.join(wrong)} (expected numbers or null, an "
+                             "integer seed and a model name)")
+    return RunRecord(path, metric, seed, val, test, model, record)
+
+
+def read_metrics(run: str | os.PathLike) -> dict:
+    """The record of the run folder ``run`` (or of a metrics.json path), checked to hold
+    its metric's val/test values, as a dict."""
+    record = read_record(run)
+    if f"val_{record.metric}" not in record.fields:
+        raise RunRecordError(f"{record.path} is not a finished run's record: it lacks "
+                             f"val_{record.metric}")
+    return record.fields

@@ -66,15 +66,15 @@ def _choices(command: str, dest: str):
 
 
 def test_cli_choices_are_the_registries():
-    from graphnorm.baselines.trees import TREE_KINDS
     from graphnorm.data.info import DATASET_INFO, METRICS, SPLITS, TASK_CHOICES
     from graphnorm.graph import graphormer
-    from graphnorm.models import MODEL_NAMES, PRESETS, RUNNABLE_MODELS
+    from graphnorm.models import MODEL_KINDS, MODEL_NAMES, PRESETS, RUNNABLE_MODELS
     from graphnorm.tasks import HIGHER_IS_BETTER
     from graphnorm.train.recipes import RECIPE_NAMES, RECIPES
 
-    assert tuple(_choices("train", "model_name")) == RUNNABLE_MODELS == MODEL_NAMES + tuple(TREE_KINDS)
-    assert tuple(_choices("train", "forest_model")) == tuple(TREE_KINDS)
+    assert tuple(_choices("train", "model_name")) == RUNNABLE_MODELS == tuple(MODEL_KINDS)
+    trees = tuple(n for n, k in MODEL_KINDS.items() if k.tree)
+    assert tuple(_choices("train", "forest_model")) == trees and set(MODEL_NAMES).isdisjoint(trees)
     assert tuple(_choices("train", "metric")) == METRICS == tuple(HIGHER_IS_BETTER)
     assert tuple(_choices("benchmark", "recipe")) == RECIPE_NAMES == ("auto", *RECIPES)
     assert list(_choices("train", "dataset")) == list(DATASET_INFO) == list(_choices("analyze", "dataset"))

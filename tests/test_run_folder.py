@@ -26,3 +26,34 @@ def test_bad_records_are_named(tmp_path):
     (tmp_path / "metrics.json").write_text('{"metric": "mae", "val_mae": 1}')
     with pytest.raises(RunRecordError, match="not a finished run's record"):
         read_metrics(tmp_path / "metrics.json")
+
+
+def test_every_committed_record_reads(tmp_path):
+    """Every metrics.json under experiments/results reads as a typed record; all but the
+    external tools' runs (chemprop: no validation score) also as a finished graphnorm run."""
+    from pathlib import Path
+
+    from graphnorm.run_folder import read_record
+
+    results = Path(__file__).resolve().parents[1] / "experiments" / "results"
+    paths = sorted(results.rglob("metrics.json"))
+    assert len(paths) > 100
+    for path in paths:
+        record = read_record(path)
+        assert isinstance(record.seed, int) and f"test_{record.metric}" in record.fields
+        if "chemprop" in record.fields:
+            assert record.val is None
+        else:
+            assert read_metrics(path) == record.fields
+    (tmp_path / "metrics.json").write_text('{"metric": "mae", "seed": "0", "test_mae": "1.5"}')
+    with pytest.raises(RunRecordError, match="test_mae='1.5', seed='0'"):
+        read_record(tmp_path)
+
+
+def test_run_folder_names(tmp_path):
+    from graphnorm.run_folder import is_finished, member_dir, predictions_file
+
+    assert (predictions_file("val"), member_dir(2)) == ("predictions_val.csv.gz", "model_2")
+    assert not is_finished(tmp_path)
+    write_metrics(tmp_path, {"metric": "mae", "seed": 0, "val_mae": 1.0, "test_mae": 2.0})
+    assert is_finished(tmp_path)

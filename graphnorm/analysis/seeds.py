@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from graphnorm.bench.summary import load_runs, paired_cell, paired_columns, slug
-from graphnorm.run_folder import json_safe
+from graphnorm.run_folder import BEST_CHECKPOINT, json_safe
 
 KINDS = ("vnode", "tokens")
 METRICS = ("uniformity", "ev_1", "effective_rank")
@@ -50,7 +50,7 @@ def analyze_benchmark(bench: Path, out: Path, dataset: Optional[str] = None,
     report = {"bench": str(bench), "split": split, "metric": metric, "runs": {}}
     rows, loaded_data = [], {}  # (dataset, featurizer) -> splits: runs of a benchmark share one
     for i, r in enumerate(runs.to_dict(orient="records"), 1):
-        path = Path(bench) / "runs" / slug(r["norm"]) / f"seed{r['seed']}" / "best.ckpt"
+        path = Path(bench) / "runs" / slug(r["norm"]) / f"seed{r['seed']}" / BEST_CHECKPOINT
         if not path.is_file():
             raise FileNotFoundError(f"{path}: the run has a metrics.json but no best.ckpt")
         loaded = load_checkpoint(path)

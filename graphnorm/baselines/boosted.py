@@ -20,7 +20,6 @@ import numpy as np
 
 from graphnorm.tasks import resolve_task
 
-GBM = "gbm"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .tree_member import TreeFileError, TreeMember
+from .tree_member import TreeFileError, TreeKind, TreeMember
 
 BOOSTED_FILE = "gbm.json"
 BOOSTED_FORMAT = 1
@@ -88,3 +88,22 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
         raise TreeFileError(f"cannot read boosted-tree model {path} ({type(err).__name__}: "
                             f"{str(err)[:200]}); retrain it (--model gbm)") from err
     return LoadedBoosted(boosters, meta["task"], meta, path)
+
+
+def _fit(task, x, y, seed, threads):
+    from .boosted import BoostedConfig, fit_boosted, log_transform_wanted
+
+    transforms = [("log10" if not task.binary and log_transform_wanted(y[:, j]) else None)
+                  for j in range(y.shape[1])]
+    config = BoostedConfig()
+    return fit_boosted(task, x, y, seed, threads, config, transforms), config.to_dict(), transforms
+
+
+def _predict(task, models, x, transforms):
+    from .boosted import predict_boosted
+
+    return predict_boosted(task, models, x, transforms)
+
+
+# the code of the ``gbm`` entry of graphnorm.models: MapLight features, LightGBM's text format
+BOOSTED = TreeKind("maplight", _fit, _predict, save_boosted, load_boosted)

@@ -18,7 +18,6 @@ import numpy as np
 
 from graphnorm.tasks import resolve_task
 
-FOREST = "rf"
 COUNT_RADIUS, COUNT_BITS = 2, 2048
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .tree_member import TreeFileError, TreeMember
+from .tree_member import TreeFileError, TreeKind, TreeMember
 
 FOREST_FILE, FOREST_META = "forest.skops", "forest.json"
 FOREST_FORMAT = 1
@@ -101,3 +101,25 @@ def load_forest(path: str | Path) -> LoadedForest:
                               f"{sklearn.__version__}: retrain it (--model rf) or install that "
                               "version") from err
     return LoadedForest(forests, meta["task"], meta, path)
+
+
+def _fit(task, x, y, seed, threads):
+    from .forest import ForestConfig, fit_forests
+
+    return fit_forests(task, x, y, seed, threads), ForestConfig().__dict__, [None] * y.shape[1]
+
+
+def _predict(task, models, x, transforms):
+    from .forest import predict_forests
+
+    return predict_forests(task, models, x)
+
+
+def _save(out, models, task, features, config, seed, transforms):
+    fingerprint = {"radius": features["morgan_radius"], "bits": features["width"],
+                   "kind": "Morgan counts"}
+    return save_forest(out, models, task, fingerprint, config, seed)
+
+
+# the code of the ``rf`` entry of graphnorm.models: 2048 Morgan counts, saved with skops
+FOREST = TreeKind("morgan", _fit, _predict, _save, load_forest)

@@ -142,3 +142,27 @@ class GNN(nn.Module):
             features = torch.cat([features, self.descriptors(batch)], -1)
         pred = self.head(features)
         return (pred, emb) if return_embeddings else pred
+
+
+class GNNKind:
+    """``gine`` / ``gin-vn`` as model kinds (entries of graphnorm.models): one GNN class, the
+    variant in its config's ``kind``."""
+    config_class = GNNConfig
+
+    def __init__(self, variant: str):
+        self.variant = variant
+
+    def config(self, **fields) -> GNNConfig:
+        return GNNConfig(kind=self.variant, **fields)
+
+    def build(self, fields: dict) -> GNN:
+        return GNN(GNNConfig.from_dict(dict(fields, kind=self.variant)))
+
+    def run_fields(self, cfg) -> dict:
+        """The model fields a TrainConfig ``cfg`` decides beyond the preset: the readout's
+        pooling part ("vnode+mean": a GNN's pooling is "mean")."""
+        pool = cfg.readout.split("+")[-1] if cfg.readout else None
+        return {"pool": pool} if pool in POOLS else {}
+
+
+GINE, GIN_VN = (GNNKind(v) for v in GNN_KINDS)

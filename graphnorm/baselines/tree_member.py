@@ -1,8 +1,12 @@
-"""What a fitted tree model (``rf``, ``gbm``) is as an ensemble member: the interface of a
-graph checkpoint (`graphnorm.checkpoints.LoadedModel`) that ``predict``, ``serve`` and
-ensembles use -- ``task``, ``targets``, ``path``, ``predict_batch`` -- read from SMILES
-instead of graphs; ``featurizer`` is None (no graph, no weights to explain or embed)."""
+"""What a tree model kind is: `TreeKind`, the code of a tree entry of graphnorm.models (what
+it reads, how it fits, predicts, saves and loads), and `TreeMember`, a fitted one as an
+ensemble member: the interface of a graph checkpoint (`graphnorm.checkpoints.LoadedModel`)
+that ``predict``, ``serve`` and ensembles use -- ``task``, ``targets``, ``meta``, ``path``, ``kind``,
+``predict_batch`` -- read from SMILES instead of graphs; ``featurizer`` is None."""
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -13,14 +17,34 @@ class TreeFileError(RuntimeError):
     """A saved tree model that cannot be loaded (missing, other format, unsafe, damaged)."""
 
 
+@dataclass(frozen=True)
+class TreeKind:
+    feature_set: str  # graphnorm.chem.tabular
+    fit: Callable  # (task, x, y [N, T], seed, threads) -> (models, config, transforms)
+    predict: Callable  # (task, models, x, transforms) -> [N, T]; task: graphnorm.tasks.Task
+    save: Callable  # (out, models, task, features, config, seed, transforms) -> Path
+    load: Callable  # (path) -> TreeMember
+
+
 class TreeMember:
     featurizer = None  # reads SMILES, not graphs
     task: dict
+    meta: dict  # what its file stores beside the model (predict reads train_domain if any)
     path: object
 
     @property
     def targets(self) -> list[str]:
         return target_names(self.task)
+
+    @property
+    def kind(self):
+        """Its entry in the model registry (graphnorm.models), known by its file's name."""
+        from graphnorm.models import kind_of_file
+
+        kind = kind_of_file(self.path)
+        if kind is None:
+            raise TreeFileError(f"{self.path}: not the file name of a tree model kind")
+        return kind
 
     def predict_smiles(self, smiles: list[str]) -> torch.Tensor:
         raise NotImplementedError

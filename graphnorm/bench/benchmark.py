@@ -19,6 +19,7 @@ from typing import Sequence
 import pandas as pd
 
 from graphnorm.bench.summary import slug, summarize, variant
+from graphnorm.run_folder import LAST_CHECKPOINT, is_finished, read_metrics
 from graphnorm.train.processes import die_with_parent, train_run
 
 
@@ -79,7 +80,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     trained: the summary of the runs finished so far (e.g. of a campaign that spans
     sessions, or while another process trains its runs). ``baseline``: the variant the
     others are paired against (default rf when run, else ln)."""
-    from graphnorm.models import RUNNABLE_MODELS, is_tree_model
+    from graphnorm.models import RUNNABLE_MODELS, model_kind
     from graphnorm.norms import build_norm
     from graphnorm.train.recipes import recipe_backbone, settle_backbone
 
@@ -90,19 +91,19 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
         if m not in RUNNABLE_MODELS:
             raise ValueError(f"unknown model {m!r}; choose from {', '.join(RUNNABLE_MODELS)}")
     if baseline is None:
-        baseline = "rf" if "rf" in models else "ln"
+        baseline = next((m for m in models if model_kind(m).paired_baseline), "ln")
     if not summary_only:  # a summary of nothing leaves no empty folder behind
         out.mkdir(parents=True, exist_ok=True)
     # seed-major: an interrupted campaign leaves whole seeds, i.e. paired comparisons
     plan = [(m, n, s) for s in range(seeds) for m in models
-            for n in (norms if m == "graphormer" else [cfg.norm])]
+            for n in (norms if model_kind(m).norm_variants else [cfg.norm])]
     todo = []
     for k, (model, norm, seed) in enumerate(plan, 1):
         run_dir = out / "runs" / slug(variant(model, norm)) / f"seed{seed}"
-        if (run_dir / "metrics.json").is_file():
+        if is_finished(run_dir):
             print(f"[benchmark] run {k}/{len(plan)}: {variant(model, norm)} seed {seed} done, skipped")
             continue
-        resume = (run_dir / "last.ckpt").is_file()
+        resume = (run_dir / LAST_CHECKPOINT).is_file()
         own = model == cfg.model_name  # a config's preset and `model:` overrides are its own
         # model's; the other models of --models run at their default preset
         init_from = cfg.init_from and cfg.init_from.replace("{variant}", slug(variant(model, norm)))
@@ -112,8 +113,8 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
                                       out=str(run_dir), resume=resume, init_from=init_from,
                                       preset=cfg.preset if own else None,
                                       # a tree model is an ensemble of trees already
-                                      ensemble=1 if is_tree_model(model) else cfg.ensemble,
-                                      forest_member=cfg.forest_member and not is_tree_model(model),
+                                      ensemble=1 if model_kind(model).tree else cfg.ensemble,
+                                      forest_member=cfg.forest_member and not model_kind(model).tree,
                                       model=dict(cfg.model) if own else {})
         # the recipe's backbone serves the variants it fits; the others train from scratch
         todo.append((k, settle_backbone(run_cfg, given=init_from != recipe_backbone(cfg))))
@@ -138,7 +139,7 @@ def finished_line(k: int, total: int, run_cfg) -> str:
     """One line per finished run with its result, read back from its metrics.json."""
     head = f"[benchmark] run {k}/{total}: {_what(run_cfg)}"
     try:
-        r = json.loads((Path(run_cfg.out) / "metrics.json").read_text())
+        r = read_metrics(run_cfg.out)
         m = r["metric"]
         return (f"{head} finished: test {m} {r[f'test_{m}']:.4f}, val {m} {r[f'val_{m}']:.4f} "
                 f"(best epoch {r.get('best_epoch')}, {r.get('wall_time_s')} s)")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from graphnorm.bench.summary import paired_cell, paired_difference
+from graphnorm.run_folder import METRICS_FILE
 
 def read_seeds(folder: Path, split: str = "test") -> tuple[pd.Series, dict]:
     """``{seed: <split>_<metric>}`` of every finished run in ``folder`` and the facts both sides
@@ -23,7 +24,7 @@ def read_seeds(folder: Path, split: str = "test") -> tuple[pd.Series, dict]:
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder (expected <benchmark out>/runs/<variant>)")
     values, facts = {}, None
-    for path in sorted(folder.glob("seed*/metrics.json")):
+    for path in sorted(folder.glob(f"seed*/{METRICS_FILE}")):
         try:  # paired by the run's own seed, as the benchmark summary pairs them
             m = json.loads(path.read_text())
             run_facts = {"dataset": m["dataset"], "metric": m["metric"]}

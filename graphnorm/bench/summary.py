@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from graphnorm.bench.plots import plot_curves, plot_summary, val_curve
-from graphnorm.run_folder import json_safe
+from graphnorm.models import DEFAULT_MODEL
+from graphnorm.run_folder import METRICS_FILE, json_safe, predictions_file
 
 _READS: dict | None = None  # path -> frame while `summarize` runs (None: no caching)
 
@@ -30,17 +31,25 @@ def slug(norm: str) -> str:
 def variant(model: str | None, norm: str) -> str:
     """A run's row label: the norm for a Graphormer, the model name for a baseline GNN
     (baselines have their own fixed BatchNorms; ``--norms`` does not apply to them)."""
-    return norm if model in (None, "graphormer") else model
+    return norm if _norm_variants(model) else model
+
+
+def _norm_variants(model: str | None) -> bool:
+    """Whether runs of ``model`` vary over --norms (a record without it: the default model);
+    an unknown name (a record of another version) is named by itself."""
+    from graphnorm.models import MODEL_KINDS, model_kind
+
+    return (model is None or model in MODEL_KINDS) and model_kind(model).norm_variants
 
 
 def load_runs(out: Path) -> pd.DataFrame:
-    rows = [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/seed*/metrics.json"))]
+    rows = [json.loads(p.read_text()) for p in sorted(out.glob(f"runs/*/seed*/{METRICS_FILE}"))]
     if not rows:
         raise FileNotFoundError(f"no finished runs (runs/*/seed*/metrics.json) under {out}")
     runs = pd.DataFrame(rows)
     if "model" not in runs:
-        runs["model"] = "graphormer"
-    runs["model"] = runs["model"].fillna("graphormer")
+        runs["model"] = DEFAULT_MODEL
+    runs["model"] = runs["model"].fillna(DEFAULT_MODEL)
     # the summary's rows are variants: a Graphormer's norm, or a baseline's model name
     runs["norm"] = [variant(m, n) for m, n in zip(runs["model"], runs["norm"])]
     return runs
@@ -110,8 +119,8 @@ def interval_check(out: Path, name: str, seeds: Sequence[int], level: float = 0.
     from graphnorm.inference.conformal import run_interval_report
 
     runs = [out / "runs" / slug(name) / f"seed{s}" for s in seeds]
-    if not runs or not all((r / "predictions_val.csv.gz").is_file() and
-                           (r / "predictions_test.csv.gz").is_file() for r in runs):
+    if not runs or not all((r / predictions_file("val")).is_file() and
+                           (r / predictions_file("test")).is_file() for r in runs):
         return {}
     try:
         report = run_interval_report(runs, level)["runs"]
@@ -134,8 +143,9 @@ def model_pair_ensembles(out: Path, runs: pd.DataFrame, metric: str) -> list[dic
     is compared with a single run of twice the budget, not with one run. Beside it, the
     metric of the mean prediction of every run of both (all their seeds; NaN unless every
     one of those runs has its predictions): the most the campaign's runs give together."""
-    graphormers = list(dict.fromkeys(runs.loc[runs["model"] == "graphormer", "norm"]))
-    baselines = list(dict.fromkeys(runs.loc[runs["model"] != "graphormer", "norm"]))
+    by_norm = runs["model"].map(_norm_variants).astype(bool)
+    graphormers = list(dict.fromkeys(runs.loc[by_norm, "norm"]))
+    baselines = list(dict.fromkeys(runs.loc[~by_norm, "norm"]))
     seeds_of = {name: sorted(seeds) for name, seeds in runs.groupby("norm")["seed"]}
     pairs = []
     for a in graphormers:
@@ -156,7 +166,7 @@ def model_pair_ensembles(out: Path, runs: pd.DataFrame, metric: str) -> list[dic
 
 
 def _predictions(out: Path, name: str, seed: int) -> Path:
-    return out / "runs" / slug(name) / f"seed{seed}" / "predictions_test.csv.gz"
+    return out / "runs" / slug(name) / f"seed{seed}" / predictions_file("test")
 
 
 def _read_predictions(path: Path) -> pd.DataFrame:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from graphnorm.data.tdc import TDC_ADMET_TASKS
-from graphnorm.run_folder import read_metrics
+from graphnorm.run_folder import METRICS_FILE, read_metrics
 
 ENTRIES = ("minimol", "maplight_gnn", "maplight", "chemprop_rdkit", "chemprop")
 SEEDS = 5  # the official protocol
@@ -32,7 +32,7 @@ def read_leaderboard(path: Optional[Path]) -> Optional[pd.DataFrame]:
 
 def _runs(task_dir: Path) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
-    for f in sorted(task_dir.glob("runs/*/seed*/metrics.json")):
+    for f in sorted(task_dir.glob(f"runs/*/seed*/{METRICS_FILE}")):
         out.setdefault(f.parent.parent.name, []).append(read_metrics(f))
     return out
 

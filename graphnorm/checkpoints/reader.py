@@ -15,7 +15,9 @@ from pathlib import Path
 import torch
 
 from graphnorm.chem import FeaturizerConfig
-from graphnorm.models import build_model
+from graphnorm.models import (MODEL_KINDS, build_model, kind_of_file, model_kind, split_model_config,
+                              tree_member_files)
+from graphnorm.run_folder import BEST_CHECKPOINT, MEMBER_DIRS, METRICS_FILE
 from graphnorm.tasks import resolve_task, target_names
 
 from .format import SUPPORTED_FORMATS, CheckpointError, upgrade_checkpoint
@@ -39,6 +41,11 @@ class LoadedModel:
         """Target names (`graphnorm.tasks.target_names`)."""
         return target_names(self.task)
 
+    @property
+    def kind(self):
+        """Its entry in the model registry (graphnorm.models): what it supports."""
+        return model_kind(split_model_config(self.meta["model_config"])[0])
+
     def predict_batch(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or probabilities (binary): [B, T]."""
         with torch.no_grad():
@@ -50,28 +57,26 @@ def checkpoint_files(path: str | Path) -> list[Path]:
     """The model file(s) behind ``path``: a file; a run directory (its best.ckpt, or a tree
     run's forest.skops / gbm.json); an ensemble directory (every model_<k>/best.ckpt, then
     its tree member's file, e.g. forest/forest.skops); else a clear CheckpointError."""
-    from graphnorm.baselines.trees import TREE_KINDS, member_files
-
     path = Path(path)
     if path.is_file():
         return [path]
     if not path.exists():
         raise CheckpointError(f"checkpoint not found: {path}; {TRAIN_HINT}")
-    for single in ("best.ckpt", *(k.model_file for k in TREE_KINDS.values())):
+    for single in dict.fromkeys(k.model_file for k in MODEL_KINDS.values()):
         if (path / single).is_file():
             return [path / single]
-    members = sorted(path.glob("model_*/best.ckpt"),
+    members = sorted(path.glob(f"{MEMBER_DIRS}/{BEST_CHECKPOINT}"),
                      key=lambda p: (len(p.parent.name), p.parent.name))
     if members:
-        return members + member_files(path)
+        return members + tree_member_files(path)
     others = sorted(path.glob("*.ckpt"))
     if len(others) == 1:
         return others
     if others:
         raise CheckpointError(f"{path} holds several checkpoints ({', '.join(p.name for p in others)}) "
                               "but no best.ckpt; pass one of them")
-    kind = TREE_KINDS.get(_run_model(path))
-    if kind is not None:
+    kind = MODEL_KINDS.get(_run_model(path))
+    if kind is not None and kind.tree:
         raise CheckpointError(f"{path} is a {kind.label} run (--model {kind.name}) from before "
                               f"its models were saved: it has no {kind.model_file}; train it "
                               "again to predict with it")
@@ -84,28 +89,26 @@ def _run_model(run: Path):
     import json
 
     try:
-        return json.loads((run / "metrics.json").read_text()).get("model")
+        return json.loads((run / METRICS_FILE).read_text()).get("model")
     except (OSError, ValueError, AttributeError):
         return None
 
 
 def is_tree_file(path: Path) -> bool:
-    from graphnorm.baselines.trees import kind_of_file
-
-    return kind_of_file(path) is not None or Path(path).suffix == ".skops"
+    return kind_of_file(path) is not None
 
 
 def load_member(path: str | Path):
     """An ensemble member from its file: a graph checkpoint (`load_checkpoint`) or a tree
-    model (its kind's loader, graphnorm/baselines/trees.py), with errors as CheckpointError."""
+    model (its kind's loader, graphnorm.models), with errors as CheckpointError. Either
+    carries ``kind``, its registry entry."""
     from graphnorm.baselines.tree_member import TreeFileError
-    from graphnorm.baselines.trees import TREE_KINDS, kind_of_file
 
-    if not is_tree_file(path):
+    kind = kind_of_file(path)
+    if kind is None:
         return load_checkpoint(path)
-    kind = kind_of_file(path) or TREE_KINDS["rf"]  # a forest saved under another name
     try:
-        return kind.load(path)
+        return kind.implementation().load(path)
     except TreeFileError as err:
         raise CheckpointError(str(err)) from err
 

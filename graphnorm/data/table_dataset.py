@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from graphnorm.run_folder import SPLITS_FILE
 from graphnorm.tasks import CLASSIFICATION, REGRESSION, resolve_task
 
 from .cache import CACHE_FORMAT, cache_root, load_cache, pack_split, save_cache, split_dataset
@@ -248,7 +249,7 @@ def write_run_files(out: Path, splits: TableSplits) -> None:
     saved = {"file": str(spec.path), "sha256": splits.checksum, "split": spec.split,
              "split_sizes": list(parse_split_sizes(spec.split_sizes)), "split_seed": spec.split_seed,
              "row_numbering": ROW_NUMBERING, **splits.split_labels}
-    (out / "splits.json").write_text(json.dumps(saved, indent=1))
+    (out / SPLITS_FILE).write_text(json.dumps(saved, indent=1))
     splits.skipped.to_csv(out / "skipped_rows.csv", index=False)
     (out / "data_report.json").write_text(json.dumps(splits.report, indent=2))
 

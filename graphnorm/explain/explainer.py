@@ -51,7 +51,8 @@ class Explainer:
                  steps: int = DEFAULT_STEPS):
         from graphnorm.checkpoints import CheckpointError
 
-        self.graph_members = predictor.graph_members
+        # the members whose registry entry (graphnorm.models) gives per-atom scores
+        self.graph_members = [m for m in predictor.members if m.kind.explain]
         if not self.graph_members:
             raise CheckpointError(f"{predictor.loaded.path} is a tree model (random forest or "
                                   "boosted trees): it scores fingerprint counts, not atoms; "

@@ -34,7 +34,7 @@ from torch import Tensor
 from graphnorm.checkpoints import LoadedModel
 from graphnorm.tasks import resolve_task
 
-from .sites import Edit, captured_attention, edited_atom_embeddings, model_kind
+from .sites import Edit, captured_attention, edited_atom_embeddings
 
 METHODS = ("ig", "occlusion", "rollout")
 DEFAULT_METHOD = "occlusion"  # the best on experiments/results/explain (docs/explain_and_serve.md)
@@ -157,7 +157,7 @@ def check_method(method: str, loaded: LoadedModel) -> None:
     """Refuse a method the model cannot run (rollout on a GNN), naming the checkpoint."""
     if method not in METHODS:
         raise ValueError(f"unknown attribution method {method!r}; choose from {', '.join(METHODS)}")
-    if method == "rollout" and model_kind(loaded.model) != "graphormer":
+    if method == "rollout" and not loaded.kind.attention:  # its registry entry's answer
         raise ValueError(f"--method rollout needs a Graphormer; {loaded.path} is a "
-                         f"{loaded.meta.get('model_config', {}).get('model', 'GNN')} model: "
+                         f"{loaded.kind.name} model: "
                          "use --method ig or occlusion")

@@ -27,10 +27,11 @@ from torch import Tensor, nn
 Edit = Callable[[Tensor], Tensor]  # padded e [B, N, D] -> e' [B, N, D]
 
 
-def model_kind(model: nn.Module) -> str:
-    """"graphormer" or "gnn" (``graphnorm.baselines.GNN``); anything else is refused."""
+def architecture(model: nn.Module) -> str:
+    """Where a model's attribution sites are: "transformer" (padded atoms, attention: the
+    Graphormer) or "gnn" (sparse atoms: ``graphnorm.baselines.GNN``); else refused."""
     if hasattr(model, "transformer") and hasattr(model, "attn_bias"):
-        return "graphormer"
+        return "transformer"
     if hasattr(model, "convs") and hasattr(model, "atom_encoder"):
         return "gnn"
     raise ValueError(f"cannot explain a {type(model).__name__}: attributions need a "
@@ -41,7 +42,7 @@ def model_kind(model: nn.Module) -> str:
 def edited_atom_embeddings(model: nn.Module, node_mask: Tensor, edit: Edit) -> Iterator[None]:
     """Within the block, every forward of ``model`` replaces its atom embeddings ``e`` by
     ``edit(e)`` (padded ``[B, N, D]``; ``node_mask`` bool ``[B, N]`` of the batch that will run)."""
-    sparse = model_kind(model) == "gnn"
+    sparse = architecture(model) == "gnn"
 
     def hook(module, args, output):
         if not sparse:  # [B, N, D] already
@@ -61,7 +62,7 @@ def edited_atom_embeddings(model: nn.Module, node_mask: Tensor, edit: Edit) -> I
 def captured_attention(model: nn.Module, store: list) -> Iterator[None]:
     """Appends each block's attention input ``(x [B, L, D], bias, key_padding_mask)`` to
     ``store`` during forwards of a Graphormer (for recomputing its attention probabilities)."""
-    if model_kind(model) != "graphormer":
+    if architecture(model) != "transformer":
         raise ValueError("attention rollout needs a Graphormer: GINE/GIN-VN have no attention; "
                          "use --method ig or occlusion")
 

@@ -28,7 +28,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-VAL_FILE = "predictions_val.csv.gz"
+from graphnorm.run_folder import BEST_CHECKPOINT, predictions_file
+
+VAL_FILE = predictions_file("val")
 
 
 def conformal_quantile(residuals: np.ndarray, level: float) -> float:
@@ -147,8 +149,8 @@ def run_interval_report(run_dirs: Sequence[Path], level: float = 0.9) -> dict:
 
     per_run = []
     for run in run_dirs:
-        val = validation_predictions([Path(run) / "best.ckpt"])
-        test = pd.read_csv(Path(run) / "predictions_test.csv.gz")
+        val = validation_predictions([Path(run) / BEST_CHECKPOINT])
+        test = pd.read_csv(Path(run) / predictions_file("test"))
         binary = task_scored_by(read_metrics(run)["metric"]).binary
         row = {"run": str(run)}
         for col in (c for c in val.columns if c.startswith("y:")):

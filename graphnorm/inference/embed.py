@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.checkpoints import CheckpointError, checkpoint_files, load_checkpoint
+from graphnorm.checkpoints import CheckpointError, checkpoint_files, load_member
 from graphnorm.inference.predict import Predictor
 
 OUTPUT_FORMATS = (".npy", ".csv", ".parquet")
@@ -31,7 +31,11 @@ def load_embedder(checkpoint, batch_size: int = 128) -> Predictor:
         raise CheckpointError(
             f"{checkpoint} is an ensemble of {len(files)} models, whose embeddings live in "
             f"different spaces; embed with one member, e.g. --checkpoint {files[0]}")
-    return Predictor(load_checkpoint(files[0]), batch_size=batch_size)
+    member = load_member(files[0])
+    if not member.kind.embed:  # what its registry entry (graphnorm.models) supports
+        raise CheckpointError(f"{files[0]} is a {member.kind.label} model, which has no graph "
+                              "embedding: embed takes a graph model; predict takes this one")
+    return Predictor(member, batch_size=batch_size)
 
 
 def embed_smiles(checkpoint, smiles: Sequence[str], errors: Optional[Sequence[str]] = None,

@@ -74,7 +74,7 @@ class Predictor:
             raise CheckpointError(f"{len(self.weights)} member weights for {len(self.members)} members")
         self.batch_size = batch_size
         self.rows_per_pass = max(1, rows_per_pass)  # molecules featurized and held at a time
-        self.graph_members = [m for m in self.members if m.featurizer is not None]
+        self.graph_members = [m for m in self.members if not m.kind.tree]  # registry entries
         # the first graph model speaks for the ensemble (featurizer, training domain)
         self.loaded = (self.graph_members or self.members)[0]
         _same(self.graph_members or self.members, "the featurizer", lambda m: m.featurizer)
@@ -127,7 +127,7 @@ class Predictor:
                      ) -> RowPredictions:
         """Every member's prediction of one slice of rows, featurized together (the unit a
         `graphnorm predict --jobs N` worker computes). Graph members read the featurized
-        batches; tree members (``featurizer`` None) ``predict_smiles`` of the same rows.
+        batches; tree members (``kind.tree``) ``predict_smiles`` of the same rows.
         RDKit descriptors that several members read are computed once per row
         (`shared_by_smiles`)."""
         with shared_by_smiles():
@@ -142,7 +142,7 @@ class Predictor:
         for chunk, batch in self.batches(graphs):
             rows = [i for i, _ in chunk]
             for k, m in enumerate(self.members):
-                if m.featurizer is not None:
+                if not m.kind.tree:
                     per_member[k, rows] = m.predict_batch(batch).float()
             for i, g in chunk:
                 if max_atoms is not None and int(g.num_nodes) > max_atoms:
@@ -150,7 +150,7 @@ class Predictor:
                                 f"molecule ({max_atoms}): the prediction is an extrapolation")
         done = [i for i, _ in graphs]
         for k, m in enumerate(self.members):
-            if m.featurizer is None and done:  # one call per slice: trees vectorize
+            if m.kind.tree and done:  # one call per slice: trees vectorize
                 per_member[k, done] = m.predict_smiles([str(g.smiles) for _, g in graphs]).float()
         mean, std = np.full((n, len(cols)), np.nan), np.full((n, len(cols)), np.nan)
         if self.weights is None:

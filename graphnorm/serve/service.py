@@ -43,7 +43,7 @@ class PredictionService:
         self.predictor, self.limits = predictor, limits
         # a forest alone predicts but has no atoms to attribute: no drawings then
         self.explainer = (Explainer(predictor, method or DEFAULT_METHOD)
-                          if predictor.graph_members else None)
+                          if any(m.kind.explain for m in predictor.members) else None)
         self.scheduler = SliceScheduler()
 
     @property

@@ -20,20 +20,21 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.run_folder import json_safe, read_metrics, write_metrics
+from graphnorm.run_folder import (ENSEMBLE_FILE, LAST_CHECKPOINT, SPLITS_FILE, is_finished, json_safe,
+                                  member_dir, predictions_file, read_metrics, write_metrics)
 from graphnorm.train.processes import die_with_parent, train_run
 
-RUN_FILES = ("splits.json", "skipped_rows.csv", "data_report.json")
+RUN_FILES = (SPLITS_FILE, "skipped_rows.csv", "data_report.json")
 
 
 def member_configs(cfg) -> list:
     """The members' run configs: the graph models, then the tree model when it is a member."""
-    from graphnorm.baselines.trees import tree_kind
+    from graphnorm.models import tree_kind
 
     out = Path(cfg.out)
-    members = [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / f"model_{k}"), ensemble=1,
+    members = [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / member_dir(k)), ensemble=1,
                                    forest_member=False,
-                                   resume=(out / f"model_{k}" / "last.ckpt").is_file())
+                                   resume=(out / member_dir(k) / LAST_CHECKPOINT).is_file())
                for k in range(cfg.ensemble)]
     if cfg.forest_member:
         kind = tree_kind(cfg.forest_model)
@@ -47,11 +48,10 @@ def check_forest_member(cfg) -> None:
     """Refuse a forest member that could not train, before the graph members spend hours."""
     if not cfg.forest_member:
         return
-    from graphnorm.baselines.trees import tree_kind
-    from graphnorm.models import is_tree_model
+    from graphnorm.models import model_kind, tree_kind
 
     tree_kind(cfg.forest_model)  # a typo fails now
-    if is_tree_model(cfg.model_name):
+    if model_kind(cfg.model_name).tree:
         raise ValueError(f"--forest-member adds a tree model to graph models; --model "
                          f"{cfg.model_name} trains the trees alone")
     if not cfg.data:
@@ -60,9 +60,9 @@ def check_forest_member(cfg) -> None:
 
 
 def _name(k: int, member) -> str:
-    from graphnorm.models import is_tree_model
+    from graphnorm.models import model_kind
 
-    return member.model_name if is_tree_model(member.model_name) else f"model {k}"
+    return member.model_name if model_kind(member.model_name).tree else f"model {k}"
 
 
 def _run(todo: list, jobs: int) -> None:
@@ -92,7 +92,7 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
     check_forest_member(cfg)
     out = Path(cfg.out)
     members = member_configs(cfg)
-    todo = [(k, m) for k, m in enumerate(members) if not (Path(m.out) / "metrics.json").is_file()]
+    todo = [(k, m) for k, m in enumerate(members) if not is_finished(m.out)]
     for k, m in enumerate(members):
         if (k, m) not in todo:
             print(f"[ensemble] {_name(k, m)}: done, skipped", flush=True)
@@ -102,7 +102,7 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
         if src.is_file():
             shutil.copyfile(src, out / name)
     report = evaluate_ensemble(cfg)
-    (out / "ensemble.json").write_text(json.dumps(json_safe(report), indent=2, allow_nan=False))
+    (out / ENSEMBLE_FILE).write_text(json.dumps(json_safe(report), indent=2, allow_nan=False))
     write_metrics(out, ensemble_metrics(cfg, report))
     test = report["ensemble"]["test"]
     print(f"[graphnorm] ensemble of {len(members)}: test {report['metric']} "
@@ -191,7 +191,7 @@ def evaluate_ensemble(cfg) -> dict:
     members = [read_metrics(p.parent) for p in checkpoint_files(out)]
     report["members_val"] = [m[f"val_{metric}"] for m in members]
     report["members_test"] = [m[f"test_{metric}"] for m in members]
-    tree = [m.featurizer is None for m in models]
+    tree = [m.kind.tree for m in models]
     weights = None  # equal: the plain mean
     for split in ("val", "test"):
         preds, y, smiles = predict_loader(models, dm.loader(split, train=False))
@@ -202,7 +202,7 @@ def evaluate_ensemble(cfg) -> dict:
         mean = preds.mean(0) if weights is None else torch.einsum("m,mnt->nt", weights.to(preds.dtype), preds)
         # the ensemble's own prediction files, as a single run's: benchmark seed ensembles,
         # `compare` and conformal coverage read them
-        prediction_frame(names, mean, y, smiles).to_csv(out / f"predictions_{split}.csv.gz",
+        prediction_frame(names, mean, y, smiles).to_csv(out / predictions_file(split),
                                                         index=False)
         report["ensemble"][split] = {metric: compute_metric(metric, mean, y),
                                      "per_target": resolve_task(task).per_target(mean, y, names)}

@@ -9,6 +9,7 @@ import pandas as pd
 import torch
 
 from graphnorm.checkpoints import load_checkpoint
+from graphnorm.run_folder import predictions_file
 from graphnorm.tasks import compute_metric, resolve_task
 
 
@@ -49,5 +50,5 @@ def evaluate_checkpoint(path: Path, dm, out: Optional[Path] = None) -> dict:
             names = loaded.task.get("targets") or [f"target_{k}" if k else "target"
                                                    for k in range(y.shape[1])]
             prediction_frame(names, pred, y, smiles).to_csv(
-                Path(out) / f"predictions_{split}.csv.gz", index=False)
+                Path(out) / predictions_file(split), index=False)
     return scores

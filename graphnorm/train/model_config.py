@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from graphnorm.baselines import GNNConfig
 from graphnorm.chem import FeaturizerConfig
-from graphnorm.graph import GraphormerConfig
-from graphnorm.models import MODEL_NAMES, preset_fields
+from graphnorm.models import MODEL_NAMES, model_kind, preset_fields
 
 # model fields that the featurizer decides: set them through `featurizer:`, never `model:`
 FEATURIZER_SIZED = ("max_hops", "max_dist", "atom_feature_dims", "edge_feature_dims",
                     "fingerprint_bits", "descriptors")
 
 
-def featurizer_sizes(featurizer: FeaturizerConfig, name: str) -> dict:
-    """The model fields that must agree with the featurized data."""
+def featurizer_sizes(featurizer: FeaturizerConfig, fields: set) -> dict:
+    """The model fields (of a config class with ``fields``) that must agree with the
+    featurized data."""
     atom_dims, bond_dims = featurizer.feature_dims
     sizes = dict(atom_feature_dims=atom_dims, edge_feature_dims=bond_dims,
                  fingerprint_bits=featurizer.fingerprint_bits)
@@ -23,7 +22,7 @@ def featurizer_sizes(featurizer: FeaturizerConfig, name: str) -> dict:
         from graphnorm.chem.descriptors import descriptor_count
 
         sizes["descriptors"] = descriptor_count()
-    if name == "graphormer":
+    if "max_hops" in fields:  # a model that reads shortest paths
         sizes.update(max_hops=featurizer.max_hops, max_dist=featurizer.max_dist)
     return sizes
 
@@ -54,18 +53,12 @@ def model_config_for(cfg, info: dict, featurizer: FeaturizerConfig) -> dict:
     name = cfg.model_name
     if name not in MODEL_NAMES:
         raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODEL_NAMES)}")
-    sizes = featurizer_sizes(featurizer, name)
+    kind = model_kind(name).implementation()
+    fields = {f.name for f in dataclasses.fields(kind.config_class)}
+    sizes = featurizer_sizes(featurizer, fields)
     kw = dict(preset_fields(name, cfg.preset), **sizes, num_tasks=info["num_tasks"],
               dropout=cfg.dropout)
-    if name == "graphormer":
-        kw.update(norm=cfg.norm, sep_slots=cfg.sep_slots, attention_dropout=cfg.attention_dropout)
-        options = dict(readout=cfg.readout, rwpe_steps=cfg.rwpe_steps, local_mp=cfg.local_mp)
-        kw.update({k: v for k, v in options.items() if v is not None})
-    elif cfg.readout and cfg.readout.split("+")[-1] in ("sum", "mean"):
-        kw["pool"] = cfg.readout.split("+")[-1]  # "vnode+mean": a GNN's pooling part is "mean"
-    config_class = GraphormerConfig if name == "graphormer" else GNNConfig
-    _check_overrides(cfg.model, sizes, {f.name for f in dataclasses.fields(config_class)}, name)
+    kw.update(kind.run_fields(cfg))
+    _check_overrides(cfg.model, sizes, fields, name)
     kw.update(cfg.model)
-    if name == "graphormer":
-        return dict(GraphormerConfig(**kw).to_dict(), model=name)  # validates early
-    return dict(GNNConfig(kind=name, **kw).to_dict(), model=name)
+    return dict(kind.config(**kw).to_dict(), model=name)  # validates early

@@ -13,9 +13,9 @@ def train_run(cfg) -> dict:
     parent = multiprocessing.parent_process()
     if parent is not None and not parent.is_alive():
         raise RuntimeError(f"not starting {cfg.out}: the process that queued it has ended")
-    from graphnorm.models import is_tree_model
+    from graphnorm.models import model_kind
 
-    if is_tree_model(cfg.model_name):  # scikit-learn / LightGBM, no Lightning
+    if model_kind(cfg.model_name).tree:  # scikit-learn / LightGBM, no Lightning
         from graphnorm.train.tree_run import train_trees
 
         return train_trees(cfg)

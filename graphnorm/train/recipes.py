@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from graphnorm.models import DEFAULT_MODEL
 from graphnorm.tasks import CLASSIFICATION
 
 # The fast Graphormer of the CPU recipes: 4 blocks x 64 with a GINE branch, random-walk PE,
@@ -70,7 +71,7 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
     - regression below `ENSEMBLE_BELOW_ROWS` rows: an ensemble of `ENSEMBLE_MEMBERS`
       Graphormers, where it paid (FreeSolv).
     """
-    if merged.get("recipe") != "small-table" or merged.get("model_name") not in (None, "graphormer"):
+    if merged.get("recipe") != "small-table" or merged.get("model_name") not in (None, DEFAULT_MODEL):
         return merged
     out = dict(merged)
     if merged.get("task") == CLASSIFICATION.name:
@@ -142,7 +143,7 @@ def apply_recipe(values: dict, recipe: Optional[str]) -> dict:
     base = {k: (dict(v) if isinstance(v, dict) else v) for k, v in RECIPES[name].items()}
     if any(values.get(k) is not None for k in _LENGTH_KEYS):
         base.pop("max_steps", None)  # an explicit epoch or time budget decides the length
-    if values.get("model_name") not in (None, "graphormer"):  # a baseline keeps its own shape
+    if values.get("model_name") not in (None, DEFAULT_MODEL):  # a baseline keeps its own shape
         for key in ("preset", "readout", "rwpe_steps", "local_mp"):
             base.pop(key, None)
     merged = dict(base)

@@ -31,7 +31,7 @@ from .init_from import RECORD as INIT_RECORD, init_from_checkpoint
 from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
-from graphnorm.run_folder import write_metrics
+from graphnorm.run_folder import BEST_CHECKPOINT, LAST_CHECKPOINT, METRICS_FILE, write_metrics
 from graphnorm.tasks import HIGHER_IS_BETTER
 
 
@@ -85,7 +85,7 @@ warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*
 
 def refuse_overwrite(out: Path, resume: bool) -> None:
     """A new run never overwrites a trained one: its checkpoints and log would be lost."""
-    found = [n for n in ("best.ckpt", "last.ckpt", "metrics.json") if (out / n).is_file()]
+    found = [n for n in (BEST_CHECKPOINT, LAST_CHECKPOINT, METRICS_FILE) if (out / n).is_file()]
     if found and not resume:
         raise FileExistsError(
             f"{out} already holds a run ({', '.join(found)}): --resume continues it; to start "
@@ -110,9 +110,9 @@ def _initialize(module, model_config: dict, featurizer, init_from, out: Path, re
 def train(cfg: TrainConfig) -> dict:
     from graphnorm.norms import build_norm
 
-    from graphnorm.models import is_tree_model
+    from graphnorm.models import model_kind
 
-    if is_tree_model(cfg.model_name):
+    if model_kind(cfg.model_name).tree:
         raise ValueError(f"train() trains the torch models; --model {cfg.model_name} runs through "
                          "graphnorm.train.processes.train_run (graphnorm/train/tree_run.py)")
 
@@ -136,7 +136,7 @@ def train(cfg: TrainConfig) -> dict:
     mean, std = dm.target_stats()
     module = GraphormerModule(model_config, dict(dm.info, name=dm.name), cfg.to_dict(), mean, std,
                               dm.steps_per_epoch(), dm.train_domain(), dm.featurizer.to_dict())
-    ckpt = out / "last.ckpt"
+    ckpt = out / LAST_CHECKPOINT
     resuming = cfg.resume and ckpt.is_file()
     # after the data and the pre-trained weights: a failed load leaves no empty folder
     initialized = _initialize(module, model_config, dm.featurizer, cfg.init_from, out, resuming)
@@ -150,10 +150,12 @@ def train(cfg: TrainConfig) -> dict:
     metric = dm.info["metric"]
     mode = "max" if HIGHER_IS_BETTER[metric] else "min"
     # best.ckpt at the best validation epoch; last.ckpt after every validation ...
-    best_cb = ModelCheckpoint(dirpath=out, filename="best", monitor=f"val/{metric}", mode=mode,
+    best_cb = ModelCheckpoint(dirpath=out, filename=Path(BEST_CHECKPOINT).stem,
+                              monitor=f"val/{metric}", mode=mode,
                               save_top_k=1, save_last=True, enable_version_counter=False)
     # ... and every few steps, so a run killed mid-epoch loses little (monitor=None, fixed name)
-    last_cb = ModelCheckpoint(dirpath=out, filename="last", every_n_train_steps=cfg.checkpoint_every_n_steps,
+    last_cb = ModelCheckpoint(dirpath=out, filename=Path(LAST_CHECKPOINT).stem,
+                              every_n_train_steps=cfg.checkpoint_every_n_steps,
                               enable_version_counter=False)
     speed = Throughput(started)
     averaging = [weight_averaging(cfg.ema_decay, cfg.recalibrate_batches > 0)] if cfg.ema_decay else []
@@ -179,7 +181,7 @@ def train(cfg: TrainConfig) -> dict:
     trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt) if resuming else None)
     if trainer.global_rank != 0:
         return {}
-    best_path = out / "best.ckpt"
+    best_path = out / BEST_CHECKPOINT
     validated = best_path.is_file()
     if not validated:  # the budget ended before the first validation: keep the final weights
         trainer.save_checkpoint(best_path)

@@ -1,4 +1,4 @@
-"""``train --model rf|gbm``: a tree model (graphnorm/baselines/trees.py) as a run on a user
+"""``train --model rf|gbm``: a tree kind (graphnorm.models) as a run on a user
 table, with the files of every training run: metrics.json, predictions_{val,test}.csv.gz,
 the table's split files, and the fitted model (forest.skops or gbm.json), which predict loads."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from graphnorm.run_folder import write_metrics
+from graphnorm.run_folder import predictions_file, write_metrics
 
 
 def _smiles(dataset) -> list[str]:
@@ -17,7 +17,7 @@ def train_trees(cfg) -> dict:
     """``train --model rf|gbm`` on a user table: fit, score val/test, write the run's files."""
     import torch
 
-    from graphnorm.baselines.trees import tree_kind
+    from graphnorm.models import tree_kind
     from graphnorm.chem.tabular import signature
     from graphnorm.data.feature_cache import table_features
     from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
@@ -26,6 +26,7 @@ def train_trees(cfg) -> dict:
     from graphnorm.tasks import compute_metric, resolve_task
 
     kind = tree_kind(cfg.model_name)
+    trees = kind.implementation()  # fit, predict, save (graphnorm.baselines.tree_member.TreeKind)
     spec = spec_from_config(cfg)
     if spec is None:
         raise ValueError(f"--model {kind.name} takes a user table (--data FILE); the benchmark "
@@ -41,31 +42,31 @@ def train_trees(cfg) -> dict:
     task = resolve_task(info)
     smiles = {s: _smiles(splits[s]) for s in ("train", "val", "test")}
     every = sorted(set().union(*smiles.values()))
-    table = table_features(kind.feature_set, every, Path(spec.path).name, splits.checksum,
+    table = table_features(trees.feature_set, every, Path(spec.path).name, splits.checksum,
                            cfg.cache_root, cfg.progress)
     row = {s: k for k, s in enumerate(every)}
     xs = {s: table[[row[m] for m in smiles[s]]] for s in smiles}
     ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1)
           for s in ("train", "val", "test")}
     threads = cfg.threads or 1
-    models, config, transforms = kind.fit(task, xs["train"], ys["train"], cfg.seed,
+    models, config, transforms = trees.fit(task, xs["train"], ys["train"], cfg.seed,
                                           threads)
     logged = [f"{n} ({t})" for n, t in zip(info["targets"], transforms) if t]
     if logged and cfg.progress:
         print(f"[graphnorm] {kind.name}: fitted in log10 units, predicted in yours (positive, "
               f"heavy-tailed labels): {', '.join(logged)}", flush=True)
-    preds = {s: kind.predict(task, models, xs[s], transforms) for s in ("val", "test")}
-    features = signature(kind.feature_set)
+    preds = {s: trees.predict(task, models, xs[s], transforms) for s in ("val", "test")}
+    features = signature(trees.feature_set)
     out.mkdir(parents=True, exist_ok=True)
     write_run_files(out, splits)
-    kind.save(out, models, info, features, config, cfg.seed, transforms)
+    trees.save(out, models, info, features, config, cfg.seed, transforms)
     scores, per_target = {}, {}
     for split, pred in preds.items():
         p, y = torch.from_numpy(pred), torch.from_numpy(ys[split])
         scores[split] = compute_metric(info["metric"], p, y)
         per_target[split] = task.per_target(p, y, info["targets"])
         prediction_frame(info["targets"], p, y, smiles[split]).to_csv(
-            out / f"predictions_{split}.csv.gz", index=False)
+            out / predictions_file(split), index=False)
     wall = time.time() - started
     metric = info["metric"]
     result = {

@@ -107,24 +107,6 @@ def test_gbm_as_the_tree_member_of_an_ensemble(table, cache_root, tmp_path):
     assert json.loads((out / "gbm" / "metrics.json").read_text())["model"] == "gbm"
 
 
-def test_tree_kinds_are_one_registry():
-    from pathlib import Path
-
-    import graphnorm
-    from graphnorm.baselines.trees import TREE_KINDS
-    from graphnorm.models import TREE_MODELS
-
-    assert tuple(TREE_KINDS) == TREE_MODELS
-    # no module outside the registries branches on a tree model's name
-    homes = {"models.py", "trees.py"}
-    for path in Path(graphnorm.__file__).parent.rglob("*.py"):
-        if path.name in homes:
-            continue
-        text = path.read_text()
-        for name in TREE_MODELS:
-            assert f'== "{name}"' not in text and f'!= "{name}"' not in text, (path, name)
-
-
 def test_tree_weight_is_chosen_on_validation():
     import torch
 

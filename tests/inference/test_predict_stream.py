@@ -14,6 +14,7 @@ import torch
 
 from graphnorm.cli import main
 from graphnorm.inference.predict import Predictor, load_predictor, read_input
+from graphnorm.models import model_kind
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tiny_checkpoint import write_checkpoint, write_ensemble  # noqa: E402
@@ -224,8 +225,10 @@ def test_intervals_and_calibration_per_chunk_equal_the_whole_table(flag, screeni
 
 
 class CountingTree:
-    """A tree member as graphnorm/baselines defines one: no featurizer, predict_smiles."""
+    """A tree member as graphnorm/baselines defines one: a tree kind, no featurizer,
+    predict_smiles."""
     featurizer = None
+    kind = model_kind("rf")
     task = {"task_type": "regression", "metric": "mae", "num_tasks": 1, "targets": ["logp"]}
     targets = ["logp"]
     path = Path("tree")
