@@ -103,6 +103,9 @@ def _add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", dest="max_steps", type=int,
                    help="optimizer steps (epochs = steps / batches per epoch) when no "
                    "--max-epochs or --max-time is given")
+    p.add_argument("--target-transform", dest="target_transform", choices=["auto", "none"],
+                   help="auto (default): fit positive, right-skewed regression targets in log10 "
+                   "units, predict in yours; none: raw units")
     p.add_argument("--val-every-steps", dest="val_every_steps", type=int,
                    help="validate about every N optimizer steps (whole epochs) instead of "
                    "every epoch: cheaper on small tables")
@@ -229,7 +232,7 @@ BLOCK_KEYS = {"fingerprint_bits": "featurizer", "fingerprint_dropout": "model",
               "fingerprint_at": "model", "descriptors": "featurizer", "descriptors_at": "model"}
 
 
-TRAIN_KEYS = ("recipe", "max_steps", "val_every_steps", "dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size",
+TRAIN_KEYS = ("recipe", "max_steps", "val_every_steps", "target_transform", "dataset", "model_name", "readout", "rwpe_steps", "local_mp", "max_time", "preset", "norm", "sep_slots", "max_epochs", "batch_size",
               "bucket_pool", "bucket_by_size", "lr", "loss",
               "attention_dropout", "dropout", "ema_decay", "uniformity_weight", "init_from", "raw_dir", "cache_root", "limit_train",
               "limit_eval", "accelerator", "devices", "strategy", "threads", "checkpoint_every_n_steps", "progress",

@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from graphnorm.tasks import log_transform_wanted  # noqa: F401  (one rule for every model)
 from graphnorm.tasks import resolve_task
-
 
 
 @dataclass(frozen=True)
@@ -35,15 +35,6 @@ class BoostedConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def log_transform_wanted(y: np.ndarray) -> bool:
-    """A positive target whose raw units are right-skewed (skewness > 2: a few huge values
-    would dominate squared errors) is fitted as log10."""
-    from scipy.stats import skew
-
-    y = y[~np.isnan(y)]
-    return len(y) > 2 and bool((y > 0).all()) and float(skew(y)) > 2.0
 
 
 def fit_boosted(task, x: np.ndarray, y: np.ndarray, seed: int, threads: int,

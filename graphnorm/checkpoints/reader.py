@@ -50,7 +50,8 @@ class LoadedModel:
         """Predictions in original units (regression) or probabilities (binary): [B, T]."""
         with torch.no_grad():
             out = self.model(batch)
-        return resolve_task(self.task).predictions(out, self.target_mean, self.target_std)
+        return resolve_task(self.task).predictions(out, self.target_mean, self.target_std,
+                                                   self.task.get("target_transforms"))
 
 
 def checkpoint_files(path: str | Path) -> list[Path]:

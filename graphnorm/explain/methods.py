@@ -44,11 +44,11 @@ DEFAULT_STEPS = 32
 def model_output(loaded: LoadedModel, batch, edit: Optional[Edit] = None) -> Tensor:
     """``F(e)`` [B, T]: target units (regression) or logits (binary), with ``edit`` applied
     to the atom embeddings when given."""
-    task = resolve_task(loaded.task)
+    task, logged = resolve_task(loaded.task), loaded.task.get("target_transforms")
     if edit is None:
-        return task.in_units(loaded.model(batch), loaded.target_mean, loaded.target_std)
+        return task.in_units(loaded.model(batch), loaded.target_mean, loaded.target_std, logged)
     with edited_atom_embeddings(loaded.model, batch.node_mask, edit):
-        return task.in_units(loaded.model(batch), loaded.target_mean, loaded.target_std)
+        return task.in_units(loaded.model(batch), loaded.target_mean, loaded.target_std, logged)
 
 
 def atom_embeddings(loaded: LoadedModel, batch) -> Tensor:

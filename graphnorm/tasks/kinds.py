@@ -30,22 +30,23 @@ class Task:
             raise ValueError(f"--metric {metric!r} does not score a {self.name} task; choose "
                              f"from {', '.join(self.metrics)}")
 
-    def scaling(self, ys) -> tuple[list[float], list[float]]:
+    def scaling(self, ys, transforms=None) -> tuple[list[float], list[float]]:
         """Per-target (mean, std) of training labels ys [N, T] for regression (missing labels
-        ignored; std floored at 1e-6); binary targets are not scaled (0, 1)."""
+        ignored; std floored at 1e-6), of log10(y) where ``transforms`` says "log10";
+        binary targets are not scaled (0, 1)."""
         if self.binary:
             return [0.0] * ys.shape[1], [1.0] * ys.shape[1]
         means, stds = [], []
-        for col in ys.T:
+        for col in _fitted_units(ys, transforms).T:
             have = col[~col.isnan()]
             means.append(float(have.mean()) if have.numel() else 0.0)
             stds.append(float(have.std().clamp_min(1e-6)) if have.numel() > 1 else 1.0)
         return means, stds
 
-    def loss(self, raw, y, mean, std, loss: Optional[str] = None):
+    def loss(self, raw, y, mean, std, loss: Optional[str] = None, transforms=None):
         """Regression: L1 (or ``loss="mse"``: squared error, what RMSE scores) on standardized
-        targets; binary: BCE on logits. ``raw``: model output; missing labels (NaN, as OGB
-        marks them) are left out."""
+        targets (log10 units where ``transforms`` says so); binary: BCE on logits. ``raw``:
+        model output; missing labels (NaN, as OGB marks them) are left out."""
         import torch.nn.functional as F
 
         valid = ~y.isnan()
@@ -55,15 +56,24 @@ class Task:
         if loss not in self.losses:
             raise ValueError(f"{self.name} loss must be one of {self.losses}, got {loss!r}")
         fn = F.l1_loss if loss == "l1" else F.mse_loss
-        return fn(raw[valid], ((y - mean) / std)[valid])
+        return fn(raw[valid], ((_fitted_units(y, transforms) - mean) / std)[valid])
 
-    def in_units(self, raw, mean, std):
-        """Model output in target units (regression) or logits (binary): what metrics read."""
-        return raw if self.binary else raw * std + mean
+    def in_units(self, raw, mean, std, transforms=None):
+        """Model output in target units (regression; 10**x back from log10 units where
+        ``transforms`` says so) or logits (binary): what metrics read."""
+        if self.binary:
+            return raw
+        out = raw * std + mean
+        logged = _logged(transforms, out)
+        if logged is None:
+            return out
+        import torch
 
-    def predictions(self, raw, mean, std):
+        return torch.where(logged, 10.0 ** out, out)
+
+    def predictions(self, raw, mean, std, transforms=None):
         """What users get: target units (regression) or probabilities (binary)."""
-        return raw.sigmoid() if self.binary else self.in_units(raw, mean, std)
+        return raw.sigmoid() if self.binary else self.in_units(raw, mean, std, transforms)
 
     def per_target(self, pred, target, names: Optional[Sequence[str]] = None) -> dict[str, dict]:
         """{target name: {"n": labelled rows, "mae", "rmse", "spearman"} or {"n", "positives",
@@ -86,6 +96,50 @@ CLASSIFICATION = Task("classification", "binary", binary=True, metrics=("rocauc"
 TASKS: dict[str, Task] = {t.name: t for t in (REGRESSION, CLASSIFICATION)}
 TASK_NAMES = tuple(TASKS)  # what users type (train --task)
 _SPELLINGS = {**TASKS, **{t.stored: t for t in TASKS.values()}}
+
+
+LOG10 = "log10"
+
+
+def log_transform_wanted(y) -> bool:
+    """A positive target whose raw units are right-skewed (skewness > 2: a few huge values
+    would dominate the loss, e.g. half-life in hours) is fitted as log10; one rule for the
+    graph models and the boosted trees."""
+    import numpy as np
+    from scipy.stats import skew
+
+    y = np.asarray(y, dtype=float)
+    y = y[~np.isnan(y)]
+    return len(y) > 2 and bool((y > 0).all()) and float(skew(y)) > 2.0
+
+
+def target_transforms(task: "Task", ys) -> Optional[list]:
+    """Per target "log10" or None, from the training labels ys [N, T] (`log_transform_wanted`);
+    None when no target is transformed (and for classification)."""
+    if task.binary:
+        return None
+    out = [LOG10 if log_transform_wanted(ys[:, j]) else None for j in range(ys.shape[1])]
+    return out if any(out) else None
+
+
+def _logged(transforms, like):
+    """bool [T] of the log10 targets, on ``like``'s device; None when there are none."""
+    if not transforms or not any(t == LOG10 for t in transforms):
+        return None
+    import torch
+
+    return torch.tensor([t == LOG10 for t in transforms], device=like.device)
+
+
+def _fitted_units(y, transforms):
+    """Labels in the units the model is fitted in: log10 where ``transforms`` says so (a
+    non-positive label there becomes NaN, left out like a missing one)."""
+    logged = _logged(transforms, y)
+    if logged is None:
+        return y
+    import torch
+
+    return torch.where(logged, torch.log10(y.where(y > 0, torch.nan)), y)
 
 
 def resolve_task(task: Union[Task, str, Mapping]) -> Task:

@@ -60,6 +60,10 @@ class TrainConfig:
     warmup_fraction: float = 0.06  # used when warmup_steps is None
     total_steps: Optional[int] = None  # None: max_epochs x steps per epoch
     grad_clip: float = 5.0
+    # "auto": a positive, right-skewed regression target (skewness > 2: half-life in hours,
+    # volumes, clearances) is fitted in log10 units and predicted in the user's, as the
+    # boosted trees do; "none": raw units
+    target_transform: str = "auto"
     loss: str = "l1"  # regression: "l1" (the ZINC benchmarks' MAE) or "mse" (for RMSE)
     ema_decay: Optional[float] = None  # EMA of the weights (Lightning's EMAWeightAveraging),
     # updated every step; validation, best.ckpt and predictions use the average
@@ -102,6 +106,8 @@ class TrainConfig:
 
         if self.loss not in REGRESSION.losses:
             raise ValueError(f"loss must be {' or '.join(REGRESSION.losses)}, got {self.loss!r}")
+        if self.target_transform not in ("auto", "none"):
+            raise ValueError(f"target_transform must be auto or none, got {self.target_transform!r}")
         if self.val_every_steps is not None and self.val_every_steps < 1:
             raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
         if self.max_steps is not None and self.max_steps < 1:

@@ -96,13 +96,21 @@ class GraphDataModule(L.LightningDataModule):
         limits = {"train": self.limit_train, "val": self.limit_eval, "test": self.limit_eval}
         self.splits = {k: _head(splits[k], limits[k]) for k in ("train", "val", "test")}
 
-    def target_stats(self) -> tuple[list[float], list[float]]:
+    def target_stats(self, transforms=None) -> tuple[list[float], list[float]]:
         """Per-target mean and std of the training labels (regression scaling; missing
-        labels ignored), one entry per target."""
+        labels ignored; of log10(y) where ``transforms`` says so), one entry per target."""
         from graphnorm.tasks import resolve_task
 
         self.setup()
-        return resolve_task(self.info).scaling(_targets(self.splits["train"]))
+        return resolve_task(self.info).scaling(_targets(self.splits["train"]), transforms)
+
+    def target_transforms(self) -> Optional[list]:
+        """Per target "log10" or None, decided from the training labels
+        (`graphnorm.tasks.target_transforms`); None when no target is transformed."""
+        from graphnorm.tasks import resolve_task, target_transforms
+
+        self.setup()
+        return target_transforms(resolve_task(self.info), _targets(self.splits["train"]).numpy())
 
     def train_descriptors(self) -> torch.Tensor:
         """RDKit descriptors [N, D] of the training molecules (featurized with them), which

@@ -38,10 +38,12 @@ class GraphormerModule(L.LightningModule):
     # ---- forward and loss -------------------------------------------------------------
     def forward(self, batch) -> torch.Tensor:
         """Predictions in original units (regression) or logits (binary): [B, T]."""
-        return self.task_kind.in_units(self.model(batch), self.target_mean, self.target_std)
+        return self.task_kind.in_units(self.model(batch), self.target_mean, self.target_std,
+                                       self.task.get("target_transforms"))
 
     def _loss(self, raw: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return self.task_kind.loss(raw, y, self.target_mean, self.target_std, self.tc.get("loss"))
+        return self.task_kind.loss(raw, y, self.target_mean, self.target_std, self.tc.get("loss"),
+                                   self.task.get("target_transforms"))
 
     def training_step(self, batch, batch_idx: int) -> torch.Tensor:
         weight = self.tc.get("uniformity_weight", 0.0)

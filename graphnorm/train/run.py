@@ -32,7 +32,7 @@ from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
 from graphnorm.run_folder import BEST_CHECKPOINT, LAST_CHECKPOINT, METRICS_FILE, write_metrics
-from graphnorm.tasks import HIGHER_IS_BETTER
+from graphnorm.tasks import HIGHER_IS_BETTER, target_names
 
 
 def git_sha() -> str:
@@ -133,8 +133,14 @@ def train(cfg: TrainConfig) -> dict:
     dm.setup()
     cfg = cfg.with_step_budget(dm.steps_per_epoch())  # a recipe's max_steps, in epochs
     model_config = model_config_for(cfg, dm.info, dm.featurizer)  # own tables: info after setup
-    mean, std = dm.target_stats()
-    module = GraphormerModule(model_config, dict(dm.info, name=dm.name), cfg.to_dict(), mean, std,
+    transforms = dm.target_transforms() if cfg.target_transform == "auto" else None
+    if transforms and cfg.progress:
+        logged = [n for n, t in zip(target_names(dm.info), transforms) if t]
+        print(f"[graphnorm] fitted in log10 units, predicted in yours (positive, heavy-tailed "
+              f"labels): {', '.join(map(str, logged))}; --target-transform none keeps raw units", flush=True)
+    mean, std = dm.target_stats(transforms)
+    task = dict(dm.info, name=dm.name, **({"target_transforms": transforms} if transforms else {}))
+    module = GraphormerModule(model_config, task, cfg.to_dict(), mean, std,
                               dm.steps_per_epoch(), dm.train_domain(), dm.featurizer.to_dict())
     ckpt = out / LAST_CHECKPOINT
     resuming = cfg.resume and ckpt.is_file()
