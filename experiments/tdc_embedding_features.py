@@ -25,12 +25,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.baselines.boosted import fit_boosted, log_transform_wanted, predict_boosted
+from graphnorm.baselines.boosted import fit_boosted, predict_boosted
 from graphnorm.data.feature_cache import table_features
 from graphnorm.data.tdc import (SET_COLUMN, TDC_ADMET_TASKS, admet_group_dir, parse_tasks,
                                 task_kind, task_table, tdc_scaffold_split)
 from graphnorm.inference.embed import embed_smiles
-from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
+from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric, resolve_task, target_transforms
 
 BACKBONE = Path(__file__).resolve().parents[1] / "graphnorm" / "pretrained" / "zinc250k.ckpt"
 
@@ -59,8 +59,7 @@ def seed_rows(task: str, inputs: dict, seed: int) -> list[dict]:
     parts = tdc_scaffold_split([inputs["smiles"][i] for i in pool], seed + 1)
     rows = {"train": pool[parts["train"]], "val": pool[parts["val"]], "test": np.flatnonzero(is_test)}
     y = frame["Y"].to_numpy(dtype=float).reshape(-1, 1)
-    transforms = ["log10" if kind == "regression" and log_transform_wanted(y[rows["train"], 0])
-                  else None]
+    transforms = target_transforms(resolve_task(kind), y[rows["train"]])
     out = []
     for variant, x in (("gbm", inputs["x"]), ("gbm+zinc250k", np.hstack([inputs["x"], inputs["emb"]]))):
         cpu = time.process_time()

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.baselines.boosted import BoostedConfig, log_transform_wanted
+from graphnorm.baselines.boosted import BoostedConfig
+from graphnorm.tasks import log_transform_wanted
 from graphnorm.data.feature_cache import table_features
 from graphnorm.data.table import read_table
 from graphnorm.data.table_split import tdc_split

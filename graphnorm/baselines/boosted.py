@@ -9,7 +9,8 @@ similar error (experiments/results/tdc_admet/gbm_library/), so it costs seconds 
 Graphormer member instead of minutes. One booster per target, fitted on the rows labelled for it.
 
 Heavy-tailed positive targets (half-life in hours, volumes, clearances) are fitted in log10
-units when the training labels ask for it (`log_transform_wanted`), and predictions are
+units when the training labels ask for it (`graphnorm.tasks.target_transforms`, the rule the
+graph models share), and predictions are
 returned in the user's units; the choice is announced and stored with the model.
 """
 from __future__ import annotations
@@ -18,8 +19,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from graphnorm.tasks import log_transform_wanted  # noqa: F401  (one rule for every model)
-from graphnorm.tasks import resolve_task
+from graphnorm.tasks import LOG10, resolve_task
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def fit_boosted(task, x: np.ndarray, y: np.ndarray, seed: int, threads: int,
                 continue
             model = lgb.LGBMClassifier(**params)
         else:
-            if transforms and transforms[j] == "log10":
+            if transforms and transforms[j] == LOG10:
                 target = np.log10(target)
             model = lgb.LGBMRegressor(**params)
         models.append(model.fit(x[have], target).booster_)
@@ -80,7 +80,7 @@ def predict_boosted(task, models: list, x: np.ndarray, transforms=None) -> np.nd
             out[:, j] = model
             continue
         pred = model.predict(x)  # a binary booster predicts the probability of 1
-        if not binary and transforms and transforms[j] == "log10":
+        if not binary and transforms and transforms[j] == LOG10:
             pred = 10.0 ** pred
         out[:, j] = pred
     return out

@@ -91,10 +91,12 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
 
 
 def _fit(task, x, y, seed, threads):
-    from .boosted import BoostedConfig, fit_boosted, log_transform_wanted
+    from graphnorm.tasks import target_transforms
 
-    transforms = [("log10" if not task.binary and log_transform_wanted(y[:, j]) else None)
-                  for j in range(y.shape[1])]
+    from .boosted import BoostedConfig, fit_boosted
+
+    # one rule with the graph models; stored per target, None where raw
+    transforms = target_transforms(task, y) or [None] * y.shape[1]
     config = BoostedConfig()
     return fit_boosted(task, x, y, seed, threads, config, transforms), config.to_dict(), transforms
 

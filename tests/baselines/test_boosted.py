@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from graphnorm.baselines.boosted import fit_boosted, log_transform_wanted, predict_boosted
+from graphnorm.baselines.boosted import fit_boosted, predict_boosted
 from graphnorm.baselines.boosted_file import BOOSTED_FILE, load_boosted
 from graphnorm.baselines.tree_member import TreeFileError
+from graphnorm.tasks import log_transform_wanted
 from graphnorm.chem.tabular import feature_matrix, width
 from graphnorm.cli import main
 from graphnorm.checkpoints import CheckpointError, checkpoint_files
