@@ -47,16 +47,44 @@ def score(metric: str, frames: list[pd.DataFrame], weights=None) -> float:
                           torch.tensor(first[f"y:{target}"].to_numpy()).reshape(-1, 1))
 
 
-def suite_runs(bench: Path) -> dict:
-    """{(task, metric): {seed: {variant: run folder}}} of a suite's finished runs."""
+def suite_runs(benches: list[Path]) -> dict:
+    """{(task, metric): {seed: {variant: run folder}}} of the suites' finished runs (several
+    folders: their variants side by side, seed by seed; a variant in two: the first wins)."""
     out = {}
     for task, metric in TDC_ADMET_TASKS.items():
         runs = {}
-        for f in (bench / task).glob("runs/*/seed*/metrics.json"):
-            runs.setdefault(f.parent.name, {})[f.parent.parent.name] = f.parent
+        for bench in benches:
+            for f in (bench / task).glob("runs/*/seed*/metrics.json"):
+                runs.setdefault(f.parent.name, {}).setdefault(f.parent.parent.name, f.parent)
         if runs:
             out[(task, metric)] = runs
     return out
+
+
+def board_table(table: pd.DataFrame, combos: list[str], leaderboard: Path | None,
+                reference: str | None) -> str:
+    """The leaderboard form (`graphnorm.bench.tdc_board`) of the chosen member combinations,
+    seeds where every member finished, with a count of tasks where each beats ``reference``
+    (e.g. gbm alone) on test."""
+    from graphnorm.bench.tdc_board import _better, board_markdown, board_row, read_leaderboard
+
+    lb = read_leaderboard(leaderboard)
+    full = table.groupby(["task", "seed"])["members"].transform("count")
+    table = table[full == full.groupby(table["task"]).transform("max")]
+    rows = [board_row(task, part["metric"].iloc[0], combo, part["test"], part["val"],
+                      part["cpu_s"].tolist(), lb)
+            for combo in combos for task, part in table[table["members"] == combo].groupby("task")]
+    frame = pd.DataFrame(rows)
+    text = board_markdown(frame)
+    if reference and not frame.empty:
+        ref = frame[frame["variant"] == reference].set_index("task")["test_mean"]
+        higher = frame["metric"].map(HIGHER_IS_BETTER)
+        text += f"\nTasks where each beats {reference} on test (mean over seeds, strictly):\n\n"
+        for combo, part in frame.groupby("variant"):
+            wins = sum(t in ref.index and _better(m, ref[t], h) and round(m, 3) != round(ref[t], 3)
+                       for t, m, h in zip(part["task"], part["test_mean"], higher[part.index]))
+            text += f"- {combo}: {wins} of {len(part)}\n"
+    return text
 
 
 def named_runs(table: str, metric: str, seeds: int, members: list[str]) -> dict:
@@ -143,7 +171,11 @@ def markdown(frame: pd.DataFrame) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bench", help="a `benchmark --suite tdc-admet` folder")
+    ap.add_argument("--bench", action="append", default=[],
+                    help="a `benchmark --suite tdc-admet` folder (repeat: variants side by side)")
+    ap.add_argument("--board", default="", help="member combinations to show in the "
+                    "leaderboard's form, comma-separated, e.g. 'gbm,sep-bn-bn,gbm+sep-bn-bn (w_gbm=0.7)'")
+    ap.add_argument("--leaderboard", help="leaderboard.csv (default: beside the TDC archive)")
     ap.add_argument("--member", action="append", default=[], help="NAME=RUN_FOLDER with {seed}")
     ap.add_argument("--table", default="table")
     ap.add_argument("--metric")
@@ -154,10 +186,19 @@ def main() -> None:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    found = (suite_runs(Path(args.bench)) if args.bench else
+    found = (suite_runs([Path(b) for b in args.bench]) if args.bench else
              named_runs(args.table, args.metric, args.seeds, args.member))
-    summary = summarize(member_table(found, args.stack,
-                                   tuple(float(w) for w in args.grid.split(",") if w)))
+    table = member_table(found, args.stack, tuple(float(w) for w in args.grid.split(",") if w))
+    summary = summarize(table)
+    if args.board:
+        from graphnorm.bench.tdc_suite import default_leaderboard
+
+        combos = [c.strip() for c in args.board.split(",") if c.strip()]
+        (out / "board.md").write_text(
+            f"# The TDC ADMET board of member combinations\n\ncommand: python experiments/"
+            f"tdc_members.py {' '.join(sys.argv[1:])}\n\n" + board_table(
+                table, combos, Path(args.leaderboard) if args.leaderboard else
+                default_leaderboard(None), combos[0]))
     summary.to_csv(out / "members.csv", index=False)
     overall = summary.groupby("members").agg(tasks=("task", "count"), mean_val_rank=("val_rank", "mean"),
                                              cpu_s=("cpu_s", "mean")).reset_index().sort_values("mean_val_rank")

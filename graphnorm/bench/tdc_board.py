@@ -51,30 +51,36 @@ def leaderboard_rank(mean: float, row: pd.Series) -> str:
     return "top 3" if _better(mean, row["rank3"], higher) else "> 3"
 
 
+def board_row(task: str, metric: str, variant: str, test, val, cpu, lb) -> dict:
+    """One (task, variant) line from its seeds' test and validation scores and CPU seconds,
+    placed against the leaderboard snapshot ``lb`` (None: no placement)."""
+    test, val = np.asarray(test, dtype=float), np.asarray(val, dtype=float)
+    row = {"task": task, "metric": metric, "variant": variant, "seeds": len(test),
+           "test_mean": round(float(test.mean()), 4),
+           "test_std": round(float(test.std()), 4),
+           "val_mean": round(float(val.mean()), 4),
+           "cpu_s_per_seed": round(float(np.mean(cpu)), 1) if None not in cpu else None}
+    if lb is not None and task in lb.index:
+        ref = lb.loc[task]
+        row["rank"] = leaderboard_rank(row["test_mean"], ref)
+        for name in ("rank1", "rank3") + ENTRIES:
+            value = ref[name]
+            row[name] = None if pd.isna(value) else float(value)
+        higher = ref["better"] == "higher"
+        row["beats_chemprop_rdkit"] = _better(row["test_mean"], ref["chemprop_rdkit"], higher)
+        row["note"] = None if pd.isna(ref.get("note")) else ref.get("note")
+    return row
+
+
 def board(out: Path, leaderboard: Optional[Path] = None) -> pd.DataFrame:
     """One row per (task, variant) with finished seeds."""
     lb = read_leaderboard(leaderboard)
     rows = []
     for task, metric in TDC_ADMET_TASKS.items():
         for variant, runs in _runs(Path(out) / task).items():
-            test = np.array([r[f"test_{metric}"] for r in runs], dtype=float)
-            val = np.array([r[f"val_{metric}"] for r in runs], dtype=float)
-            cpu = [r.get("cpu_time_s") for r in runs]
-            row = {"task": task, "metric": metric, "variant": variant, "seeds": len(runs),
-                   "test_mean": round(float(test.mean()), 4),
-                   "test_std": round(float(test.std()), 4),
-                   "val_mean": round(float(val.mean()), 4),
-                   "cpu_s_per_seed": round(float(np.mean(cpu)), 1) if None not in cpu else None}
-            if lb is not None and task in lb.index:
-                ref = lb.loc[task]
-                row["rank"] = leaderboard_rank(row["test_mean"], ref)
-                for name in ("rank1", "rank3") + ENTRIES:
-                    value = ref[name]
-                    row[name] = None if pd.isna(value) else float(value)
-                higher = ref["better"] == "higher"
-                row["beats_chemprop_rdkit"] = _better(row["test_mean"], ref["chemprop_rdkit"], higher)
-                row["note"] = None if pd.isna(ref.get("note")) else ref.get("note")
-            rows.append(row)
+            rows.append(board_row(task, metric, variant, [r[f"test_{metric}"] for r in runs],
+                                  [r[f"val_{metric}"] for r in runs],
+                                  [r.get("cpu_time_s") for r in runs], lb))
     return pd.DataFrame(rows)
 
 
