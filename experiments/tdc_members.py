@@ -98,23 +98,25 @@ def named_runs(table: str, metric: str, seeds: int, members: list[str]) -> dict:
     return {(table, metric): runs}
 
 
-def stacked(metric: str, frames: dict, combo: tuple, name: str) -> tuple[float, float, float]:
+def stacked(metric: str, frames: dict, combo: tuple, name: str,
+            prior: float | None = None) -> tuple[float, float, float]:
     """(w, val, test): ``name``'s weight w chosen on validation by the rule `train` applies
     (`graphnorm.train.ensemble.fit_tree_weight`: the other members share 1 - w equally),
     then test scored once with it."""
-    from graphnorm.train.ensemble import fit_tree_weight
+    from graphnorm.train.member_weights import fit_tree_weight
 
     target = next(c[2:] for c in frames[combo[0]]["val"].columns if c.startswith("y:"))
     val = frames[combo[0]]["val"]
     preds = torch.tensor(np.stack([frames[v]["val"][f"pred:{target}"].to_numpy() for v in combo]))
     weights = fit_tree_weight(metric, preds.unsqueeze(-1),
                               torch.tensor(val[f"y:{target}"].to_numpy()).reshape(-1, 1),
-                              [v == name for v in combo]).tolist()
+                              [v == name for v in combo], prior).tolist()
     return (weights[combo.index(name)], score(metric, [frames[v]["val"] for v in combo], weights),
             score(metric, [frames[v]["test"] for v in combo], weights))
 
 
-def member_table(found: dict, stack: str | None = None, grid: tuple = ()) -> pd.DataFrame:
+def member_table(found: dict, stack: str | None = None, grid: tuple = (),
+                 priors: tuple = ()) -> pd.DataFrame:
     """Every member alone and every equal average; with ``stack``, also its weight fitted per
     seed on validation and, for each w in ``grid``, the fixed weight w (one number for every
     task and seed: chosen on the pooled validation ranks, it cannot overfit one small split)."""
@@ -136,6 +138,12 @@ def member_table(found: dict, stack: str | None = None, grid: tuple = ()) -> pd.
                         w, val, test = stacked(metric, frames, combo, stack)
                         rows.append({"task": task, "metric": metric, "seed": seed,
                                      "members": "+".join(combo) + f" (w_{stack} on val)",
+                                     "val": val, "test": test, "w": w,
+                                     "cpu_s": sum(cpu[v] for v in combo)})
+                    for prior in priors if stack in combo and len(combo) > 1 else ():
+                        w, val, test = stacked(metric, frames, combo, stack, prior)
+                        rows.append({"task": task, "metric": metric, "seed": seed,
+                                     "members": "+".join(combo) + f" (w_{stack} val:{prior:g})",
                                      "val": val, "test": test, "w": w,
                                      "cpu_s": sum(cpu[v] for v in combo)})
                     for w in grid if stack in combo and len(combo) > 1 else ():
@@ -181,6 +189,8 @@ def main() -> None:
     ap.add_argument("--metric")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--stack", help="also: this member's weight fitted on validation")
+    ap.add_argument("--rule", default="", help="priors W of --stack's weight fitted under the "
+                    "one-standard-error rule (--tree-weight val:W), e.g. 0.7")
     ap.add_argument("--grid", default="", help="fixed weights of --stack to try, e.g. 0.5,0.7,0.9")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -188,7 +198,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     found = (suite_runs([Path(b) for b in args.bench]) if args.bench else
              named_runs(args.table, args.metric, args.seeds, args.member))
-    table = member_table(found, args.stack, tuple(float(w) for w in args.grid.split(",") if w))
+    table = member_table(found, args.stack, tuple(float(w) for w in args.grid.split(",") if w),
+                         tuple(float(w) for w in args.rule.split(",") if w))
     summary = summarize(table)
     if args.board:
         from graphnorm.bench.tdc_suite import default_leaderboard

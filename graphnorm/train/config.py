@@ -36,7 +36,9 @@ class TrainConfig:
     # rf, a user table) in out/forest; the ensemble predicts the mean of all members
     forest_model: str = "rf"  # the tree model of that member: rf (out/forest) | gbm (out/gbm)
     tree_weight: str = "equal"  # that member's weight in the mean: equal (one member like the
-    # others) | val (chosen on the validation split from 0, 0.1, ..., 1; graph members share the rest)
+    # others) | val (chosen on the validation split from 0, 0.1, ..., 1; graph members share the
+    # rest) | a fixed weight such as 0.7 | val:0.7 (fitted, but 0.7 unless the fit is better by
+    # more than one bootstrap standard error; graphnorm/train/member_weights.py)
     bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
     recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
     # each validation (size-bucketed batches skew them; 0 = keep the moving averages)
@@ -108,6 +110,9 @@ class TrainConfig:
             raise ValueError(f"loss must be {' or '.join(REGRESSION.losses)}, got {self.loss!r}")
         if self.target_transform not in ("auto", "none"):
             raise ValueError(f"target_transform must be auto or none, got {self.target_transform!r}")
+        from graphnorm.train.member_weights import tree_weight_rule
+
+        tree_weight_rule(self.tree_weight)  # raises, naming the value
         if self.val_every_steps is not None and self.val_every_steps < 1:
             raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
         if self.max_steps is not None and self.max_steps < 1:

@@ -4,7 +4,7 @@ Members differ only in their seed (initialization, dropout, batch order); the da
 the same for all (``split_seed``). With ``forest_member`` the Morgan-count forest (``--model
 rf``, into ``OUT/forest``; or ``forest_model="gbm"``, the boosted trees, into ``OUT/gbm``)
 trains on that split and is one more member of the mean (weighted on validation with
-``tree_weight="val"``).
+``tree_weight``, graphnorm/train/member_weights.py).
 ``OUT/ensemble.json`` reports each member's val/test metric, the ensemble mean's per-target
 metrics, and on the test split how well the members' disagreement (std) ranks the
 ensemble's errors: Spearman of |error| vs std per target. The
@@ -148,28 +148,6 @@ def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list
     return out
 
 
-WEIGHT_GRID = tuple(round(0.1 * k, 1) for k in range(11))
-
-
-def fit_tree_weight(metric: str, preds, y, tree: list[bool]):
-    """Member weights [M]: the tree member's weight w from `WEIGHT_GRID` that scores best on
-    these (validation) predictions [M, N, T], the graph members sharing 1 - w equally."""
-    import torch
-
-    from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
-
-    graphs = len(tree) - sum(tree)
-
-    def weights(w):
-        return torch.tensor([w if t else (1 - w) / graphs for t in tree], dtype=preds.dtype)
-
-    scored = [(compute_metric(metric, torch.einsum("m,mnt->nt", weights(w), preds), y), w)
-              for w in WEIGHT_GRID]
-    scored = [(v, w) for v, w in scored if not np.isnan(v)] or [(0.0, 1.0 / len(tree))]
-    best = (max if HIGHER_IS_BETTER[metric] else min)(scored, key=lambda t: t[0])[1]
-    return weights(best)
-
-
 def evaluate_ensemble(cfg) -> dict:
     import torch
 
@@ -177,6 +155,7 @@ def evaluate_ensemble(cfg) -> dict:
     from graphnorm.tasks import compute_metric, resolve_task
     from graphnorm.train.datamodule import GraphDataModule
     from graphnorm.train.evaluate import predict_loader, prediction_frame
+    from graphnorm.train.member_weights import fit_tree_weight, member_weights, tree_weight_rule
     from graphnorm.train.run import code_sha
 
     out = Path(cfg.out)
@@ -193,10 +172,12 @@ def evaluate_ensemble(cfg) -> dict:
     report["members_test"] = [m[f"test_{metric}"] for m in members]
     tree = [m.kind.tree for m in models]
     weights = None  # equal: the plain mean
+    fit, prior = tree_weight_rule(cfg.tree_weight)
     for split in ("val", "test"):
         preds, y, smiles = predict_loader(models, dm.loader(split, train=False))
-        if split == "val" and cfg.tree_weight == "val" and any(tree) and not all(tree):
-            weights = fit_tree_weight(metric, preds, y, tree)
+        if split == "val" and (fit or prior is not None) and any(tree) and not all(tree):
+            weights = (fit_tree_weight(metric, preds, y, tree, prior) if fit else
+                       member_weights(prior, tree, preds.dtype))
             report["member_weights"] = [round(float(w), 6) for w in weights]
         std = preds.std(0, unbiased=False)
         mean = preds.mean(0) if weights is None else torch.einsum("m,mnt->nt", weights.to(preds.dtype), preds)

@@ -111,7 +111,7 @@ def test_gbm_as_the_tree_member_of_an_ensemble(table, cache_root, tmp_path):
 def test_tree_weight_is_chosen_on_validation():
     import torch
 
-    from graphnorm.train.ensemble import fit_tree_weight
+    from graphnorm.train.member_weights import fit_tree_weight
 
     y = torch.linspace(0, 1, 50).reshape(-1, 1)
     good, noise = y + 0.01, torch.rand(50, 1) * 5
