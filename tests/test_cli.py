@@ -1,4 +1,6 @@
 """`graphnorm --help` texts and the CLI's process set-up (no training here)."""
+import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -96,33 +98,30 @@ def test_analyze_takes_the_dataset_from_the_checkpoint_unless_data_is_given():
 
 
 def test_fingerprint_bits_joins_the_configs_featurizer_block(tmp_path):
-    from graphnorm.cli import TRAIN_KEYS, _train_config
+    from resolved import resolved
 
     path = tmp_path / "c.yaml"
     path.write_text("dataset: ogbg-molhiv\nfeaturizer:\n  max_hops: 3\n")
-    args = build_parser().parse_args(["train", "--config", str(path), "--fingerprint-bits", "2048"])
-    cfg = _train_config(args, TRAIN_KEYS)
+    cfg = resolved(["train", "--config", str(path), "--fingerprint-bits", "2048"])
     assert cfg.featurizer == {"max_hops": 3, "fingerprint_bits": 2048}
     assert cfg.featurizer_config("ogb").tag == "h3-d20-fp2048"
-    plain = _train_config(build_parser().parse_args(["train", "--config", str(path)]), TRAIN_KEYS)
+    plain = resolved(["train", "--config", str(path)])
     assert plain.featurizer == {"max_hops": 3} and plain.model == {}
-    args = build_parser().parse_args(["benchmark", "--config", str(path), "--fingerprint-bits", "64",
-                                      "--fingerprint-dropout", "0.3", "--out", "o"])
-    assert _train_config(args, TRAIN_KEYS).model == {"fingerprint_dropout": 0.3}
-    at = build_parser().parse_args(["train", "--config", str(path), "--fingerprint-bits", "64",
-                                    "--fingerprint-at", "head"])
-    assert _train_config(at, TRAIN_KEYS).model == {"fingerprint_at": "head"}
-    assert not args.summary_only
+    bench = ["benchmark", "--config", str(path), "--fingerprint-bits", "64",
+             "--fingerprint-dropout", "0.3", "--out", "o"]
+    assert resolved(bench).model == {"fingerprint_dropout": 0.3}
+    assert resolved(["train", "--config", str(path), "--fingerprint-bits", "64",
+                     "--fingerprint-at", "head"]).model == {"fingerprint_at": "head"}
+    assert not build_parser().parse_args(bench).summary_only
     assert build_parser().parse_args(["benchmark", "--out", "o", "--summary-only"]).summary_only
 
 
 def test_batch_order_flags_reach_the_train_config():
-    from graphnorm.cli import TRAIN_KEYS, _train_config
+    from resolved import resolved
 
-    args = build_parser().parse_args(["benchmark", "--out", "o", "--random-batches", "--bucket-pool", "8"])
-    cfg = _train_config(args, TRAIN_KEYS)
+    cfg = resolved(["benchmark", "--out", "o", "--random-batches", "--bucket-pool", "8"])
     assert cfg.bucket_by_size is False and cfg.bucket_pool == 8
-    cfg = _train_config(build_parser().parse_args(["train"]), TRAIN_KEYS)
+    cfg = resolved(["train"])
     assert cfg.bucket_by_size is True and cfg.bucket_pool == 4
 
 
@@ -131,3 +130,59 @@ def test_top_help_is_one_clean_description(capsys):
         build_parser().parse_args(["--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "SepNorm" in text and "``" not in text and "|" not in text.split("positional", 1)[0]
+
+
+def _subparser(command: str):
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command]
+
+
+# the flags of each command that are not TrainConfig values (graphnorm.train.cli.adder(p));
+# pinned, so that a config flag cannot be declared away without this list changing too
+COMMAND_FLAGS = {
+    "train": {"config", "jobs"},
+    "benchmark": {"config", "norms", "models", "seeds", "repeats", "baseline", "suite", "tasks",
+                  "tdc_dir", "leaderboard", "out", "jobs", "summary_only"},
+    "hpopt": {"config", "max_time", "trials", "search_seed", "out"},
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMAND_FLAGS))
+def test_config_flags_are_derived_from_trainconfig(command):
+    """Every flag of train/benchmark/hpopt is a TrainConfig field, one key of a dict block, or
+    a declared flag of the command; the config keys are the fields among the dests."""
+    from graphnorm.train.cli import config_dests
+
+    parser = _subparser(command)
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    dests = {a.dest for a in parser._actions if not isinstance(a, argparse._HelpAction)}
+    derived = config_dests(parser)
+    blocks = {d for d, block in derived.items() if block}
+    assert blocks == {"fingerprint_bits", "descriptors", "descriptors_at", "fingerprint_dropout",
+                      "fingerprint_at"}
+    assert {d for d, block in derived.items() if block is None} == dests - blocks - COMMAND_FLAGS[command]
+    assert dests - blocks - COMMAND_FLAGS[command] <= fields
+    assert parser.get_default("config_dests") == derived
+
+
+def test_a_new_flag_must_say_where_it_goes():
+    from graphnorm.train.cli import add_train_args, adder, config_dests
+
+    parser = argparse.ArgumentParser()
+    add_train_args(parser)
+    parser.add_argument("--warmup-steps", dest="warmup_steps", type=int)  # a field: a config key
+    assert config_dests(parser)["warmup_steps"] is None
+    adder(parser, "model")("--heads", type=int)
+    assert config_dests(parser)["heads"] == "model"
+    parser.add_argument("--new-knob", dest="new_knob", type=int)
+    with pytest.raises(ValueError, match="--new-knob"):
+        config_dests(parser)
+
+
+def test_config_flags_are_what_was_given_with_block_keys_nested():
+    from graphnorm.train.cli import config_flags
+
+    args = build_parser().parse_args(["benchmark", "--out", "o", "--lr", "1e-3", "--no-descriptors",
+                                      "--fingerprint-at", "head", "--seeds", "2", "--ensemble", "3"])
+    assert config_flags(args) == {"lr": 1e-3, "ensemble": 3, "featurizer": {"descriptors": False},
+                                  "model": {"fingerprint_at": "head"}}

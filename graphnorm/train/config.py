@@ -181,7 +181,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
-        data = _fold_flat_featurizer_keys(data)
+        data = fold_flat_featurizer_keys(data)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -206,7 +206,7 @@ def read_yaml(path: str | Path) -> dict:
     return data
 
 
-def _fold_flat_featurizer_keys(data: dict) -> dict:
+def fold_flat_featurizer_keys(data: dict) -> dict:
     """Configs before `featurizer:` (YAML files, metrics.json) had top-level max_hops /
     max_dist; they mean the same featurizer setting."""
     flat = {k: data[k] for k in ("max_hops", "max_dist") if k in data}

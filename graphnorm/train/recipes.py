@@ -16,7 +16,7 @@ TrainConfig's defaults.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from graphnorm.models import DEFAULT_MODEL
 from graphnorm.tasks import CLASSIFICATION
@@ -112,11 +112,13 @@ def backbone_conflicts(cfg) -> list[str]:
     return out
 
 
-def settle_backbone(cfg, given: bool):
+def settle_backbone(cfg, given: bool, note: Optional[Callable[[str], None]] = None):
     """The run's ``init_from`` after the recipe: ``--init-from none`` clears it; a backbone
     the recipe chose (``given`` False) steps aside, with a note, when the user's settings
     build another model (`backbone_conflicts`); one the user named is kept (and refused by
-    name in init_from.py if it does not fit)."""
+    name in init_from.py if it does not fit). ``note`` receives the note (default: printed);
+    config resolution (train/resolve.py) applies this rule last, benchmark and hpopt again
+    to each run they derive from the resolved config."""
     import dataclasses
 
     if cfg.init_from == NO_INIT:
@@ -125,10 +127,16 @@ def settle_backbone(cfg, given: bool):
         return cfg
     conflicts = backbone_conflicts(cfg)
     if conflicts:
-        print(f"[graphnorm] the {cfg.recipe} recipe's backbone {cfg.init_from} fits its own "
-              f"model only ({'; '.join(conflicts)} differ): training from scratch", flush=True)
+        (note or print_note)(f"the {cfg.recipe} recipe's backbone {cfg.init_from} fits its "
+                              f"own model only ({'; '.join(conflicts)} differ): training "
+                              "from scratch")
         return dataclasses.replace(cfg, init_from=None)
     return cfg
+
+
+def print_note(text: str) -> None:
+    """How a rule's note reaches the command line's user."""
+    print(f"[graphnorm] {text}", flush=True)
 
 
 def apply_recipe(values: dict, recipe: Optional[str]) -> dict:

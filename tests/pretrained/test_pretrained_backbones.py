@@ -1,12 +1,12 @@
 """The shipped backbones: installed, readable, and fitting the recipe they were made for."""
 import torch
 
-from graphnorm.cli import TRAIN_KEYS, _train_config, build_parser
 from graphnorm.models import build_model
 from graphnorm.pretrained import BACKBONES, pretrained_path
 from graphnorm.checkpoints import load_checkpoint
 from graphnorm.train.init_from import init_from_checkpoint
 from graphnorm.train.model_config import model_config_for
+from resolved import resolved
 
 
 def test_every_backbone_is_installed_without_optimizer_state():
@@ -24,9 +24,7 @@ def test_zinc250k_fits_the_default_command_for_a_table(tmp_path):
     loaded = load_checkpoint(pretrained_path("zinc250k"))
     table = tmp_path / "t.csv"
     table.write_text("smiles,y\nCCO,1.0\nCCN,2.0\n")
-    args = build_parser().parse_args(["train", "--data", str(table), "--target-columns", "y",
-                                      "--init-from", "zinc250k"])
-    cfg = _train_config(args, TRAIN_KEYS + ("seed", "out", "resume", "ensemble"))
+    cfg = resolved(["train", "--data", str(table), "--target-columns", "y", "--init-from", "zinc250k"])
     featurizer = cfg.featurizer_config(loaded.featurizer.vocab)
     config = model_config_for(cfg, {"num_tasks": 1}, featurizer)
     model = build_model(config)

@@ -31,9 +31,8 @@ def test_trials_best_yaml_and_resume(small_space, zinc_property_table, cache_roo
     assert main([*argv, "--trials", "1"]) == 0  # continues the study in study.db
     assert len(pd.read_csv(out / "trials.csv")) == 3
 
-    from graphnorm.cli import TRAIN_KEYS, _train_config, build_parser
+    from resolved import resolved
 
-    args = build_parser().parse_args(["train", "--config", str(out / "best.yaml")])
-    cfg = _train_config(args, TRAIN_KEYS)
+    cfg = resolved(["train", "--config", str(out / "best.yaml")])
     assert cfg.max_steps == best["max_steps"] and cfg.lr == pytest.approx(best["lr"])
     assert main(["hpopt", "--data", str(table), "--out", str(tmp_path / "x")]) == 2  # no budget

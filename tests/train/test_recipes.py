@@ -1,15 +1,12 @@
 """Named recipes: what train builds without a config, and how flags and files override."""
 import pytest
 
-from graphnorm.cli import _train_config, build_parser
 from graphnorm.train.recipes import RECIPES, apply_recipe
+from resolved import resolved
 
 
 def _cfg(argv):
-    args = build_parser().parse_args(["train", *argv])
-    from graphnorm.cli import TRAIN_KEYS
-
-    return _train_config(args, TRAIN_KEYS + ("seed", "out", "resume", "ensemble"))
+    return resolved(["train", *argv])
 
 
 def test_auto_picks_by_the_data():

@@ -1,0 +1,101 @@
+"""Config resolution: the one place that turns what a user gave into a run's TrainConfig.
+
+Layers, lowest first; each replaces the values of the one below key by key (the dict blocks
+``featurizer`` and ``model`` merge key by key as well):
+
+1. TrainConfig's defaults (graphnorm/train/config.py);
+2. the recipe (graphnorm/train/recipes.py): the file's ``recipe:``, else ``--recipe``; without
+   a config file ``auto`` (picked by the data); a config file without ``recipe:`` has none,
+   so it means what it always meant: its values over the defaults;
+3. the config file's values;
+4. the flags given (``None`` = not given);
+5. the rules that follow the data, last because they read what the layers above chose:
+   ``--task auto`` decided from the table's labels, the small-table recipe's table-size
+   rules (`recipes.table_size_rules`), and the recipe's backbone stepping aside for a model
+   it was not trained as (`recipes.settle_backbone`). Explicit values (file or flag) win
+   over the rules.
+
+It lives in ``train/`` because it needs the recipes and TrainConfig (train) and the data
+rules (data, below); the CLI, ``hpopt`` and ``benchmark`` (above) call it. It is pure: no
+argparse (the CLI turns its flags into ``flag_values``), no printing (notes go to ``note``),
+and it reads a file only through the ``read_table`` it is handed.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from .config import TrainConfig, fold_flat_featurizer_keys
+from .recipes import apply_recipe, settle_backbone, table_size_rules
+
+__all__ = ["resolve_config"]
+
+
+def resolve_config(file_values: Optional[dict], flag_values: dict, *,
+                   read_table: Optional[Callable[[str, Optional[str]], Any]] = None,
+                   note: Optional[Callable[[str], None]] = None) -> TrainConfig:
+    """The run's TrainConfig from its config file and flags (see the module's layers).
+
+    ``file_values``: the config file's mapping, or None when no file was given (``{}`` is an
+    empty file: no ``auto`` recipe then). ``flag_values``: TrainConfig keys the flags set
+    (dict blocks as dicts, e.g. ``{"featurizer": {"fingerprint_bits": 2048}}``); ``None``
+    values count as not given. ``read_table(path, smiles_column)``: reads a user table for
+    the data rules; without it they do not apply. A table it cannot read (it raises) leaves
+    the rules out: the run then fails reading it, with that reader's own message.
+    ``note(text)``: receives what the rules decided and why (the CLI prints it).
+    """
+    given = _over(fold_flat_featurizer_keys(dict(file_values or {})),
+                  {k: v for k, v in flag_values.items() if v is not None})
+    recipe = given.get("recipe") or (None if file_values is not None else "auto")
+    merged = apply_recipe(given, recipe)
+    wants_task = merged.get("task", "auto") == "auto"
+    table = None
+    if read_table is not None and merged.get("data") and (
+            wants_task or merged.get("recipe") == "small-table"):
+        table = _read_or_none(read_table, merged)
+    if table is not None and wants_task:
+        merged = dict(merged, task=_table_task(table, merged, note))
+    if table is not None and merged.get("recipe") == "small-table":
+        merged = table_size_rules(merged, given, len(table))
+    # a file's `init_from: null` counts as given, as before: the recipe's backbone is not used
+    return settle_backbone(TrainConfig.from_dict(merged), given="init_from" in given,
+                           note=note or _silent)
+
+
+def _over(low: dict, high: dict) -> dict:
+    """``high``'s values over ``low``'s; dict blocks merge key by key (a flag sets one key of
+    ``featurizer`` without dropping the file's others)."""
+    out = dict(low)
+    for key, value in high.items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = {**out[key], **value} if both else value
+    return out
+
+
+def _read_or_none(read_table: Callable, values: dict):
+    # on purpose: an unreadable table is not this function's error to report; the run reads
+    # the table again and fails with the reader's message (a missing file, a bad column)
+    try:
+        return read_table(values["data"], values.get("smiles_column"))
+    except Exception:
+        return None
+
+
+def _table_task(table, values: dict, note: Optional[Callable[[str], None]]) -> str:
+    """``--task auto`` decided from the table's labels; "auto" when they cannot be read (the
+    run fails with its own message when it reads them)."""
+    from graphnorm.data.table_dataset import auto_task
+    from graphnorm.data.table_split import split_kind
+
+    try:
+        kind, arg = split_kind(values.get("split") or "scaffold")
+        exclude = [arg] if kind in ("column", "tdc") else []
+        task, why = auto_task(table, values.get("target_columns") or [], exclude)
+    except Exception:
+        return "auto"
+    if note:
+        note(why)
+    return task
+
+
+def _silent(text: str) -> None:
+    pass

@@ -1,0 +1,102 @@
+"""Config resolution (graphnorm/train/resolve.py): defaults < recipe < file < flags < the rules
+that follow the data; pure; recipes defined once, with the config files that spell them out
+held to them."""
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from graphnorm.data.table import MoleculeTable
+from graphnorm.models import preset_fields
+from graphnorm.train import recipes
+from graphnorm.train.config import TrainConfig, read_yaml
+from graphnorm.train.resolve import resolve_config
+
+CONFIGS = Path(__file__).resolve().parents[2] / "experiments" / "configs"
+
+
+def _table(labels):
+    frame = pd.DataFrame({"smiles": ["CCO"] * len(labels), "y": [str(v) for v in labels]})
+    return MoleculeTable(Path("t.csv"), frame, "smiles", [f"line {k + 2}" for k in range(len(frame))])
+
+
+def test_layers_in_order():
+    assert resolve_config({}, {}) == TrainConfig()  # an empty file: defaults, no recipe
+    auto = resolve_config(None, {})  # no file: the recipe for the data (ZINC: cpu-fast)
+    assert (auto.recipe, auto.preset, auto.batch_size) == ("cpu-fast", "fast", 64)
+    file = resolve_config({"recipe": "cpu-fast", "batch_size": 32}, {})
+    assert (file.preset, file.batch_size) == ("fast", 32)  # the file over its recipe
+    flags = resolve_config({"recipe": "cpu-fast", "batch_size": 32}, {"batch_size": 16, "lr": None})
+    assert (flags.batch_size, flags.lr) == (16, 1e-3)  # flags over the file; None: not given
+    assert resolve_config(None, {"recipe": "slim"}).preset is None
+
+
+def test_dict_blocks_merge_key_by_key_across_layers():
+    cfg = resolve_config({"featurizer": {"max_hops": 3}, "max_dist": 9, "recipe": "small-table",
+                          "data": "t.csv"}, {"featurizer": {"fingerprint_bits": 8}})
+    assert cfg.featurizer == {"descriptors": True, "max_hops": 3, "max_dist": 9,
+                              "fingerprint_bits": 8}
+    assert list(cfg.featurizer) == ["descriptors", "max_hops", "max_dist", "fingerprint_bits"]
+
+
+def test_data_rules_come_last_and_explicit_values_win():
+    table = _table([1.5, 2.5, 3.5])
+    notes = []
+    cfg = resolve_config(None, {"data": "t.csv"}, read_table=lambda path, col: table,
+                         note=notes.append)
+    assert (cfg.task, cfg.ensemble, cfg.forest_model, cfg.tree_weight) == (
+        "regression", recipes.ENSEMBLE_MEMBERS, "gbm", "val")
+    assert notes == ["--task auto: y hold numbers, so this fits a regression"]
+    cfg = resolve_config({"ensemble": 1}, {"data": "t.csv", "recipe": "small-table",
+                                           "tree_weight": "equal"},
+                         read_table=lambda path, col: table)
+    assert (cfg.ensemble, cfg.tree_weight) == (1, "equal")
+    classes = resolve_config(None, {"data": "t.csv"}, read_table=lambda p, c: _table([0, 1, 1]))
+    assert (classes.task, classes.forest_member, classes.ensemble) == ("classification", True, 1)
+
+
+def test_pure_without_a_reader_and_quiet_on_a_table_it_cannot_read(capsys):
+    plain = resolve_config(None, {"data": "missing.csv"})
+    assert (plain.task, plain.ensemble, plain.forest_member) == ("auto", 1, False)
+
+    def broken(path, column):
+        raise FileNotFoundError(path)
+
+    # the run reads the table again and fails there with the reader's own message
+    assert resolve_config(None, {"data": "missing.csv"}, read_table=broken) == plain
+    assert capsys.readouterr().out == ""
+
+
+def test_every_config_file_resolves():
+    for path in sorted(CONFIGS.glob("*.yaml")):
+        assert isinstance(resolve_config(read_yaml(path), {}), TrainConfig), path
+
+
+def _documented_recipe_files() -> dict[str, Path]:
+    """recipe -> the config file that recipes.py says spells it out."""
+    found = re.findall(r"``([a-z-]+)`` \(``experiments/configs/([\w.]+\.yaml)``", recipes.__doc__)
+    return {name: CONFIGS / file for name, file in found}
+
+
+def _shape(cfg: TrainConfig) -> dict:
+    return {**preset_fields(cfg.model_name, cfg.preset), **cfg.model}
+
+
+@pytest.mark.parametrize("name", sorted(_documented_recipe_files()))
+def test_recipe_files_spell_out_their_recipe(name):
+    """The YAML files the recipes' docs point to hold exactly the recipe (the file's own
+    dataset and its model written out as layers, not the preset): a recipe edited in
+    recipes.py without its file, or the other way round, fails here. (The files are not
+    `recipe: NAME`: that would change what they resolve to, preset and recipe fields.)"""
+    path = _documented_recipe_files()[name]
+    spelled = resolve_config(read_yaml(path), {})
+    recipe = resolve_config(None, {"recipe": name, "dataset": spelled.dataset})
+    loose = ("recipe", "preset", "model")
+    assert {k: v for k, v in spelled.to_dict().items() if k not in loose} == \
+           {k: v for k, v in recipe.to_dict().items() if k not in loose}
+    assert _shape(spelled) == _shape(recipe)
+
+
+def test_both_recipe_files_are_found():
+    assert set(_documented_recipe_files()) == {"cpu-fast", "molhiv-fast"}
