@@ -98,28 +98,63 @@ def named_runs(table: str, metric: str, seeds: int, members: list[str]) -> dict:
     return {(table, metric): runs}
 
 
-def stacked(metric: str, frames: dict, combo: tuple, name: str,
-            prior: float | None = None) -> tuple[float, float, float]:
-    """(w, val, test): ``name``'s weight w chosen on validation by the rule `train` applies
-    (`graphnorm.train.ensemble.fit_tree_weight`: the other members share 1 - w equally),
-    then test scored once with it."""
+def _arrays(frames: dict, combo: tuple, split: str):
+    """Predictions [M, N] of ``combo``'s members and the labels [N] on ``split``."""
+    first = frames[combo[0]][split]
+    target = next(c[2:] for c in first.columns if c.startswith("y:"))
+    preds = np.stack([frames[v][split][f"pred:{target}"].to_numpy() for v in combo])
+    return preds, first[f"y:{target}"].to_numpy()
+
+
+def _scored(metric: str, preds, y, weights) -> float:
+    pred = np.average(preds, axis=0, weights=weights)
+    return compute_metric(metric, torch.tensor(pred).reshape(-1, 1), torch.tensor(y).reshape(-1, 1))
+
+
+def weight_rules(combo: tuple, stack: str | None, grid: tuple, priors: tuple) -> list:
+    """(label suffix, rule) pairs for ``combo``: a rule maps validation predictions [M, N] and
+    labels [N] to member weights (None: the plain mean). Equal always; with ``stack`` in the
+    combination, its weight fitted on validation (`fit_tree_weight`, what `train` applies),
+    fitted under the one-SE rule toward each prior, and fixed at each weight of ``grid``."""
     from graphnorm.train.member_weights import fit_tree_weight
 
-    target = next(c[2:] for c in frames[combo[0]]["val"].columns if c.startswith("y:"))
-    val = frames[combo[0]]["val"]
-    preds = torch.tensor(np.stack([frames[v]["val"][f"pred:{target}"].to_numpy() for v in combo]))
-    weights = fit_tree_weight(metric, preds.unsqueeze(-1),
-                              torch.tensor(val[f"y:{target}"].to_numpy()).reshape(-1, 1),
-                              [v == name for v in combo], prior).tolist()
-    return (weights[combo.index(name)], score(metric, [frames[v]["val"] for v in combo], weights),
-            score(metric, [frames[v]["test"] for v in combo], weights))
+    rules = [("", lambda preds, y: None)]
+    if stack not in combo or len(combo) < 2:
+        return rules
+    tree = [v == stack for v in combo]
+
+    def fitted(prior):
+        def rule(preds, y):
+            return fit_tree_weight(rule.metric, torch.tensor(preds).unsqueeze(-1),
+                                   torch.tensor(y).reshape(-1, 1), tree, prior).tolist()
+        return rule
+
+    rules.append((f" (w_{stack} on val)", fitted(None)))
+    rules += [(f" (w_{stack} val:{p:g})", fitted(p)) for p in priors]
+    rules += [(f" (w_{stack}={w:g})", lambda preds, y, w=w: [w if t else (1 - w) / (len(combo) - 1)
+                                                              for t in tree]) for w in grid]
+    return rules
+
+
+def cross_fitted(metric: str, preds, y, rule, repeats: int = 5) -> float:
+    """The rule judged without test: validation split in random halves, the rule's weights
+    chosen on one half and scored on the other, both ways, ``repeats`` halvings; the mean.
+    A rule that overfits the validation rows scores worse here than on the rows it saw."""
+    out = []
+    for r in range(repeats):
+        order = np.random.default_rng(r).permutation(len(y))
+        halves = (order[: len(y) // 2], order[len(y) // 2:])
+        for fit, held in (halves, halves[::-1]):
+            value = _scored(metric, preds[:, held], y[held], rule(preds[:, fit], y[fit]))
+            if not np.isnan(value):
+                out.append(value)
+    return float(np.mean(out)) if out else float("nan")
 
 
 def member_table(found: dict, stack: str | None = None, grid: tuple = (),
                  priors: tuple = ()) -> pd.DataFrame:
-    """Every member alone and every equal average; with ``stack``, also its weight fitted per
-    seed on validation and, for each w in ``grid``, the fixed weight w (one number for every
-    task and seed: chosen on the pooled validation ranks, it cannot overfit one small split)."""
+    """Every member alone and every average (equal, and the weight rules of `weight_rules`),
+    per seed: validation, the cross-fitted validation (`cross_fitted`) and test."""
     rows = []
     for (task, metric), runs in found.items():
         for seed, variants in sorted(runs.items()):
@@ -129,30 +164,19 @@ def member_table(found: dict, stack: str | None = None, grid: tuple = (),
                    for v in names}
             for k in range(1, len(names) + 1):
                 for combo in itertools.combinations(names, k):
-                    rows.append({"task": task, "metric": metric, "seed": seed,
-                                 "members": "+".join(combo),
-                                 "val": score(metric, [frames[v]["val"] for v in combo]),
-                                 "test": score(metric, [frames[v]["test"] for v in combo]),
-                                 "cpu_s": sum(cpu[v] for v in combo)})
-                    if stack in combo and len(combo) > 1:
-                        w, val, test = stacked(metric, frames, combo, stack)
+                    score(metric, [frames[v]["val"] for v in combo])  # members predict the same rows
+                    val_p, val_y = _arrays(frames, combo, "val")
+                    test_p, test_y = _arrays(frames, combo, "test")
+                    for suffix, rule in weight_rules(combo, stack, grid, priors):
+                        rule.metric = metric
+                        weights = rule(val_p, val_y)
                         rows.append({"task": task, "metric": metric, "seed": seed,
-                                     "members": "+".join(combo) + f" (w_{stack} on val)",
-                                     "val": val, "test": test, "w": w,
-                                     "cpu_s": sum(cpu[v] for v in combo)})
-                    for prior in priors if stack in combo and len(combo) > 1 else ():
-                        w, val, test = stacked(metric, frames, combo, stack, prior)
-                        rows.append({"task": task, "metric": metric, "seed": seed,
-                                     "members": "+".join(combo) + f" (w_{stack} val:{prior:g})",
-                                     "val": val, "test": test, "w": w,
-                                     "cpu_s": sum(cpu[v] for v in combo)})
-                    for w in grid if stack in combo and len(combo) > 1 else ():
-                        weights = [w if v == stack else (1 - w) / (len(combo) - 1) for v in combo]
-                        rows.append({"task": task, "metric": metric, "seed": seed,
-                                     "members": "+".join(combo) + f" (w_{stack}={w:g})",
-                                     "val": score(metric, [frames[v]["val"] for v in combo], weights),
-                                     "test": score(metric, [frames[v]["test"] for v in combo], weights),
-                                     "w": w, "cpu_s": sum(cpu[v] for v in combo)})
+                                     "members": "+".join(combo) + suffix,
+                                     "val": _scored(metric, val_p, val_y, weights),
+                                     "val_cv": cross_fitted(metric, val_p, val_y, rule),
+                                     "test": _scored(metric, test_p, test_y, weights),
+                                     "cpu_s": sum(cpu[v] for v in combo),
+                                     **({"w": weights[combo.index(stack)]} if weights and stack in combo else {})})
     return pd.DataFrame(rows)
 
 
@@ -162,12 +186,13 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     full = table.groupby(["task", "seed"])["members"].transform("count")
     table = table[full == full.groupby(table["task"]).transform("max")]
     out = table.groupby(["task", "metric", "members"]).agg(
-        seeds=("seed", "count"), val=("val", "mean"), test=("test", "mean"),
+        seeds=("seed", "count"), val=("val", "mean"), val_cv=("val_cv", "mean"), test=("test", "mean"),
         test_std=("test", "std"), cpu_s=("cpu_s", "mean"),
         **({"w_mean": ("w", "mean")} if "w" in table else {})).reset_index()
-    out["val_rank"] = out.groupby("task")["val"].rank(ascending=False)
     lower = ~out["metric"].map(HIGHER_IS_BETTER)
-    out.loc[lower, "val_rank"] = out[lower].groupby("task")["val"].rank(ascending=True)
+    for col, rank in (("val", "val_rank"), ("val_cv", "cv_rank")):
+        out[rank] = out.groupby("task")[col].rank(ascending=False)
+        out.loc[lower, rank] = out[lower].groupby("task")[col].rank(ascending=True)
     return out
 
 
@@ -212,6 +237,7 @@ def main() -> None:
                 default_leaderboard(None), combos[0]))
     summary.to_csv(out / "members.csv", index=False)
     overall = summary.groupby("members").agg(tasks=("task", "count"), mean_val_rank=("val_rank", "mean"),
+                                             mean_cv_rank=("cv_rank", "mean"),
                                              cpu_s=("cpu_s", "mean")).reset_index().sort_values("mean_val_rank")
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     (out / "members.md").write_text(
