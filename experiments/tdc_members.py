@@ -130,13 +130,13 @@ def weight_rules(combo: tuple, stack: str | None, grid: tuple, priors: tuple) ->
         return rule
 
     rules.append((f" (w_{stack} on val)", fitted(None)))
-    rules += [(f" (w_{stack} val:{p:g})", fitted(p)) for p in priors]
+    rules += [(f" (w_{stack} val:{p})", fitted(p)) for p in priors]
     rules += [(f" (w_{stack}={w:g})", lambda preds, y, w=w: [w if t else (1 - w) / (len(combo) - 1)
                                                               for t in tree]) for w in grid]
     return rules
 
 
-def cross_fitted(metric: str, preds, y, rule, repeats: int = 5) -> float:
+def cross_fitted(metric: str, preds, y, rule, repeats: int = 3) -> float:
     """The rule judged without test: validation split in random halves, the rule's weights
     chosen on one half and scored on the other, both ways, ``repeats`` halvings; the mean.
     A rule that overfits the validation rows scores worse here than on the rows it saw."""
@@ -224,7 +224,7 @@ def main() -> None:
     found = (suite_runs([Path(b) for b in args.bench]) if args.bench else
              named_runs(args.table, args.metric, args.seeds, args.member))
     table = member_table(found, args.stack, tuple(float(w) for w in args.grid.split(",") if w),
-                         tuple(float(w) for w in args.rule.split(",") if w))
+                         tuple(w if w == "equal" else float(w) for w in args.rule.split(",") if w))
     summary = summarize(table)
     if args.board:
         from graphnorm.bench.tdc_suite import default_leaderboard

@@ -155,7 +155,8 @@ def evaluate_ensemble(cfg) -> dict:
     from graphnorm.tasks import compute_metric, resolve_task
     from graphnorm.train.datamodule import GraphDataModule
     from graphnorm.train.evaluate import predict_loader, prediction_frame
-    from graphnorm.train.member_weights import fit_tree_weight, member_weights, tree_weight_rule
+    from graphnorm.train.member_weights import (fit_tree_weight, member_weights, prior_weight,
+                                                   tree_weight_rule)
     from graphnorm.train.run import code_sha
 
     out = Path(cfg.out)
@@ -177,7 +178,7 @@ def evaluate_ensemble(cfg) -> dict:
         preds, y, smiles = predict_loader(models, dm.loader(split, train=False))
         if split == "val" and (fit or prior is not None) and any(tree) and not all(tree):
             weights = (fit_tree_weight(metric, preds, y, tree, prior) if fit else
-                       member_weights(prior, tree, preds.dtype))
+                       member_weights(prior_weight(prior, tree), tree, preds.dtype))
             report["member_weights"] = [round(float(w), 6) for w in weights]
         std = preds.std(0, unbiased=False)
         mean = preds.mean(0) if weights is None else torch.einsum("m,mnt->nt", weights.to(preds.dtype), preds)

@@ -57,11 +57,22 @@ def beats_prior(metric: str, preds, y, tree: list[bool], w: float, prior: float,
     return len(diffs) > 1 and gain > float(np.std(diffs, ddof=1))
 
 
-def fit_tree_weight(metric: str, preds, y, tree: list[bool], prior: float | None = None):
+EQUAL = "equal"  # a prior: the tree member weighs as one member of M (1 / M)
+
+
+def prior_weight(prior, tree: list[bool]) -> float:
+    """The prior as a number: `EQUAL` is the share of one member among ``len(tree)``."""
+    return sum(tree) / len(tree) if prior == EQUAL else float(prior)
+
+
+def fit_tree_weight(metric: str, preds, y, tree: list[bool], prior=None):
     """Member weights [M]: the tree member's weight w from `WEIGHT_GRID` that scores best on
     these (validation) predictions [M, N, T], the graph members sharing 1 - w equally; with
-    ``prior``, that w only where it beats the prior by more than one standard error."""
+    ``prior`` (a weight, or `EQUAL`), that w only where it beats the prior by more than one
+    standard error."""
     from graphnorm.tasks import HIGHER_IS_BETTER
+
+    prior = None if prior is None else prior_weight(prior, tree)
 
     scored = [(_score(metric, preds, y, w, tree), w) for w in WEIGHT_GRID]
     scored = [(v, w) for v, w in scored if not np.isnan(v)]
@@ -73,12 +84,15 @@ def fit_tree_weight(metric: str, preds, y, tree: list[bool], prior: float | None
     return member_weights(best, tree, preds.dtype)
 
 
-def tree_weight_rule(text: str) -> tuple[bool, float | None]:
+def tree_weight_rule(text: str) -> tuple[bool, float | str | None]:
     """``--tree-weight`` read as (fit on validation?, prior weight): ``equal`` (False, None),
     ``val`` (True, None), a number ``0.7`` (False, 0.7: fixed), ``val:0.7`` (True, 0.7: fitted
-    under the one-standard-error rule toward 0.7). Raises ValueError naming the value."""
+    under the one-standard-error rule toward 0.7), ``val:equal`` (True, `EQUAL`: toward one
+    member's share). Raises ValueError naming the value."""
     if text in ("equal", "val"):
         return text == "val", None
+    if text == f"val:{EQUAL}":
+        return True, EQUAL
     fit, _, number = str(text).partition(":") if str(text).startswith("val:") else ("", "", text)
     try:
         prior = float(number)
@@ -86,6 +100,6 @@ def tree_weight_rule(text: str) -> tuple[bool, float | None]:
         prior = -1.0
     if not 0.0 <= prior <= 1.0:
         raise ValueError(f"tree weight {text!r}: use equal, val, a weight in [0, 1] such as 0.7, "
-                         "or val:W (fitted on validation, W unless the fit is better by more "
-                         "than one standard error)")
+                         "or val:W / val:equal (fitted on validation, W or one member's share "
+                         "unless the fit is better by more than one standard error)")
     return fit == "val", prior

@@ -10,6 +10,7 @@ def test_tree_weight_rule_reads_every_spelling_and_names_a_bad_one():
     assert tree_weight_rule("val") == (True, None)
     assert tree_weight_rule("0.7") == (False, 0.7)
     assert tree_weight_rule("val:0.7") == (True, 0.7)
+    assert tree_weight_rule("val:equal") == (True, "equal")
     for bad in ("1.5", "val:x", "heavy", "val:"):
         with pytest.raises(ValueError, match=repr(bad)):
             tree_weight_rule(bad)
@@ -43,6 +44,14 @@ def test_a_small_split_that_cannot_tell_the_weights_apart_keeps_the_prior():
 def test_equal_members_move_a_far_prior_to_the_middle():
     preds, y = _members(400, graph_noise=0.5, tree_noise=0.5, seed=1)
     assert fit_tree_weight("rmse", preds, y, [False, True], prior=0.9).tolist() == pytest.approx([0.5, 0.5])
+
+
+def test_an_equal_prior_is_one_members_share():
+    g = torch.Generator().manual_seed(2)
+    y = torch.randn(40, 1, generator=g)
+    four = torch.stack([y + 0.5 * torch.randn(40, 1, generator=g) for _ in range(4)])  # alike
+    w = fit_tree_weight("rmse", four, y, [False, False, False, True], prior="equal")
+    assert w.tolist() == pytest.approx([0.25] * 4)
 
 
 def test_the_rule_holds_for_ranking_metrics_with_undefined_resamples():
