@@ -128,13 +128,13 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
                      "tables under the small-table recipe, off otherwise")
     own.add_argument("--forest-model", dest="forest_model", choices=list(TREE_MODELS),
                      help="the tree model of --forest-member: rf (OUT/forest) or gbm (OUT/gbm)")
-    own.add_argument("--tree-weight", dest="tree_weight", metavar="{equal,val,W,val:W}",
+    own.add_argument("--tree-weight", dest="tree_weight", metavar="{equal,val,W,val:W,val:equal}",
                      help="the tree member's weight in the ensemble mean: equal (one member like "
                      "the others), val (chosen on the validation split, graph members share "
-                     "the rest), a fixed weight W in [0, 1], or val:W (W unless validation "
-                     "prefers another weight by more than one bootstrap standard error). "
-                     "Default: val for regression tables under the small-table recipe, equal "
-                     "otherwise")
+                     "the rest), a fixed weight W in [0, 1], or val:W / val:equal (W, or one "
+                     "member's share, unless validation prefers another weight by more than "
+                     "one bootstrap standard error). Default: val:equal for regression tables "
+                     "under the small-table recipe, equal otherwise")
     own.add_argument("--split", help="scaffold, random, column:NAME (train/val/test per row), "
                      "file:RUN/splits.json (a previous run's split) or tdc:NAME (NAME says "
                      "test for the fixed test rows; the rest gets PyTDC's scaffold split)")

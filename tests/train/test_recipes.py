@@ -70,7 +70,7 @@ def test_classification_tables_add_the_forest(tmp_path):
     assert cfg.tree_weight == "equal"
     reg = ["--data", str(small), "--task", "regression"]
     cfg = _cfg(reg)  # boosted trees, weighted on validation
-    assert (cfg.forest_member, cfg.forest_model, cfg.tree_weight) == (True, "gbm", "val")
+    assert (cfg.forest_member, cfg.forest_model, cfg.tree_weight) == (True, "gbm", "val:equal")
     assert _cfg(reg + ["--forest-model", "rf"]).forest_model == "rf"  # explicit wins
     assert _cfg(reg + ["--tree-weight", "equal"]).tree_weight == "equal"
     assert _cfg(reg + ["--no-forest-member"]).forest_member is False

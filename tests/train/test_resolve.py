@@ -46,7 +46,7 @@ def test_data_rules_come_last_and_explicit_values_win():
     cfg = resolve_config(None, {"data": "t.csv"}, read_table=lambda path, col: table,
                          note=notes.append)
     assert (cfg.task, cfg.ensemble, cfg.forest_model, cfg.tree_weight) == (
-        "regression", recipes.ENSEMBLE_MEMBERS, "gbm", "val")
+        "regression", recipes.ENSEMBLE_MEMBERS, "gbm", "val:equal")
     assert notes == ["--task auto: y hold numbers, so this fits a regression"]
     cfg = resolve_config({"ensemble": 1}, {"data": "t.csv", "recipe": "small-table",
                                            "tree_weight": "equal"},
