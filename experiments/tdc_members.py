@@ -225,6 +225,7 @@ def main() -> None:
              named_runs(args.table, args.metric, args.seeds, args.member))
     table = member_table(found, args.stack, tuple(float(w) for w in args.grid.split(",") if w),
                          tuple(w if w == "equal" else float(w) for w in args.rule.split(",") if w))
+    table.to_csv(out / "members_by_seed.csv", index=False)
     summary = summarize(table)
     if args.board:
         from graphnorm.bench.tdc_suite import default_leaderboard
