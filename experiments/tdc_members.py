@@ -68,9 +68,7 @@ def board_table(table: pd.DataFrame, combos: list[str], leaderboard: Path | None
     (e.g. gbm alone) on test."""
     from graphnorm.bench.tdc_board import _better, board_markdown, board_row, read_leaderboard
 
-    lb = read_leaderboard(leaderboard)
-    full = table.groupby(["task", "seed"])["members"].transform("count")
-    table = table[full == full.groupby(table["task"]).transform("max")]
+    lb = read_leaderboard(leaderboard)  # each combination on the seeds where it was scored
     rows = [board_row(task, part["metric"].iloc[0], combo, part["test"], part["val"],
                       part["cpu_s"].tolist(), lb)
             for combo in combos for task, part in table[table["members"] == combo].groupby("task")]
@@ -208,6 +206,7 @@ def main() -> None:
                     help="a `benchmark --suite tdc-admet` folder (repeat: variants side by side)")
     ap.add_argument("--board", default="", help="member combinations to show in the "
                     "leaderboard's form, comma-separated, e.g. 'gbm,sep-bn-bn,gbm+sep-bn-bn (w_gbm=0.7)'")
+    ap.add_argument("--by-seed", help="members_by_seed.csv of an earlier run: summarize it again")
     ap.add_argument("--leaderboard", help="leaderboard.csv (default: beside the TDC archive)")
     ap.add_argument("--member", action="append", default=[], help="NAME=RUN_FOLDER with {seed}")
     ap.add_argument("--table", default="table")
@@ -223,9 +222,12 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     found = (suite_runs([Path(b) for b in args.bench]) if args.bench else
              named_runs(args.table, args.metric, args.seeds, args.member))
-    table = member_table(found, args.stack, tuple(float(w) for w in args.grid.split(",") if w),
-                         tuple(w if w == "equal" else float(w) for w in args.rule.split(",") if w))
-    table.to_csv(out / "members_by_seed.csv", index=False)
+    if args.by_seed:  # a previous run's per-seed scores: re-summarize without rescoring
+        table = pd.read_csv(args.by_seed)
+    else:
+        table = member_table(found, args.stack, tuple(float(w) for w in args.grid.split(",") if w),
+                             tuple(w if w == "equal" else float(w) for w in args.rule.split(",") if w))
+        table.to_csv(out / "members_by_seed.csv", index=False)
     summary = summarize(table)
     if args.board:
         from graphnorm.bench.tdc_suite import default_leaderboard
