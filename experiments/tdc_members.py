@@ -66,7 +66,7 @@ def board_table(table: pd.DataFrame, combos: list[str], leaderboard: Path | None
     """The leaderboard form (`graphnorm.bench.tdc_board`) of the chosen member combinations,
     seeds where every member finished, with a count of tasks where each beats ``reference``
     (e.g. gbm alone) on test."""
-    from graphnorm.bench.tdc_board import _better, board_markdown, board_row, read_leaderboard
+    from graphnorm.bench.tdc_board import board_markdown, board_row, read_leaderboard
 
     lb = read_leaderboard(leaderboard)  # each combination on the seeds where it was scored
     rows = [board_row(task, part["metric"].iloc[0], combo, part["test"], part["val"],
@@ -75,13 +75,20 @@ def board_table(table: pd.DataFrame, combos: list[str], leaderboard: Path | None
     frame = pd.DataFrame(rows)
     text = board_markdown(frame)
     if reference and not frame.empty:
-        ref = frame[frame["variant"] == reference].set_index("task")["test_mean"]
-        higher = frame["metric"].map(HIGHER_IS_BETTER)
-        text += f"\nTasks where each beats {reference} on test (mean over seeds, strictly):\n\n"
-        for combo, part in frame.groupby("variant"):
-            wins = sum(t in ref.index and _better(m, ref[t], h) and round(m, 3) != round(ref[t], 3)
-                       for t, m, h in zip(part["task"], part["test_mean"], higher[part.index]))
-            text += f"- {combo}: {wins} of {len(part)}\n"
+        text += (f"\nTasks where each beats {reference} on test (means over the seeds both "
+                 "have, at the leaderboard's 3 decimals):\n\n")
+        ref = table[table["members"] == reference]
+        for combo in combos:
+            wins = tasks = 0
+            for task, part in table[table["members"] == combo].groupby("task"):
+                a = part.set_index("seed")["test"]
+                b = ref[ref["task"] == task].set_index("seed")["test"]
+                seeds = a.index.intersection(b.index)
+                if len(seeds):
+                    ma, mb = round(a[seeds].mean(), 3), round(b[seeds].mean(), 3)
+                    tasks += 1
+                    wins += (ma > mb) if HIGHER_IS_BETTER[part["metric"].iloc[0]] else (ma < mb)
+            text += f"- {combo}: {wins} of {tasks}\n"
     return text
 
 
