@@ -37,8 +37,9 @@ class TrainConfig:
     forest_model: str = "rf"  # the tree model of that member: rf (out/forest) | gbm (out/gbm)
     tree_weight: str = "equal"  # that member's weight in the mean: equal (one member like the
     # others) | val (chosen on the validation split from 0, 0.1, ..., 1; graph members share the
-    # rest) | a fixed weight such as 0.7 | val:0.7 (fitted, but 0.7 unless the fit is better by
-    # more than one bootstrap standard error; graphnorm/train/member_weights.py)
+    # rest) | a fixed weight such as 0.7 | val:0.7 or val:equal (fitted, but 0.7 or one member's
+    # share unless the fit is better by more than one bootstrap standard error;
+    # graphnorm/train/member_weights.py)
     bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
     recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
     # each validation (size-bucketed batches skew them; 0 = keep the moving averages)

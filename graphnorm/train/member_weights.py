@@ -29,29 +29,34 @@ def member_weights(w: float, tree: list[bool], dtype):
     return torch.tensor([w if t else (1 - w) / graphs for t in tree], dtype=dtype)
 
 
-def _score(metric, preds, y, w, tree, rows=None):
+def _blend(preds, w: float, tree: list[bool]):
+    """The weighted mean [N, T] of the members' predictions [M, N, T]."""
     import torch
 
+    return torch.einsum("m,mnt->nt", member_weights(w, tree, preds.dtype), preds)
+
+
+def _score(metric, preds, y, w, tree):
     from graphnorm.tasks import compute_metric
 
-    mean = torch.einsum("m,mnt->nt", member_weights(w, tree, preds.dtype), preds)
-    return compute_metric(metric, mean if rows is None else mean[rows], y if rows is None else y[rows])
+    return compute_metric(metric, _blend(preds, w, tree), y)
 
 
 def beats_prior(metric: str, preds, y, tree: list[bool], w: float, prior: float,
                 draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> bool:
     """Whether weight ``w`` beats ``prior`` on these rows by more than one bootstrap standard
     error of the score difference (rows resampled with replacement, ``draws`` times)."""
-    from graphnorm.tasks import HIGHER_IS_BETTER
+    from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
 
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
-    gain = sign * (_score(metric, preds, y, w, tree) - _score(metric, preds, y, prior, tree))
+    fitted, kept = _blend(preds, w, tree), _blend(preds, prior, tree)  # once, not per draw
+    gain = sign * (compute_metric(metric, fitted, y) - compute_metric(metric, kept, y))
     rng = np.random.default_rng(seed)
     n = preds.shape[1]
     diffs = []
     for _ in range(draws):
         rows = rng.integers(0, n, n)
-        d = sign * (_score(metric, preds, y, w, tree, rows) - _score(metric, preds, y, prior, tree, rows))
+        d = sign * (compute_metric(metric, fitted[rows], y[rows]) - compute_metric(metric, kept[rows], y[rows]))
         if not np.isnan(d):
             diffs.append(d)
     return len(diffs) > 1 and gain > float(np.std(diffs, ddof=1))
