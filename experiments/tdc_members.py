@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -29,22 +28,12 @@ import pandas as pd
 import torch
 
 from graphnorm.data.tdc import TDC_ADMET_TASKS
+from graphnorm.run_folder import METRICS_FILE, predictions_file, read_metrics
 from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
 
 
 def _frames(run: Path) -> dict:
-    return {s: pd.read_csv(run / f"predictions_{s}.csv.gz") for s in ("val", "test")}
-
-
-def score(metric: str, frames: list[pd.DataFrame], weights=None) -> float:
-    first = frames[0]
-    for f in frames[1:]:
-        if f["smiles"].tolist() != first["smiles"].tolist():
-            raise ValueError("members of one seed predict different rows")
-    target = next(c[2:] for c in first.columns if c.startswith("y:"))
-    pred = np.average([f[f"pred:{target}"].to_numpy() for f in frames], axis=0, weights=weights)
-    return compute_metric(metric, torch.tensor(pred).reshape(-1, 1),
-                          torch.tensor(first[f"y:{target}"].to_numpy()).reshape(-1, 1))
+    return {s: pd.read_csv(run / predictions_file(s)) for s in ("val", "test")}
 
 
 def suite_runs(benches: list[Path]) -> dict:
@@ -54,7 +43,7 @@ def suite_runs(benches: list[Path]) -> dict:
     for task, metric in TDC_ADMET_TASKS.items():
         runs = {}
         for bench in benches:
-            for f in (bench / task).glob("runs/*/seed*/metrics.json"):
+            for f in (bench / task).glob(f"runs/*/seed*/{METRICS_FILE}"):
                 runs.setdefault(f.parent.name, {}).setdefault(f.parent.parent.name, f.parent)
         if runs:
             out[(task, metric)] = runs
@@ -64,11 +53,11 @@ def suite_runs(benches: list[Path]) -> dict:
 def board_table(table: pd.DataFrame, combos: list[str], leaderboard: Path | None,
                 reference: str | None) -> str:
     """The leaderboard form (`graphnorm.bench.tdc_board`) of the chosen member combinations,
-    seeds where every member finished, with a count of tasks where each beats ``reference``
-    (e.g. gbm alone) on test."""
+    each on the seeds where it was scored, with a count of tasks where each beats ``reference``
+    (e.g. gbm alone) on test, over the seeds both have."""
     from graphnorm.bench.tdc_board import board_markdown, board_row, read_leaderboard
 
-    lb = read_leaderboard(leaderboard)  # each combination on the seeds where it was scored
+    lb = read_leaderboard(leaderboard)
     rows = [board_row(task, part["metric"].iloc[0], combo, part["test"], part["val"],
                       part["cpu_s"].tolist(), lb)
             for combo in combos for task, part in table[table["members"] == combo].groupby("task")]
@@ -98,14 +87,17 @@ def named_runs(table: str, metric: str, seeds: int, members: list[str]) -> dict:
         for spec in members:
             name, _, pattern = spec.partition("=")
             run = Path(pattern.format(seed=seed))
-            if (run / "predictions_val.csv.gz").is_file():
+            if (run / predictions_file("val")).is_file():
                 runs.setdefault(f"seed{seed}", {})[name] = run
     return {(table, metric): runs}
 
 
 def _arrays(frames: dict, combo: tuple, split: str):
-    """Predictions [M, N] of ``combo``'s members and the labels [N] on ``split``."""
+    """Predictions [M, N] of ``combo``'s members and the labels [N] on ``split``; members of
+    one seed must predict the same rows."""
     first = frames[combo[0]][split]
+    if any(frames[v][split]["smiles"].tolist() != first["smiles"].tolist() for v in combo[1:]):
+        raise ValueError("members of one seed predict different rows")
     target = next(c[2:] for c in first.columns if c.startswith("y:"))
     preds = np.stack([frames[v][split][f"pred:{target}"].to_numpy() for v in combo])
     return preds, first[f"y:{target}"].to_numpy()
@@ -116,7 +108,7 @@ def _scored(metric: str, preds, y, weights) -> float:
     return compute_metric(metric, torch.tensor(pred).reshape(-1, 1), torch.tensor(y).reshape(-1, 1))
 
 
-def weight_rules(combo: tuple, stack: str | None, grid: tuple, priors: tuple) -> list:
+def weight_rules(metric: str, combo: tuple, stack: str | None, grid: tuple, priors: tuple) -> list:
     """(label suffix, rule) pairs for ``combo``: a rule maps validation predictions [M, N] and
     labels [N] to member weights (None: the plain mean). Equal always; with ``stack`` in the
     combination, its weight fitted on validation (`fit_tree_weight`, what `train` applies),
@@ -130,7 +122,7 @@ def weight_rules(combo: tuple, stack: str | None, grid: tuple, priors: tuple) ->
 
     def fitted(prior):
         def rule(preds, y):
-            return fit_tree_weight(rule.metric, torch.tensor(preds).unsqueeze(-1),
+            return fit_tree_weight(metric, torch.tensor(preds).unsqueeze(-1),
                                    torch.tensor(y).reshape(-1, 1), tree, prior).tolist()
         return rule
 
@@ -165,15 +157,12 @@ def member_table(found: dict, stack: str | None = None, grid: tuple = (),
         for seed, variants in sorted(runs.items()):
             names = sorted(variants)
             frames = {v: _frames(variants[v]) for v in names}
-            cpu = {v: json.loads((variants[v] / "metrics.json").read_text()).get("cpu_time_s") or 0.0
-                   for v in names}
+            cpu = {v: read_metrics(variants[v]).get("cpu_time_s") or 0.0 for v in names}
             for k in range(1, len(names) + 1):
                 for combo in itertools.combinations(names, k):
-                    score(metric, [frames[v]["val"] for v in combo])  # members predict the same rows
                     val_p, val_y = _arrays(frames, combo, "val")
                     test_p, test_y = _arrays(frames, combo, "test")
-                    for suffix, rule in weight_rules(combo, stack, grid, priors):
-                        rule.metric = metric
+                    for suffix, rule in weight_rules(metric, combo, stack, grid, priors):
                         weights = rule(val_p, val_y)
                         rows.append({"task": task, "metric": metric, "seed": seed,
                                      "members": "+".join(combo) + suffix,
