@@ -186,3 +186,9 @@ def test_config_flags_are_what_was_given_with_block_keys_nested():
                                       "--fingerprint-at", "head", "--seeds", "2", "--ensemble", "3"])
     assert config_flags(args) == {"lr": 1e-3, "ensemble": 3, "featurizer": {"descriptors": False},
                                   "model": {"fingerprint_at": "head"}}
+
+
+def test_an_unknown_descriptor_set_is_refused_by_name(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["train", "--data", "m.csv", "--descriptors", "mordred"])
+    assert "one of ['fast', 'rdkit2d'], got 'mordred'" in capsys.readouterr().err

@@ -42,9 +42,10 @@ class FeaturizerConfig:
     # Morgan fingerprint (radius 2, ECFP4-like bits, stored 8 per byte) per molecule, 0 = none;
     # the Graphormer adds its projection to the [VNode] (Chemprop-style molecule features)
     fingerprint_bits: int = 0
-    # RDKit 2D descriptors per molecule (chem/descriptors.py); the model standardizes them
-    # with the training split's statistics and feeds them to its head
-    descriptors: bool = False
+    # RDKit 2D descriptors per molecule (chem/descriptors.py): False, True (RDKit's 2D list;
+    # "rdkit2d" is read as True) or "fast" (RDKit's C++ descriptors); the model standardizes
+    # them with the training split's statistics and feeds them to its head
+    descriptors: bool | str = False
 
     def __post_init__(self):
         if self.vocab not in VOCABS:
@@ -58,8 +59,10 @@ class FeaturizerConfig:
         if not 0 <= self.max_dist < UNREACHABLE:
             raise ValueError(f"featurizer max_dist must be in [0, {UNREACHABLE - 1}], "
                              f"got {self.max_dist}")
-        if not isinstance(self.descriptors, bool):
-            raise ValueError(f"featurizer descriptors must be true or false, got {self.descriptors!r}")
+        from .descriptors import descriptor_set
+
+        # True stays True (not "rdkit2d"): it keys the caches and checksums of earlier runs
+        object.__setattr__(self, "descriptors", descriptor_set(self.descriptors))
         if not 0 <= self.fingerprint_bits <= MAX_FINGERPRINT_BITS or self.fingerprint_bits % 8:
             raise ValueError(f"featurizer fingerprint_bits must be a multiple of 8 in [0, "
                              f"{MAX_FINGERPRINT_BITS}] (0 = none; e.g. 1024 or 2048), got "
@@ -91,10 +94,10 @@ class FeaturizerConfig:
     @property
     def tag(self) -> str:
         """Short name for cache folders, e.g. ``h5-d20`` (``h5-d20-fp1024`` with fingerprints,
-        ``-rd`` with descriptors)."""
+        ``-rd`` with RDKit's 2D descriptors, ``-rdfast`` with the fast set)."""
         return f"h{self.max_hops}-d{self.max_dist}" + (
             f"-fp{self.fingerprint_bits}" if self.fingerprint_bits else "") + (
-            "-rd" if self.descriptors else "")
+            "-rdfast" if self.descriptors == "fast" else "-rd" if self.descriptors else "")
 
     def check_current(self, what: str) -> None:
         """Refuse data featurized by another featurizer version (``what`` names its source)."""

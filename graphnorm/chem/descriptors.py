@@ -9,6 +9,17 @@ atoms without parameters) or on random embeddings. Stored compressed by a signed
 ``sign(x) log(1 + |x|)``, so counts and huge topological indices (``Ipc``) share one scale;
 the model standardizes them with the training split's mean and std (`DescriptorEncoder`).
 
+Two sets (``FeaturizerConfig.descriptors``):
+
+- ``True`` (alias ``"rdkit2d"``): that list, 205 numbers, ~8-10 ms per drug-like molecule in
+  Python (qed, the ``fr_*`` SMARTS, EState, BertzCT ...);
+- ``"fast"``: what RDKit computes in C++ only, ~2 ms per molecule, for screening at scale:
+  ``rdMolDescriptors.Properties`` (Crippen logP and MR, TPSA, Labute ASA, counts of donors,
+  acceptors, rings, rotatable bonds, stereocentres, Kier-Hall chi and kappa indices), the
+  MOE-type ``SlogP_VSA``, ``SMR_VSA`` and ``PEOE_VSA`` bins (Labute 2000,
+  https://doi.org/10.1016/S1093-3263(00)00068-1) and the 42 molecular quantum numbers
+  (Nguyen et al. 2009, https://doi.org/10.1002/cmdc.200900317); 121 numbers with RDKit 2025.
+
 A descriptor RDKit cannot compute, or that comes out non-finite, is that molecule's
 featurization error (naming the SMILES and the descriptor): the row is skipped in training
 and gets an error row in ``predict``, never a silent NaN.
@@ -34,23 +45,76 @@ def descriptor_functions() -> tuple:
                  if name not in _UNSTABLE and not name.startswith(_UNSTABLE_PREFIXES))
 
 
-def descriptor_names() -> list[str]:
+def descriptor_set(value) -> bool | str:
+    """A descriptor set as `FeaturizerConfig` stores it: False (none), True (RDKit's 2D list,
+    also named "rdkit2d") or "fast"; anything else is a ValueError naming the choices."""
+    if value is False or value is True:
+        return value
+    if isinstance(value, str) and value.lower() in DESCRIPTOR_SETS:
+        return DESCRIPTOR_SETS[value.lower()]
+    raise ValueError(f"featurizer descriptors must be true, false or one of "
+                     f"{sorted(DESCRIPTOR_SETS)}, got {value!r}")
+
+
+DESCRIPTOR_SETS = {"rdkit2d": True, "fast": "fast"}  # name -> the value configs store
+
+
+@functools.lru_cache(maxsize=1)
+def _fast_properties():
+    from rdkit.Chem import rdMolDescriptors
+
+    return rdMolDescriptors.Properties()
+
+
+@functools.lru_cache(maxsize=1)
+def _fast_names() -> tuple:
+    names = list(_fast_properties().GetPropertyNames())
+    for prefix, bins in (("SlogP_VSA", 12), ("SMR_VSA", 10), ("PEOE_VSA", 14), ("MQN", 42)):
+        names += [f"{prefix}{k}" for k in range(1, bins + 1)]
+    return tuple(names)
+
+
+def _fast_values(mol) -> np.ndarray:
+    from rdkit.Chem import rdMolDescriptors as md
+
+    # in this order the Crippen and Labute contributions are computed once and cached on the
+    # molecule for the VSA bins
+    values = [*_fast_properties().ComputeProperties(mol), *md.SlogP_VSA_(mol), *md.SMR_VSA_(mol),
+              *md.PEOE_VSA_(mol), *md.MQNs_(mol)]
+    return np.asarray(values, dtype=np.float64)
+
+
+def descriptor_names(which: bool | str = True) -> list[str]:
+    if which == "fast":
+        return list(_fast_names())
     return [name for name, _ in descriptor_functions()]
 
 
-def descriptor_count() -> int:
-    """How many numbers a molecule gets (the model's input width); depends on RDKit's version,
-    so checkpoints record it and refuse another."""
-    return len(descriptor_functions())
+def descriptor_count(which: bool | str = True) -> int:
+    """How many numbers a molecule gets from a set (the model's input width); depends on
+    RDKit's version, so checkpoints record it and refuse another."""
+    return len(descriptor_names(which))
 
 
-def rdkit_descriptors(mol, smiles: str | None = None) -> np.ndarray:
-    """float32 [1, D]: ``sign(x) log(1 + |x|)`` of each descriptor of a sanitized molecule;
-    raises FeaturizationError naming the SMILES and the first descriptor (in order) that
-    failed or is not finite. The values come from `descriptor_values` (shared intermediates
-    computed once; the same numbers as calling each RDKit function)."""
-    functions = descriptor_functions()
-    values, errors = descriptor_values(mol, functions, smiles)
+def rdkit_descriptors(mol, smiles: str | None = None, which: bool | str = True) -> np.ndarray:
+    """float32 [1, D]: ``sign(x) log(1 + |x|)`` of each descriptor of a set of a sanitized
+    molecule; raises FeaturizationError naming the SMILES and the first descriptor (in order)
+    that failed or is not finite. RDKit's 2D list comes from `descriptor_values` (shared
+    intermediates computed once; the same numbers as calling each RDKit function)."""
+    if which == "fast":
+        names = _fast_names()
+        try:
+            values = _fast_values(mol)
+        except Exception as e:  # RDKit raises many kinds; name the molecule
+            raise FeaturizationError(f"RDKit's fast descriptors failed for SMILES {smiles!r}: "
+                                     f"{type(e).__name__}: {e}") from e
+        if len(values) != len(names):  # an RDKit whose bins differ from the names
+            raise FeaturizationError(f"RDKit returned {len(values)} fast descriptors for SMILES "
+                                     f"{smiles!r}, expected {len(names)}")
+        functions, errors = tuple((n, None) for n in names), {}
+    else:
+        functions = descriptor_functions()
+        values, errors = descriptor_values(mol, functions, smiles)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         k = int(bad[0])

@@ -175,10 +175,10 @@ def mol_to_graph(mol: Chem.Mol, vocab: str = "ogb", smiles: str | None = None,
 
 
 def smiles_to_graph(smiles: str, vocab: str = "ogb", sanitize: str = "strict",
-                    fingerprint_bits: int = 0, descriptors: bool = False):
+                    fingerprint_bits: int = 0, descriptors: bool | str = False):
     """RDKit part only: (x, edge_index, edge_attr) numpy arrays of one SMILES; with
     ``fingerprint_bits`` its `morgan_fingerprint` as a fourth array, with ``descriptors``
-    its RDKit descriptors (chem/descriptors.py) after that."""
+    that set of its RDKit descriptors (chem/descriptors.py) after that."""
     _check_vocab(vocab)
     mol = mol_from_smiles(smiles, sanitize)
     # before mol_to_graph, which may kekulize the molecule in place (aromatic bits would change)
@@ -187,7 +187,7 @@ def smiles_to_graph(smiles: str, vocab: str = "ogb", sanitize: str = "strict",
     if descriptors:
         from .descriptors import rdkit_descriptors
 
-        desc = rdkit_descriptors(mol, smiles)
+        desc = rdkit_descriptors(mol, smiles, descriptors)
     graph = mol_to_graph(mol, vocab, smiles, copy=False)
     if fp is None and desc is None:
         return graph

@@ -21,7 +21,7 @@ def featurizer_sizes(featurizer: FeaturizerConfig, fields: set) -> dict:
     if featurizer.descriptors:  # absent otherwise: model configs of older checkpoints match
         from graphnorm.chem.descriptors import descriptor_count
 
-        sizes["descriptors"] = descriptor_count()
+        sizes["descriptors"] = descriptor_count(featurizer.descriptors)
     if "max_hops" in fields:  # a model that reads shortest paths
         sizes.update(max_hops=featurizer.max_hops, max_dist=featurizer.max_dist)
     return sizes

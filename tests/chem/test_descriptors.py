@@ -45,8 +45,42 @@ def test_featurized_batches_carry_descriptors_and_configs_key_them():
     assert batch.descriptors.shape == (3, descriptor_count())
     with pytest.raises(ValueError, match="takes 7 RDKit descriptors"):
         batch.descriptor_values(7)
-    with pytest.raises(ValueError, match="descriptors must be true or false"):
+    with pytest.raises(ValueError, match=r"descriptors must be true, false or one of \['fast', 'rdkit2d'\], got 'yes'"):
         FeaturizerConfig(descriptors="yes")
+
+
+def test_the_fast_set_is_rdkits_cpp_descriptors_and_keys_its_own_cache():
+    from rdkit.Chem import Crippen, rdMolDescriptors
+
+    fast = FeaturizerConfig(descriptors="fast")
+    assert FeaturizerConfig(descriptors="rdkit2d") == FeaturizerConfig(descriptors=True)
+    assert fast.to_dict()["descriptors"] == "fast" and fast.tag.endswith("-rdfast")
+    assert FeaturizerConfig.from_dict(fast.to_dict()) == fast  # checkpoints round-trip it
+    names = descriptor_names("fast")
+    assert descriptor_count("fast") == len(names) < descriptor_count()
+    assert names[-1] == "MQN42" and "CrippenClogP" in names and "SlogP_VSA12" in names
+    mol = Chem.MolFromSmiles("CC(=O)Nc1ccc(O)cc1")
+    got = rdkit_descriptors(Chem.Mol(mol), "x", "fast")[0]
+    for name, x in (("CrippenClogP", Crippen.MolLogP(mol)), ("tpsa", rdMolDescriptors.CalcTPSA(mol)),
+                    ("MQN1", rdMolDescriptors.MQNs_(mol)[0]),
+                    ("PEOE_VSA14", rdMolDescriptors.PEOE_VSA_(mol)[13])):
+        assert got[names.index(name)] == pytest.approx(np.sign(x) * np.log1p(abs(x)), rel=1e-5), name
+    result = featurize_many(["CCO", "[Na+].[Cl-]", "[Fe+2]", "C1CC"], fast)
+    assert [g["descriptors"].shape for g in result.graphs[:3]] == [(1, len(names))] * 3
+    assert result.graphs[3] is None and "C1CC" in result.errors[3]
+
+
+def test_a_failing_fast_descriptor_names_the_molecule(monkeypatch):
+    import graphnorm.chem.descriptors as d
+
+    def broken(mol):
+        raise RuntimeError("no charges")
+    monkeypatch.setattr(d, "_fast_values", broken)
+    with pytest.raises(FeaturizationError, match="fast descriptors failed for SMILES 'CCO': RuntimeError"):
+        d.rdkit_descriptors(Chem.MolFromSmiles("CCO"), "CCO", "fast")
+    monkeypatch.setattr(d, "_fast_values", lambda mol: np.array([np.inf] + [0.0] * (len(d._fast_names()) - 1)))
+    with pytest.raises(FeaturizationError, match="descriptor exactmw is inf for SMILES 'CCO'"):
+        d.rdkit_descriptors(Chem.MolFromSmiles("CCO"), "CCO", "fast")
 
 
 def test_encoder_standardizes_with_training_statistics():

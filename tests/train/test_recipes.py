@@ -23,6 +23,9 @@ def test_auto_picks_by_the_data():
 def test_flags_override_the_recipe_and_slim_is_the_paper():
     cfg = _cfg(["--data", "m.csv", "--no-descriptors", "--batch-size", "16", "--max-epochs", "3"])
     assert cfg.featurizer["descriptors"] is False and cfg.batch_size == 16
+    assert _cfg(["--data", "m.csv", "--descriptors", "fast"]).featurizer["descriptors"] == "fast"
+    assert _cfg(["--data", "m.csv", "--descriptors"]).featurizer["descriptors"] is True
+    assert _cfg(["--data", "m.csv", "--descriptors", "rdkit2d"]).featurizer["descriptors"] is True
     assert cfg.max_steps is None and cfg.max_epochs == 3
     slim = _cfg(["--dataset", "zinc-subset", "--recipe", "slim"])
     assert slim.preset is None and slim.norm == "sep:bn+ln" and slim.batch_size == 256
