@@ -14,7 +14,6 @@ import argparse
 import dataclasses
 from typing import Callable, Optional
 
-from graphnorm.chem.descriptors import descriptor_set
 from graphnorm.data.info import DATASET_INFO, METRICS, TASK_CHOICES
 from graphnorm.graph.options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
 from graphnorm.models import PRESETS, RUNNABLE_MODELS, TREE_MODELS, presets_help
@@ -147,6 +146,8 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
 
 
 def _descriptor_flag(text: str) -> bool | str:
+    from graphnorm.chem.descriptors import descriptor_set  # here: the parser imports no RDKit
+
     try:
         return descriptor_set(text)
     except ValueError as e:  # argparse shows an ArgumentTypeError's own words
