@@ -18,7 +18,7 @@ Two sets (``FeaturizerConfig.descriptors``):
   acceptors, rings, rotatable bonds, stereocentres, Kier-Hall chi and kappa indices), the
   MOE-type ``SlogP_VSA``, ``SMR_VSA`` and ``PEOE_VSA`` bins (Labute 2000,
   https://doi.org/10.1016/S1093-3263(00)00068-1) and the 42 molecular quantum numbers
-  (Nguyen et al. 2009, https://doi.org/10.1002/cmdc.200900317); 121 numbers with RDKit 2025.
+  (Nguyen et al. 2009, https://doi.org/10.1002/cmdc.200900317); 121 numbers with RDKit 2026.09.
 
 A descriptor RDKit cannot compute, or that comes out non-finite, is that molecule's
 featurization error (naming the SMILES and the descriptor): the row is skipped in training
