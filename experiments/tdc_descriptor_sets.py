@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1] / "experiments" / "results" / "tdc_ad
 
 def main(a: str = "g400", b: str = "g400_fast") -> None:
     print(f"| task | metric | seeds | val: 2D list | val: fast | test: 2D list | test: fast | "
-          f"test: 2D list - fast, paired by seed ("better on": seeds where the 2D list wins) |\n|---|---|---|---|---|---|---|---|")
+          f"test: 2D list - fast, paired by seed ('better on': seeds where the 2D list wins) |\n|---|---|---|---|---|---|---|---|")
     for folder in sorted(p for p in (ROOT / b).iterdir() if (p / "runs" / "sep-bn-bn").is_dir()):
         pair = [ROOT / a / folder.name / "runs" / "sep-bn-bn", folder / "runs" / "sep-bn-bn"]
         try:
