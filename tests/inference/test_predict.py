@@ -193,29 +193,13 @@ def test_predict_progress_is_a_bar_on_a_terminal_and_lines_in_a_log(tiny_run, mo
     assert df.error.ne("").sum() == 3
 
 
-def test_a_fingerprint_run_trains_and_predicts_with_its_featurizer(zinc_property_table, cache_root, tmp_path):
-    """featurizer: {fingerprint_bits: N} travels once: data cache, model size, checkpoint,
-    and predict featurizes new SMILES with it (own table: 200 molecules, seconds)."""
-    from graphnorm.checkpoints import load_checkpoint
-    from graphnorm.train.config import TrainConfig
-    from graphnorm.train.run import train
-
-    table = tmp_path / "mols.csv"
-    zinc_property_table.head(200).to_csv(table, index=False)
-    train(TrainConfig(data=str(table), target_columns=["logp"], split="random", preset="tiny",
-                      max_epochs=1, batch_size=32, cache_root=str(cache_root), out=str(tmp_path / "run"),
-                      progress=False, featurizer={"fingerprint_bits": 128}))
-    loaded = load_checkpoint(tmp_path / "run" / "best.ckpt")
-    assert loaded.featurizer.fingerprint_bits == 128 and loaded.model.fingerprint.in_features == 128
-    assert list((cache_root / "tables").glob("mols-*-h5-d20-fp128"))
-    df = load_predictor(tmp_path / "run" / "best.ckpt").predict(["CCO", "c1ccccc1O", "nonsense"])
-    assert df.prediction[:2].notna().all() and df.prediction[0] != df.prediction[1]
-    assert "nonsense" in df.error[2]
-
-
-def test_a_fast_descriptor_run_trains_and_predicts_with_its_set(zinc_property_table, cache_root, tmp_path):
-    """featurizer: {descriptors: fast} travels like the fingerprint: its own cache folder, the
-    model's input width, the checkpoint, and predict's featurizer."""
+@pytest.mark.parametrize("featurizer, tag", [({"fingerprint_bits": 128}, "fp128"),
+                                              ({"descriptors": "fast"}, "rdfast")])
+def test_a_molecule_feature_run_trains_and_predicts_with_its_featurizer(
+        featurizer, tag, zinc_property_table, cache_root, tmp_path):
+    """featurizer: {fingerprint_bits: N} or {descriptors: fast} travels once: data cache, model
+    size, checkpoint, and predict featurizes new SMILES with it (own table: 200 molecules,
+    seconds)."""
     from graphnorm.checkpoints import load_checkpoint
     from graphnorm.chem.descriptors import descriptor_count
     from graphnorm.train.config import TrainConfig
@@ -225,11 +209,14 @@ def test_a_fast_descriptor_run_trains_and_predicts_with_its_set(zinc_property_ta
     zinc_property_table.head(200).to_csv(table, index=False)
     train(TrainConfig(data=str(table), target_columns=["logp"], split="random", preset="tiny",
                       max_epochs=1, batch_size=32, cache_root=str(cache_root), out=str(tmp_path / "run"),
-                      progress=False, ensemble=1, forest_member=False, featurizer={"descriptors": "fast"}))
+                      progress=False, ensemble=1, forest_member=False, featurizer=featurizer))
     loaded = load_checkpoint(tmp_path / "run" / "best.ckpt")
-    assert loaded.featurizer.descriptors == "fast"
-    assert loaded.model.descriptors.proj.in_features == descriptor_count("fast") != descriptor_count()
-    assert list((cache_root / "tables").glob("mols-*-h5-d20-rdfast"))
+    if "fingerprint_bits" in featurizer:
+        assert loaded.featurizer.fingerprint_bits == 128 and loaded.model.fingerprint.in_features == 128
+    else:
+        assert loaded.featurizer.descriptors == "fast"
+        assert loaded.model.descriptors.proj.in_features == descriptor_count("fast") != descriptor_count()
+    assert list((cache_root / "tables").glob(f"mols-*-h5-d20-{tag}"))
     df = load_predictor(tmp_path / "run" / "best.ckpt").predict(["CCO", "c1ccccc1O", "nonsense"])
     assert df.prediction[:2].notna().all() and df.prediction[0] != df.prediction[1]
     assert "nonsense" in df.error[2]
