@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from .descriptors import descriptor_set
 from .paths import UNREACHABLE  # spd of unreachable pairs (uint8): max_dist stays below it
 
 FEATURIZER_VERSION = 1  # bump whenever any produced array changes: it keys the dataset cache
@@ -59,8 +60,6 @@ class FeaturizerConfig:
         if not 0 <= self.max_dist < UNREACHABLE:
             raise ValueError(f"featurizer max_dist must be in [0, {UNREACHABLE - 1}], "
                              f"got {self.max_dist}")
-        from .descriptors import descriptor_set
-
         # True stays True (not "rdkit2d"): it keys the caches and checksums of earlier runs
         object.__setattr__(self, "descriptors", descriptor_set(self.descriptors))
         if not 0 <= self.fingerprint_bits <= MAX_FINGERPRINT_BITS or self.fingerprint_bits % 8:

@@ -45,6 +45,9 @@ def descriptor_functions() -> tuple:
                  if name not in _UNSTABLE and not name.startswith(_UNSTABLE_PREFIXES))
 
 
+DESCRIPTOR_SETS = {"rdkit2d": True, "fast": "fast"}  # name -> the value configs store
+
+
 def descriptor_set(value) -> bool | str:
     """A descriptor set as `FeaturizerConfig` stores it: False (none), True (RDKit's 2D list,
     also named "rdkit2d") or "fast"; anything else is a ValueError naming the choices."""
@@ -54,9 +57,6 @@ def descriptor_set(value) -> bool | str:
         return DESCRIPTOR_SETS[value.lower()]
     raise ValueError(f"featurizer descriptors must be true, false or one of "
                      f"{sorted(DESCRIPTOR_SETS)}, got {value!r}")
-
-
-DESCRIPTOR_SETS = {"rdkit2d": True, "fast": "fast"}  # name -> the value configs store
 
 
 @functools.lru_cache(maxsize=1)
@@ -84,6 +84,20 @@ def _fast_values(mol) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def _fast_values_of(mol, smiles: str | None) -> np.ndarray:
+    """`_fast_values`, with RDKit's exceptions and a count that disagrees with the names turned
+    into a FeaturizationError naming the SMILES."""
+    try:
+        values = _fast_values(mol)
+    except Exception as e:  # RDKit raises many kinds; name the molecule
+        raise FeaturizationError(f"RDKit's fast descriptors failed for SMILES {smiles!r}: "
+                                 f"{type(e).__name__}: {e}") from e
+    if len(values) != len(_fast_names()):  # an RDKit whose bins differ from the names
+        raise FeaturizationError(f"RDKit returned {len(values)} fast descriptors for SMILES "
+                                 f"{smiles!r}, expected {len(_fast_names())}")
+    return values
+
+
 def descriptor_names(which: bool | str = True) -> list[str]:
     if which == "fast":
         return list(_fast_names())
@@ -102,23 +116,13 @@ def rdkit_descriptors(mol, smiles: str | None = None, which: bool | str = True) 
     that failed or is not finite. RDKit's 2D list comes from `descriptor_values` (shared
     intermediates computed once; the same numbers as calling each RDKit function)."""
     if which == "fast":
-        names = _fast_names()
-        try:
-            values = _fast_values(mol)
-        except Exception as e:  # RDKit raises many kinds; name the molecule
-            raise FeaturizationError(f"RDKit's fast descriptors failed for SMILES {smiles!r}: "
-                                     f"{type(e).__name__}: {e}") from e
-        if len(values) != len(names):  # an RDKit whose bins differ from the names
-            raise FeaturizationError(f"RDKit returned {len(values)} fast descriptors for SMILES "
-                                     f"{smiles!r}, expected {len(names)}")
-        functions, errors = tuple((n, None) for n in names), {}
+        values, errors = _fast_values_of(mol, smiles), {}
     else:
-        functions = descriptor_functions()
-        values, errors = descriptor_values(mol, functions, smiles)
+        values, errors = descriptor_values(mol, descriptor_functions(), smiles)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         k = int(bad[0])
-        name = functions[k][0]
+        name = descriptor_names(which)[k]  # names only when naming a failure: off the hot path
         if k in errors:
             e = errors[k]
             raise FeaturizationError(f"RDKit descriptor {name} failed for SMILES {smiles!r}: "
