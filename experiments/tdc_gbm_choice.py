@@ -34,33 +34,34 @@ from graphnorm.data.tdc import SET_COLUMN, TDC_ADMET_TASKS, admet_group_dir, par
 from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
 
 
+LGBM_PARAMS = {"lgbm-default": {}, "graphnorm": BoostedConfig().to_dict(),
+               "bag5": BoostedConfig().to_dict(),
+               "slow": dict(BoostedConfig().to_dict(), n_estimators=1500, learning_rate=0.01)}
+
+
 def fit_predict(candidate: str, cls: bool, x, y, xv, seed: int, log: bool):
+    """Validation predictions of one candidate (bag5: the mean of its five boosters), in the
+    labels' units."""
     if log:
         y = np.log10(y)
-    if candidate == "catboost":
-        from catboost import CatBoostClassifier, CatBoostRegressor
-
-        model = (CatBoostClassifier if cls else CatBoostRegressor)(
-            verbose=0, thread_count=1, random_seed=seed, allow_writing_files=False)
-    elif candidate == "bag5":
-        p = np.mean([_fit_predict_lgbm(BoostedConfig().to_dict(), cls, x, y, xv, 1000 * seed + k)
-                     for k in range(5)], axis=0)
-        return 10.0 ** p if log else p
-    else:
-        params = {"lgbm-default": {}, "graphnorm": BoostedConfig().to_dict(),
-                  "slow": dict(BoostedConfig().to_dict(), n_estimators=1500, learning_rate=0.01)}[candidate]
-        p = _fit_predict_lgbm(params, cls, x, y, xv, seed)
-        return 10.0 ** p if log else p
-    model.fit(x, y.astype(int) if cls else y)
-    p = model.predict_proba(xv)[:, 1] if cls else model.predict(xv)
+    seeds = [1000 * seed + k for k in range(5)] if candidate == "bag5" else [seed]
+    p = np.mean([_fit_predict(_model(candidate, cls, s), cls, x, y, xv) for s in seeds], axis=0)
     return 10.0 ** p if log else p
 
 
-def _fit_predict_lgbm(params: dict, cls: bool, x, y, xv, seed: int):
+def _model(candidate: str, cls: bool, seed: int):
+    if candidate == "catboost":
+        from catboost import CatBoostClassifier, CatBoostRegressor
+
+        return (CatBoostClassifier if cls else CatBoostRegressor)(
+            verbose=0, thread_count=1, random_seed=seed, allow_writing_files=False)
     import lightgbm as lgb
 
-    model = (lgb.LGBMClassifier if cls else lgb.LGBMRegressor)(
-        **params, random_state=seed, n_jobs=1, verbose=-1)
+    return (lgb.LGBMClassifier if cls else lgb.LGBMRegressor)(
+        **LGBM_PARAMS[candidate], random_state=seed, n_jobs=1, verbose=-1)
+
+
+def _fit_predict(model, cls: bool, x, y, xv):
     model.fit(x, y.astype(int) if cls else y)
     return model.predict_proba(xv)[:, 1] if cls else model.predict(xv)
 
