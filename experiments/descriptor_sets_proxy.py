@@ -18,25 +18,36 @@ import pandas as pd
 from rdkit import Chem, RDLogger
 from rdkit.Chem import rdMolDescriptors as R
 RDLogger.DisableLog('rdApp.*')
-from graphnorm.chem.descriptors import rdkit_descriptors
+from graphnorm.chem.descriptors import _fast_values, descriptor_count, rdkit_descriptors
 import lightgbm as lgb
 from sklearn.model_selection import KFold
 from sklearn.metrics import mean_absolute_error, roc_auc_score
 from scipy.stats import spearmanr
 RAW=os.environ.get('GRAPHNORM_RAW_DIR','../shared/datasets')
-props=R.Properties()
-def fast(m):
-    return list(props.ComputeProperties(m))+list(R.SlogP_VSA_(m))+list(R.SMR_VSA_(m))+list(R.PEOE_VSA_(m))+list(R.MQNs_(m))
+def _set(mol, smiles, which):
+    """One set's values as the package computes them (the 2D list as the model reads it, the
+    fast set raw, as the committed table was made); NaN where RDKit cannot (kept, so that
+    labels stay aligned)."""
+    try:
+        return _fast_values(Chem.Mol(mol)) if which == "fast" else rdkit_descriptors(mol, smiles)[0]
+    except Exception:
+        return np.full(descriptor_count(which), np.nan)
+
+
 def feats(smis):
-    A,B,C=[],[],[]
+    """[rdkit2d, fast, fast + AUTOCORR2D] feature matrices of a list of SMILES."""
+    sets = ([], [], [])
     for s in smis:
-        m=Chem.MolFromSmiles(s)
-        if m is None:  # kept as a row of NaN so that labels stay aligned
-            A.append(np.full(205,np.nan)); B.append([np.nan]*121); C.append([np.nan]*313); continue
-        try: a=rdkit_descriptors(m,s)[0]
-        except Exception: a=np.full(205,np.nan)
-        A.append(a); b=fast(Chem.Mol(m)); B.append(b); C.append(b+list(R.CalcAUTOCORR2D(m)))
-    return [np.asarray(x,dtype=np.float64) for x in (A,B,C)]
+        m = Chem.MolFromSmiles(s)
+        if m is None:
+            rows = [np.full(descriptor_count(w), np.nan) for w in (True, "fast")]
+            rows.append(np.concatenate([rows[1], np.full(192, np.nan)]))
+        else:
+            rows = [_set(m, s, True), _set(m, s, "fast")]
+            rows.append(np.concatenate([rows[1], R.CalcAUTOCORR2D(m)]))
+        for out, row in zip(sets, rows):
+            out.append(row)
+    return [np.asarray(x, dtype=np.float64) for x in sets]
 def model(cls):
     kw=dict(n_estimators=400,learning_rate=0.05,num_leaves=31,subsample=0.8,subsample_freq=1,colsample_bytree=0.5,verbose=-1,n_jobs=1)
     return lgb.LGBMClassifier(**kw) if cls else lgb.LGBMRegressor(**kw)
