@@ -46,12 +46,23 @@ class LoadedModel:
         """Its entry in the model registry (graphnorm.models): what it supports."""
         return model_kind(split_model_config(self.meta["model_config"])[0])
 
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def to(self, device: str | torch.device) -> "LoadedModel":
+        """The model on ``device`` (e.g. "cuda"); batches follow it in `predict_batch`."""
+        self.model.to(device)
+        return self
+
     def predict_batch(self, batch) -> torch.Tensor:
-        """Predictions in original units (regression) or probabilities (binary): [B, T]."""
+        """Predictions in original units (regression) or probabilities (binary): [B, T],
+        on the CPU whatever device the model runs on."""
+        device = self.device
         with torch.no_grad():
-            out = self.model(batch)
-        return resolve_task(self.task).predictions(out, self.target_mean, self.target_std,
-                                                   self.task.get("target_transforms"))
+            out = self.model(batch if device.type == "cpu" else batch.to(device, non_blocking=True))
+        return resolve_task(self.task).predictions(out.float().cpu(), self.target_mean,
+                                                   self.target_std, self.task.get("target_transforms"))
 
 
 def checkpoint_files(path: str | Path) -> list[Path]:

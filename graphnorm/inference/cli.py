@@ -31,6 +31,9 @@ def add_predict_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=1,
                    help="processes that featurize and predict chunks side by side (one "
                    "thread each); about one per free core")
+    p.add_argument("--device", default="auto",
+                   help="where the graph models run: auto (default: a GPU if PyTorch sees one "
+                   "and --jobs is 1), cpu, cuda, cuda:N")
     p.add_argument("--chunk-rows", dest="chunk_rows", type=int, default=1000,
                    help="rows read, predicted and written at a time: memory grows with it, "
                    "not with the input's length")
@@ -74,7 +77,7 @@ def _inputs(args):
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    from graphnorm.inference.predict import load_predictor
+    from graphnorm.inference.predict import load_predictor, resolve_device
     from graphnorm.inference.resumable_csv import ResumableCsv, file_identity
     from graphnorm.inference.stream import (ChunkWriter, SmilesList, StdoutCsv, predict_stream,
                                             source_identity)
@@ -86,7 +89,8 @@ def run_predict(args: argparse.Namespace) -> int:
         raise ValueError("--jobs and --chunk-rows take a positive number")
     sources = ([SmilesList(args.smiles)] if args.smiles else []) + (
         [TableStream(args.input, args.smiles_column)] if args.input else [])
-    predictor = load_predictor(args.checkpoint, batch_size=args.batch_size)
+    device = resolve_device(args.device, args.jobs)
+    predictor = load_predictor(args.checkpoint, batch_size=args.batch_size, device=device)
     writer = ChunkWriter(predictor, sources, args.interval, args.calibrate)
     if args.output:
         # what the rows answer: a rerun resumes only an output of the same command

@@ -308,10 +308,30 @@ def join_input_columns(table, df: pd.DataFrame) -> pd.DataFrame:
     return merged
 
 
-def load_predictor(checkpoint: str | Path | Sequence[str | Path], batch_size: int = 128) -> Predictor:
+def resolve_device(device: str = "auto", jobs: int = 1) -> str:
+    """Where the graph models run: ``auto`` is a GPU when PyTorch sees one and the models run
+    in this process (``jobs`` 1), else the CPU; ``cuda[:k]`` or ``cpu`` as asked, refused
+    with a reason where it cannot run."""
+    if device == "auto":
+        return "cuda" if jobs == 1 and torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {device}: this PyTorch ({torch.__version__}) sees no GPU; "
+                             "use --device cpu")
+        if jobs > 1:
+            raise ValueError(f"--device {device} runs the models in this process: use --jobs 1 "
+                             "(each --jobs worker runs its own copy on one CPU core)")
+    elif device != "cpu":
+        raise ValueError(f"--device {device!r}: use auto, cpu, cuda or cuda:N")
+    return device
+
+
+def load_predictor(checkpoint: str | Path | Sequence[str | Path], batch_size: int = 128,
+                   device: str = "cpu") -> Predictor:
     """A file, a run directory (its best.ckpt) or an ensemble directory (model_<k>/best.ckpt);
     several of them pool into one ensemble (e.g. every seed of a benchmark variant, or runs of
-    different models trained on the same data and featurizer)."""
+    different models trained on the same data and featurizer). The graph models run on
+    ``device`` (`resolve_device`); tree members on the CPU."""
     paths = [checkpoint] if isinstance(checkpoint, (str, Path)) else list(checkpoint)
     if not paths:
         raise CheckpointError("no checkpoint given")
@@ -320,7 +340,12 @@ def load_predictor(checkpoint: str | Path | Sequence[str | Path], batch_size: in
     files = [f for p in paths for f in checkpoint_files(p)]
     # one ensemble folder: the member weights it fitted on validation (pooled runs: equal)
     weights = read_member_weights(paths[0], len(files)) if len(paths) == 1 and len(files) > 1 else None
-    return Predictor([load_member(f) for f in files], batch_size=batch_size, weights=weights)
+    members = [load_member(f) for f in files]
+    device = resolve_device(device)
+    for m in members:
+        if not m.kind.tree:
+            m.to(device)
+    return Predictor(members, batch_size=batch_size, weights=weights)
 
 
 def read_input(path: str | Path, smiles_column: Optional[str] = None) -> MoleculeTable:

@@ -67,8 +67,8 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
                    "small-table for --data, molhiv-fast, cpu-fast for ZINC), slim (the paper's "
                    "GPU recipe), ... (graphnorm/train/recipes.py)")
     p.add_argument("--max-steps", dest="max_steps", type=int,
-                   help="optimizer steps (epochs = steps / batches per epoch) when no "
-                   "--max-epochs or --max-time is given")
+                   help="optimizer steps (epochs = steps / batches per epoch); with "
+                   "--max-epochs too, the lower limit ends the run; ignored with --max-time")
     p.add_argument("--target-transform", dest="target_transform", choices=["auto", "none"],
                    help="auto (default): fit positive, right-skewed regression targets in log10 "
                    "units, predict in yours; none: raw units")
@@ -109,6 +109,9 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--devices", type=int)
     p.add_argument("--strategy")
     p.add_argument("--threads", type=int, help="CPU threads per run (default: one per core)")
+    p.add_argument("--num-workers", dest="num_workers", type=int,
+                   help="DataLoader worker processes that pad batches (default 0: in the "
+                   "training process; on a GPU, a few keep it fed)")
     p.add_argument("--checkpoint-every", dest="checkpoint_every_n_steps", type=int)
     p.add_argument("--no-progress", dest="progress", action="store_const", const=False)
     own = p.add_argument_group("own data (instead of --dataset; README: Your own molecules)")

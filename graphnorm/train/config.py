@@ -123,13 +123,17 @@ class TrainConfig:
 
     def with_step_budget(self, steps_per_epoch: int) -> "TrainConfig":
         """``max_steps`` turned into the epoch limit of data with ``steps_per_epoch`` batches
-        (unchanged when max_epochs or max_time is given)."""
-        if self.max_steps is None or self.max_epochs is not None or self.max_time:
+        (unchanged when max_time is given); with max_epochs too, the lower limit wins (a
+        config's max_epochs: 10000 must not hide a --max-steps 10 on the command line)."""
+        if self.max_steps is None or self.max_time:
             return self
         epochs = max(1, -(-self.max_steps // max(1, steps_per_epoch)))
         every = self.val_every_epochs(steps_per_epoch)
         # a whole number of validation intervals, so the last epoch is validated too
-        return dataclasses.replace(self, max_epochs=-(-epochs // every) * every)
+        epochs = -(-epochs // every) * every
+        if self.max_epochs is not None and self.max_epochs != -1:
+            epochs = min(epochs, self.max_epochs)
+        return dataclasses.replace(self, max_epochs=epochs)
 
     def val_every_epochs(self, steps_per_epoch: int) -> int:
         """Lightning's ``check_val_every_n_epoch``: ``val_every_steps`` in whole epochs (1 when

@@ -84,6 +84,8 @@ def test_step_budget_becomes_epochs():
 
     assert TrainConfig(max_steps=100).with_step_budget(8).max_epochs == 13
     assert TrainConfig(max_steps=100, max_epochs=2).with_step_budget(8).max_epochs == 2
+    # a config's large epoch limit (the slim recipe's 10000) does not hide the step budget
+    assert TrainConfig(max_steps=10, max_epochs=10000).with_step_budget(1).max_epochs == 10
     assert TrainConfig(max_steps=100, max_time="1m").with_step_budget(8).max_epochs is None
     with pytest.raises(ValueError, match="max_steps"):
         TrainConfig(max_steps=0)
