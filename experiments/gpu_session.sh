@@ -7,9 +7,13 @@
 #      this run is a measured start, resumed from last.ckpt by later calls (SLIM_RESUME=1 with
 #      runs/gpu_slim/last.ckpt in place, SLIM_TIME the cumulative budget);
 #   4. `graphnorm predict` of PREDICT_ROWS ZINC molecules on the GPU and on the CPU.
-# The machine has no RDKit/OGB and no internet: .gpu/ (git-ignored, carried) holds a slimmed
-# RDKit (its Chem core; drawing, reactions, 3D and data files left out), the OGB wheels and the
-# ZINC raw files. Outputs land in $OUT (the files the tool brings back) and the run folders.
+# The machine has no RDKit/OGB and no internet, and a call carries at most 64 MiB with the
+# repository, so .gpu/ (git-ignored, carried) holds RDKit's Chem core alone (rdchem, rdmolfiles,
+# rdmolops and the libraries they load; made by experiments/gpu_carry.sh), the OGB wheels, and
+# ZINC-subset as a table (SMILES, the penalized logP label, the official split: 856 kB; the ZINC
+# labels themselves need RDKit's descriptors and Contrib, which do not fit). So the runs read it
+# through `--data` (OGB atom features, 9 columns) where `--dataset zinc-subset` reads the
+# 28-type ZINC vocabulary: same molecules, labels and split, another input encoding.
 #
 #   run(command="bash experiments/gpu_session.sh", carry=[".gpu"], timeout_s=570)
 #   DEVICE=cpu FAST_TIME=20s SLIM_TIME=20s PREDICT_ROWS=200 STEPS=4 bash experiments/gpu_session.sh  # dry run
@@ -27,21 +31,31 @@ T0=$(date +%s)
 log() { echo "[gpu_session +$(( $(date +%s) - T0 ))s] $*" | tee -a "$OUT/log.txt"; }
 run() { log "\$ $*"; "$@" 2>&1 | tee -a "$OUT/log.txt"; log "exit ${PIPESTATUS[0]}"; }
 
-if [ -f .gpu/rdkit_min.tar.xz ] && ! python3 -c "import rdkit" 2>/dev/null; then
-  mkdir -p /tmp/site && tar -xJf .gpu/rdkit_min.tar.xz -C /tmp/site \
+if ! python3 -c "import rdkit, ogb" 2>/dev/null; then
+  mkdir -p /tmp/site && tar -xJf .gpu/rdkit_chem312.tar.xz -C /tmp/site \
     && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .gpu/*.whl
   export PYTHONPATH=/tmp/site:$PWD
 else
-  export PYTHONPATH=$PWD
+  export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 fi
-export GRAPHNORM_RAW_DIR=${GRAPHNORM_RAW_DIR:-$PWD/.gpu/datasets}
+gunzip -c .gpu/zinc_subset.csv.gz > /tmp/zinc_subset.csv
+# the two recipes, reading the table instead of --dataset zinc-subset
+python3 - <<'EOF'
+import yaml
+table = dict(data="/tmp/zinc_subset.csv", smiles_column="smiles", target_columns=["plogp"],
+             split="column:split", task="regression", metric="mae")
+for name in ("fast", "slim"):
+    cfg = yaml.safe_load(open(f"experiments/configs/zinc_subset_{name}.yaml"))
+    cfg.pop("dataset")
+    yaml.safe_dump(cfg | table, open(f"/tmp/gpu_{name}.yaml", "w"))
+EOF
 log "git $(git rev-parse --short HEAD 2>/dev/null || echo '?'), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 run nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv
 run python3 -c "import torch, lightning, torch_geometric, rdkit, ogb; from rdkit import Chem; from ogb.utils import smiles2graph; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'lightning', lightning.__version__, 'pyg', torch_geometric.__version__, 'rdkit', rdkit.__version__, 'ogb', ogb.__version__); print(smiles2graph('c1ccccc1O')['num_nodes'], 'atoms in phenol')"
 
 # 1. throughput (batches pre-collated and on the device)
 run timeout 170 python3 experiments/bench_recipes.py --device "$DEVICE" --threads "$(nproc)" \
-  --configs experiments/configs/zinc_subset_fast.yaml experiments/configs/zinc_subset_slim.yaml \
+  --configs /tmp/gpu_fast.yaml /tmp/gpu_slim.yaml \
   --infer --amp fp32 bf16 --steps "$STEPS" --out "$OUT/recipes_gpu.md"
 
 # GPU utilization beside the trainings, every 5 s
@@ -49,31 +63,26 @@ run timeout 170 python3 experiments/bench_recipes.py --device "$DEVICE" --thread
 DMON=$!
 
 # 2. the fast recipe, its schedule over the budget
-run timeout 260 python3 -m graphnorm.cli train --config experiments/configs/zinc_subset_fast.yaml \
+run timeout 260 python3 -m graphnorm.cli train --config /tmp/gpu_fast.yaml \
   --max-time "$FAST_TIME" --num-workers "$WORKERS" --accelerator "${DEVICE%%:*}" --out runs/gpu_fast --no-progress
 cp runs/gpu_fast/metrics.json "$OUT/fast_metrics.json" 2>/dev/null
 
 # 3. the slim recipe: the paper's schedule, as far as the budget goes
 RESUME=""; [ "${SLIM_RESUME:-0}" = 1 ] && RESUME="--resume"
-run timeout 260 python3 -m graphnorm.cli train --config experiments/configs/zinc_subset_slim.yaml \
+run timeout 260 python3 -m graphnorm.cli train --config /tmp/gpu_slim.yaml \
   --max-time "$SLIM_TIME" --num-workers "$WORKERS" --accelerator "${DEVICE%%:*}" --out runs/gpu_slim --no-progress $RESUME
 cp runs/gpu_slim/metrics.json "$OUT/slim_metrics.json" 2>/dev/null
 cp runs/gpu_slim/last.ckpt "$OUT/slim_last.ckpt" 2>/dev/null
 kill $DMON 2>/dev/null
 
 # 4. predict: the fast run's checkpoint on PREDICT_ROWS ZINC training molecules
-python3 - "$PREDICT_ROWS" <<'EOF'
-import gzip, os, sys
-raw = os.environ["GRAPHNORM_RAW_DIR"] + "/zinc/"
-rows = gzip.open(raw + "jtvae_train.txt.gz", "rt").read().split()
-open("/tmp/predict_in.smi", "w").write("\n".join(rows[: int(sys.argv[1])]) + "\n")
-EOF
+head -n $(( PREDICT_ROWS + 1 )) /tmp/zinc_subset.csv | cut -d, -f1 > /tmp/predict_in.csv
 JOBS=$(( $(nproc) > 3 ? $(nproc) - 2 : 1 ))
 for spec in "$DEVICE 1" "cpu 1" "cpu $JOBS"; do
   set -- $spec
   rm -f /tmp/predict_out.csv
   t=$(date +%s.%N)
-  timeout 120 python3 -m graphnorm.cli predict --checkpoint runs/gpu_fast --input /tmp/predict_in.smi \
+  timeout 120 python3 -m graphnorm.cli predict --checkpoint runs/gpu_fast --input /tmp/predict_in.csv \
     --output /tmp/predict_out.csv --device "$1" --jobs "$2" --batch-size 256 >> "$OUT/log.txt" 2>&1
   rc=$?
   s=$(python3 -c "print(f'{$(date +%s.%N) - $t:.1f}')")
