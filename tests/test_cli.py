@@ -123,6 +123,8 @@ def test_batch_order_flags_reach_the_train_config():
     assert cfg.bucket_by_size is False and cfg.bucket_pool == 8
     cfg = resolved(["train"])
     assert cfg.bucket_by_size is True and cfg.bucket_pool == 4
+    assert resolved(["train", "--num-workers", "3"]).num_workers == 3
+    assert resolved(["train"]).num_workers == 0
 
 
 def test_top_help_is_one_clean_description(capsys):

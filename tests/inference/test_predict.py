@@ -220,3 +220,26 @@ def test_a_molecule_feature_run_trains_and_predicts_with_its_featurizer(
     df = load_predictor(tmp_path / "run" / "best.ckpt").predict(["CCO", "c1ccccc1O", "nonsense"])
     assert df.prediction[:2].notna().all() and df.prediction[0] != df.prediction[1]
     assert "nonsense" in df.error[2]
+
+
+def test_device_choice_is_resolved_or_refused_with_a_reason(tiny_run, monkeypatch):
+    import torch
+
+    from graphnorm.inference.predict import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == "cpu" and resolve_device("cpu", jobs=4) == "cpu"
+    with pytest.raises(ValueError, match="sees no GPU"):
+        resolve_device("cuda")
+    with pytest.raises(ValueError, match="use auto, cpu, cuda"):
+        resolve_device("tpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto") == "cuda"
+    assert resolve_device("auto", jobs=2) == "cpu"  # workers run their own CPU copies
+    with pytest.raises(ValueError, match="--jobs 1"):
+        resolve_device("cuda:0", jobs=2)
+    # the model's device is where batches go; predictions come back on the CPU
+    out, _ = tiny_run
+    predictor = load_predictor(out / "best.ckpt", device="cpu")
+    assert predictor.loaded.device.type == "cpu"
+    assert predictor.predict(["CCO"]).prediction.notna().all()
