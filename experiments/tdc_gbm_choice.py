@@ -4,6 +4,9 @@ validation splits only (never test.csv): LightGBM's defaults, graphnorm's LightG
 MapLight features (cached per table) and PyTDC splits, one thread each. Two variants of
 graphnorm's settings: ``bag5`` averages five of its boosters (seeds 1000 s + k: their row and
 column subsamples differ), ``slow`` grows 1,500 trees at a third of the learning rate.
+A ``+mordred`` suffix (e.g. ``graphnorm+mordred``) appends the 1,613 2D Mordred descriptors
+(Moriwaki et al. 2018, https://doi.org/10.1186/s13321-018-0258-y; the ``mordredcommunity``
+package, not a graphnorm dependency) to the MapLight features: cached per table beside them.
 
     GRAPHNORM_RAW_DIR=../shared/datasets python experiments/tdc_gbm_choice.py \
         --tasks caco2_wang,herg,... --seeds 2 --candidates lgbm-default,graphnorm,catboost \
@@ -39,11 +42,44 @@ LGBM_PARAMS = {"lgbm-default": {}, "graphnorm": BoostedConfig().to_dict(),
                "slow": dict(BoostedConfig().to_dict(), n_estimators=1500, learning_rate=0.01)}
 
 
+def mordred_features(smiles: list[str], name: str, sha256: str) -> np.ndarray:
+    """float32 [N, 1613] 2D Mordred descriptors (NaN where one fails), cached per table."""
+    from importlib.metadata import version
+
+    from mordred import Calculator, descriptors
+    from rdkit import Chem
+
+    from graphnorm.data.cache import cache_root
+
+    path = cache_root(None) / "features" / f"{Path(name).stem[:40]}-{sha256[:16]}-mordred-{version('mordredcommunity')}.npz"
+    if path.is_file():
+        with np.load(path, allow_pickle=False) as saved:
+            known = dict(zip(saved["smiles"].tolist(), saved["x"]))
+        if set(smiles) <= set(known):
+            return np.stack([known[s] for s in smiles])
+    calc = Calculator(descriptors, ignore_3D=True)
+    keys = sorted(set(smiles))
+    x = np.full((len(keys), len(calc.descriptors)), np.nan, dtype=np.float32)
+    for i, s in enumerate(keys):
+        for j, v in enumerate(calc(Chem.MolFromSmiles(s))):
+            try:
+                x[i, j] = float(v)
+            except (TypeError, ValueError):  # mordred's error objects: missing
+                pass
+    x[~np.isfinite(x)] = np.nan
+    x = np.clip(x, -1e30, 1e30)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, smiles=np.array(keys), x=x)
+    index = {s: i for i, s in enumerate(keys)}
+    return x[[index[s] for s in smiles]]
+
+
 def fit_predict(candidate: str, cls: bool, x, y, xv, seed: int, log: bool):
     """Validation predictions of one candidate (bag5: the mean of its five boosters), in the
     labels' units."""
     if log:
         y = np.log10(y)
+    candidate = candidate.removesuffix("+mordred")  # the features were chosen by the caller
     seeds = [1000 * seed + k for k in range(5)] if candidate == "bag5" else [seed]
     p = np.mean([_fit_predict(_model(candidate, cls, s), cls, x, y, xv) for s in seeds], axis=0)
     return 10.0 ** p if log else p
@@ -87,6 +123,10 @@ def main() -> None:
         metric = TDC_ADMET_TASKS[task]
         cls = metric in ("rocauc", "auprc")
         x_all = table_features("maplight", smiles, path.name, table.sha256)
+        wanted = args.candidates.split(",")
+        x_more = None
+        if any(c.endswith("+mordred") for c in wanted):
+            x_more = np.concatenate([x_all, mordred_features(smiles, path.name, table.sha256)], axis=1)
         for seed in range(args.seeds):
             split = tdc_split(table, SET_COLUMN, list(range(len(table))), seed)
             tr, va = split["train"], split["val"]
@@ -95,7 +135,8 @@ def main() -> None:
                 if (cand, task, seed) in done:
                     continue
                 started = time.process_time()
-                p = fit_predict(cand, cls, x_all[tr], ys[tr], x_all[va], seed, log)
+                x = x_more if cand.endswith("+mordred") else x_all
+                p = fit_predict(cand, cls, x[tr], ys[tr], x[va], seed, log)
                 value = compute_metric(metric, torch.tensor(p).reshape(-1, 1),
                                        torch.tensor(ys[va]).reshape(-1, 1))
                 row = {"candidate": cand, "task": task, "seed": seed, "metric": metric,
