@@ -88,6 +88,6 @@ class LocalGINE(nn.Module):
         mask = batch.node_mask
         nodes = h[:, 1:][mask]  # [sum N, D] in PyG's sparse order
         out = self.conv(nodes, batch.edge_index, self.bond_encoder(batch.edge_attr))
-        full = h.new_zeros(h.shape)
+        full = out.new_zeros(h.shape)  # out's dtype: bf16 under autocast, where h may be fp32
         full[:, 1:][mask] = out
         return full

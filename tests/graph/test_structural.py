@@ -60,6 +60,26 @@ def test_local_gine_matches_sparse_pyg(graphs):
     assert diff[1] > 0 and diff[3] == 0
 
 
+def test_gine_branch_runs_under_bf16_autocast(graphs):
+    # mixed precision (a GPU's bf16 autocast; the CPU's here): the branch's output keeps the
+    # dtype its convolution computed in, instead of failing to write bf16 into an fp32 buffer
+    torch.manual_seed(0)
+    model = Graphormer(GraphormerConfig(num_layers=2, hidden=16, ffn_hidden=16, heads=4,
+                                        dropout=0.0, attention_dropout=0.0, local_mp="gine",
+                                        readout="vnode+sum", rwpe_steps=4))
+    batch = collate_graphs(graphs)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = model(batch)
+    out.float().sum().backward()
+    assert out.shape == (4, 1) and torch.isfinite(out.float()).all()
+    model.eval()
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        low = model(batch).float()
+    with torch.no_grad():
+        reference = model(batch)
+    torch.testing.assert_close(low, reference, atol=0.05, rtol=0.05)  # bf16: ~3 digits
+
+
 @pytest.mark.parametrize("opts", [
     dict(readout="sum"), dict(readout="vnode+mean"), dict(rwpe_steps=8),
     dict(local_mp="gine", readout="vnode+sum", rwpe_steps=4, norm="sep:bn+ln"),
