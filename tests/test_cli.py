@@ -124,7 +124,24 @@ def test_batch_order_flags_reach_the_train_config():
     cfg = resolved(["train"])
     assert cfg.bucket_by_size is True and cfg.bucket_pool == 4
     assert resolved(["train", "--num-workers", "3"]).num_workers == 3
-    assert resolved(["train"]).num_workers == 0
+    assert resolved(["train"]).num_workers is None  # TrainConfig.loader_workers decides
+
+
+def test_loader_workers_feed_a_gpu_and_stay_off_on_the_cpu(monkeypatch):
+    import torch
+
+    from graphnorm.train.config import TrainConfig
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert TrainConfig().loader_workers() == 0
+    assert TrainConfig(num_workers=2).loader_workers() == 2
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert TrainConfig().loader_workers() == 8
+    assert TrainConfig(accelerator="cpu").loader_workers() == 0
+    assert TrainConfig(num_workers=0).loader_workers() == 0
+    with pytest.raises(ValueError, match="num_workers"):
+        TrainConfig(num_workers=-1)
 
 
 def test_top_help_is_one_clean_description(capsys):

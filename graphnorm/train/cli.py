@@ -110,8 +110,8 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy")
     p.add_argument("--threads", type=int, help="CPU threads per run (default: one per core)")
     p.add_argument("--num-workers", dest="num_workers", type=int,
-                   help="DataLoader worker processes that pad batches (default 0: in the "
-                   "training process; on a GPU, a few keep it fed)")
+                   help="DataLoader worker processes that pad batches (default: none on "
+                   "the CPU, min(8, cores - 1) when a GPU trains)")
     p.add_argument("--checkpoint-every", dest="checkpoint_every_n_steps", type=int)
     p.add_argument("--no-progress", dest="progress", action="store_const", const=False)
     own = p.add_argument_group("own data (instead of --dataset; README: Your own molecules)")

@@ -92,7 +92,7 @@ class TrainConfig:
     accelerator: str = "auto"  # Lightning: a GPU when there is one, else CPU
     devices: int = 1
     strategy: str = "auto"
-    num_workers: int = 0
+    num_workers: Optional[int] = None  # DataLoader workers; None: `loader_workers` decides
     checkpoint_every_n_steps: int = 50  # also writes last.ckpt mid-epoch, for --resume
     progress: bool = True
     threads: Optional[int] = None
@@ -116,6 +116,8 @@ class TrainConfig:
         tree_weight_rule(self.tree_weight)  # raises, naming the value
         if self.val_every_steps is not None and self.val_every_steps < 1:
             raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
+        if self.num_workers is not None and self.num_workers < 0:
+            raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.max_epochs == -1 and not self.max_time:
@@ -141,6 +143,20 @@ class TrainConfig:
         if not self.val_every_steps:
             return 1
         return max(1, round(self.val_every_steps / max(1, steps_per_epoch)))
+
+    def loader_workers(self) -> int:
+        """DataLoader worker processes: ``num_workers`` when set; else none on the CPU (the
+        cores train) and min(8, cores - 1) when a GPU trains: padding one batch costs the
+        CPU 125-275 ms, longer than a GPU step (experiments/results/gpu/README.md)."""
+        if self.num_workers is not None:
+            return self.num_workers
+        import os
+
+        import torch
+
+        gpu = self.accelerator in ("gpu", "cuda") or (self.accelerator == "auto"
+                                                       and torch.cuda.is_available())
+        return min(8, max(0, (os.cpu_count() or 1) - 1)) if gpu else 0
 
     def budget_warning(self) -> Optional[str]:
         """Why an epoch limit beside a time budget misleads (None if it does not apply);

@@ -30,7 +30,7 @@ class GraphDataModule(L.LightningDataModule):
         table = spec_from_config(cfg)
         vocab = VOCAB if table is not None else DATASET_INFO.get(cfg.dataset, {}).get("vocab", VOCAB)
         kw = dict(batch_size=cfg.batch_size, raw_dir=cfg.raw_dir, cache_root=cfg.cache_root,
-                  featurizer=cfg.featurizer_config(vocab), num_workers=cfg.num_workers,
+                  featurizer=cfg.featurizer_config(vocab), num_workers=cfg.loader_workers(),
                   limit_train=cfg.limit_train, limit_eval=cfg.limit_eval,
                   bucket_by_size=cfg.bucket_by_size, seed=cfg.seed, progress=cfg.progress,
                   bucket_pool=cfg.bucket_pool, table=table)
