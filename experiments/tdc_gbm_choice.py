@@ -43,35 +43,30 @@ LGBM_PARAMS = {"lgbm-default": {}, "graphnorm": BoostedConfig().to_dict(),
 
 
 def mordred_features(smiles: list[str], name: str, sha256: str) -> np.ndarray:
-    """float32 [N, 1613] 2D Mordred descriptors (NaN where one fails), cached per table."""
+    """float32 [N, 1613] 2D Mordred descriptors (NaN where one fails), cached per table by
+    `table_features` beside the MapLight features."""
     from importlib.metadata import version
 
+    import rdkit
     from mordred import Calculator, descriptors
     from rdkit import Chem
 
-    from graphnorm.data.cache import cache_root
-
-    path = cache_root(None) / "features" / f"{Path(name).stem[:40]}-{sha256[:16]}-mordred-{version('mordredcommunity')}.npz"
-    if path.is_file():
-        with np.load(path, allow_pickle=False) as saved:
-            known = dict(zip(saved["smiles"].tolist(), saved["x"]))
-        if set(smiles) <= set(known):
-            return np.stack([known[s] for s in smiles])
     calc = Calculator(descriptors, ignore_3D=True)
-    keys = sorted(set(smiles))
-    x = np.full((len(keys), len(calc.descriptors)), np.nan, dtype=np.float32)
-    for i, s in enumerate(keys):
-        for j, v in enumerate(calc(Chem.MolFromSmiles(s))):
-            try:
-                x[i, j] = float(v)
-            except (TypeError, ValueError):  # mordred's error objects: missing
-                pass
-    x[~np.isfinite(x)] = np.nan
-    x = np.clip(x, -1e30, 1e30)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, smiles=np.array(keys), x=x)
-    index = {s: i for i, s in enumerate(keys)}
-    return x[[index[s] for s in smiles]]
+
+    def matrix(todo: list[str]) -> np.ndarray:
+        x = np.full((len(todo), len(calc.descriptors)), np.nan, dtype=np.float32)
+        for i, s in enumerate(todo):
+            for j, v in enumerate(calc(Chem.MolFromSmiles(s))):
+                try:
+                    x[i, j] = float(v)
+                except (TypeError, ValueError):  # mordred's error objects: missing
+                    pass
+        x[~np.isfinite(x)] = np.nan
+        return np.clip(x, -1e30, 1e30)
+
+    sig = {"set": "mordred", "width": len(calc.descriptors),
+           "mordred": version("mordredcommunity"), "rdkit": rdkit.__version__}
+    return table_features("mordred", smiles, name, sha256, computed_by=(sig, matrix))
 
 
 def fit_predict(candidate: str, cls: bool, x, y, xv, seed: int, log: bool):
@@ -131,7 +126,7 @@ def main() -> None:
             split = tdc_split(table, SET_COLUMN, list(range(len(table))), seed)
             tr, va = split["train"], split["val"]
             log = not cls and log_transform_wanted(ys[tr])
-            for cand in args.candidates.split(","):
+            for cand in wanted:
                 if (cand, task, seed) in done:
                     continue
                 started = time.process_time()

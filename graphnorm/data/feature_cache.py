@@ -19,13 +19,18 @@ from .cache import CacheWarning, cache_root
 
 
 def table_features(feature_set: str, smiles: list[str], name: str, sha256: str, root=None,
-                   progress: bool = False) -> np.ndarray:
-    """float32 [len(smiles), width] for SMILES of the table ``name`` (sha256 of its file)."""
-    from graphnorm.chem.tabular import feature_matrix, signature
-
+                   progress: bool = False, computed_by=None) -> np.ndarray:
+    """float32 [len(smiles), width] for SMILES of the table ``name`` (sha256 of its file).
+    ``computed_by``: (signature, function of a SMILES list -> matrix) of a set that
+    `graphnorm.chem.tabular` does not name (an experiment's); None: that module's set."""
     from .build import stage
 
-    sig = signature(feature_set)
+    if computed_by is None:
+        from graphnorm.chem.tabular import feature_matrix, signature
+
+        sig, matrix = signature(feature_set), lambda todo: feature_matrix(feature_set, todo)
+    else:
+        sig, matrix = computed_by
     path = cache_root(root) / "features" / f"{Path(name).stem[:40]}-{sha256[:16]}-{feature_set}.npz"
     known: dict = {}
     if path.is_file():
@@ -40,7 +45,7 @@ def table_features(feature_set: str, smiles: list[str], name: str, sha256: str, 
     if todo:
         stage(progress, f"{name}: {feature_set} features of {len(todo):,} molecules "
                         f"(once; cached in {path})")
-        known.update(zip(todo, feature_matrix(feature_set, todo)))
+        known.update(zip(todo, matrix(todo)))
         keys = sorted(known)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")  # parallel runs

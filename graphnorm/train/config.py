@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -133,7 +134,7 @@ class TrainConfig:
         every = self.val_every_epochs(steps_per_epoch)
         # a whole number of validation intervals, so the last epoch is validated too
         epochs = -(-epochs // every) * every
-        if self.max_epochs is not None and self.max_epochs != -1:
+        if self.max_epochs is not None:  # never -1 here: that needs max_time
             epochs = min(epochs, self.max_epochs)
         return dataclasses.replace(self, max_epochs=epochs)
 
@@ -150,9 +151,7 @@ class TrainConfig:
         CPU 125-275 ms, longer than a GPU step (experiments/results/gpu/README.md)."""
         if self.num_workers is not None:
             return self.num_workers
-        import os
-
-        import torch
+        import torch  # here: the config (and the CLI parser) loads without torch
 
         gpu = self.accelerator in ("gpu", "cuda") or (self.accelerator == "auto"
                                                        and torch.cuda.is_available())
