@@ -1,4 +1,5 @@
-"""Does a pre-trained Graphormer's embedding help the boosted trees on the TDC ADMET group?
+"""Do extra features (a pre-trained Graphormer's embedding, or another model's predictions)
+help the boosted trees on the TDC ADMET group?
 
 The MapLight + GNN entries of the leaderboard append a pre-trained GIN's graph embedding to
 MapLight's fingerprints and descriptors. This asks the same of graphnorm's shipped backbone
@@ -10,6 +11,10 @@ the validation columns; test is shown beside, never used to choose.
 
     GRAPHNORM_RAW_DIR=../shared/datasets python experiments/tdc_embedding_features.py \
         --tasks dili,herg --seeds 5 --out experiments/results/tdc_admet/embedding_features
+
+``--extra NAME=SOURCE`` names the extra columns (default: ``zinc250k`` = the shipped
+backbone): SOURCE a checkpoint or run folder (its embedding, as above) or a CSV of numeric
+columns keyed by the tasks' ``Drug`` strings (``experiments/tdc_transfer_features.py``).
 """
 from __future__ import annotations
 
@@ -35,8 +40,19 @@ from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric, resolve_task, targ
 BACKBONE = Path(__file__).resolve().parents[1] / "graphnorm" / "pretrained" / "zinc250k.ckpt"
 
 
-def task_inputs(task: str, group: Path) -> dict:
-    """The task's table, its MapLight features and the backbone embedding, row by row."""
+def extra_columns(source: Path, smiles: list[str]) -> tuple[np.ndarray, list[str]]:
+    """[rows, k] extra features of ``smiles`` from ``source``, and the rows that failed."""
+    if source.suffix == ".csv":
+        table = pd.read_csv(source).drop_duplicates("Drug").set_index("Drug")
+        missing = [s for s in smiles if s not in table.index]
+        if missing:
+            raise SystemExit(f"{source}: no row for {len(missing)} molecules, e.g. {missing[0]!r}")
+        return table.loc[smiles].to_numpy(dtype=np.float32), []
+    return embed_smiles(source, smiles, atom_mean=True)
+
+
+def task_inputs(task: str, group: Path, source: Path) -> dict:
+    """The task's table, its MapLight features and the extra columns, row by row."""
     path = task_table(task, group)
     frame = pd.read_csv(path)
     smiles = frame["Drug"].astype(str).tolist()
@@ -45,14 +61,14 @@ def task_inputs(task: str, group: Path) -> dict:
     x = table_features("maplight", smiles, path.name, sha)
     cpu_features = time.process_time() - cpu
     cpu = time.process_time()
-    emb, errors = embed_smiles(BACKBONE, smiles, atom_mean=True)
+    emb, errors = extra_columns(source, smiles)
     cpu_embed = time.process_time() - cpu
     return {"frame": frame, "smiles": smiles, "x": x, "emb": emb, "sha256": sha,
             "embed_failed": sum(bool(e) for e in errors), "cpu_features": cpu_features,
             "cpu_embed": cpu_embed}
 
 
-def seed_rows(task: str, inputs: dict, seed: int) -> list[dict]:
+def seed_rows(task: str, inputs: dict, seed: int, name: str) -> list[dict]:
     frame, metric, kind = inputs["frame"], TDC_ADMET_TASKS[task], task_kind(task)
     is_test = frame[SET_COLUMN].astype(str).str.lower().eq("test").to_numpy()
     pool = np.flatnonzero(~is_test)
@@ -61,7 +77,7 @@ def seed_rows(task: str, inputs: dict, seed: int) -> list[dict]:
     y = frame["Y"].to_numpy(dtype=float).reshape(-1, 1)
     transforms = target_transforms(resolve_task(kind), y[rows["train"]])
     out = []
-    for variant, x in (("gbm", inputs["x"]), ("gbm+zinc250k", np.hstack([inputs["x"], inputs["emb"]]))):
+    for variant, x in (("gbm", inputs["x"]), (f"gbm+{name}", np.hstack([inputs["x"], inputs["emb"]]))):
         cpu = time.process_time()
         models = fit_boosted(kind, x[rows["train"]], y[rows["train"]], seed, 1, transforms=transforms)
         fit_cpu = time.process_time() - cpu
@@ -74,23 +90,24 @@ def seed_rows(task: str, inputs: dict, seed: int) -> list[dict]:
     return out
 
 
-def summary_markdown(table: pd.DataFrame) -> str:
-    lines = ["| task | metric | seeds | gbm val | +embedding val | gbm test | +embedding test | "
+def summary_markdown(table: pd.DataFrame, name: str) -> str:
+    extra = f"gbm+{name}"
+    lines = [f"| task | metric | seeds | gbm val | +{name} val | gbm test | +{name} test | "
              "val says | test agrees |", "|---|---|---|---|---|---|---|---|---|"]
     wins = agree = 0
     for (task, metric), part in table.groupby(["task", "metric"], sort=False):
         mean = part.groupby("variant")[["val", "test"]].mean()
         sign = 1 if HIGHER_IS_BETTER[metric] else -1
-        better_val = sign * (mean.loc["gbm+zinc250k", "val"] - mean.loc["gbm", "val"]) > 0
-        better_test = sign * (mean.loc["gbm+zinc250k", "test"] - mean.loc["gbm", "test"]) > 0
+        better_val = sign * (mean.loc[extra, "val"] - mean.loc["gbm", "val"]) > 0
+        better_test = sign * (mean.loc[extra, "test"] - mean.loc["gbm", "test"]) > 0
         wins += better_val
         agree += better_val == better_test
         lines.append(f"| {task} | {metric} | {part['seed'].nunique()} | {mean.loc['gbm', 'val']:.3f} | "
-                     f"{mean.loc['gbm+zinc250k', 'val']:.3f} | {mean.loc['gbm', 'test']:.3f} | "
-                     f"{mean.loc['gbm+zinc250k', 'test']:.3f} | "
-                     f"{'embedding' if better_val else 'gbm'} | {'yes' if better_val == better_test else 'no'} |")
+                     f"{mean.loc[extra, 'val']:.3f} | {mean.loc['gbm', 'test']:.3f} | "
+                     f"{mean.loc[extra, 'test']:.3f} | "
+                     f"{name if better_val else 'gbm'} | {'yes' if better_val == better_test else 'no'} |")
     n = table["task"].nunique()
-    lines += ["", f"Validation prefers the embedding on {wins} of {n} tasks; test agrees with "
+    lines += ["", f"Validation prefers +{name} on {wins} of {n} tasks; test agrees with "
               f"validation's choice on {agree} of {n}."]
     return "\n".join(lines)
 
@@ -100,7 +117,10 @@ def main(argv=None) -> int:
     p.add_argument("--tasks", help="comma list (default: all 22)")
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--out", required=True)
+    p.add_argument("--extra", default=f"zinc250k={BACKBONE}",
+                   help="NAME=SOURCE: a checkpoint / run folder (embedding) or a CSV keyed by Drug")
     args = p.parse_args(argv)
+    name, _, source = args.extra.partition("=")
     torch.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -113,23 +133,23 @@ def main(argv=None) -> int:
                  if done.empty or not ((done["task"] == task) & (done["seed"] == s)).any()]
         if not seeds:
             continue
-        inputs = task_inputs(task, group)
+        inputs = task_inputs(task, group, Path(source))
         costs[task] = {"rows": len(inputs["smiles"]), "sha256": inputs["sha256"],
                        "embed_failed": inputs["embed_failed"],
                        "features_cpu_s": round(inputs["cpu_features"], 1),
                        "embed_cpu_s": round(inputs["cpu_embed"], 1)}
         for seed in seeds:
-            new = pd.DataFrame(seed_rows(task, inputs, seed))
+            new = pd.DataFrame(seed_rows(task, inputs, seed, name))
             done = pd.concat([done, new], ignore_index=True)
             done.to_csv(rows_file, index=False)  # after every seed: an interrupted run resumes
             print(new.to_string(index=False, header=False), flush=True)
         (out / "costs.json").write_text(json.dumps(costs, indent=2))
     sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     (out / "summary.md").write_text(
-        f"# gbm with and without the zinc250k backbone's embedding\n\ngit {sha}; "
+        f"# gbm with and without {name}\n\ngit {sha}; "
         f"command: `{' '.join(['python', 'experiments/tdc_embedding_features.py'] + (argv or sys.argv[1:]))}`"
-        f"\n\n{summary_markdown(done)}\n")
-    print(summary_markdown(done))
+        f"\n\n{summary_markdown(done, name)}\n")
+    print(summary_markdown(done, name))
     return 0
 
 
