@@ -5,7 +5,7 @@ Issue 35 asks for "a backbone that learned something the descriptors do not hold
 leaderboard's MapLight + GNN did with a GIN pre-trained on measured assays. This writes the
 data for that lever from what we have offline: one wide CSV (``smiles`` + one column per
 auxiliary task, empty where a molecule has no label), read by ``graphnorm train --data``
-(a multitask backbone) and by ``experiments/tdc_transfer_features.py`` (boosters whose
+(a multitask backbone) and by ``experiments/make_admet_boosters.py`` (boosters whose
 predictions become features).
 
 What keeps it clean (molecules compared as RDKit canonical SMILES):

@@ -107,5 +107,7 @@ def _predict(task, models, x, transforms):
     return predict_boosted(task, models, x, transforms)
 
 
-# the code of the ``gbm`` entry of graphnorm.models: MapLight features, LightGBM's text format
-BOOSTED = TreeKind("maplight", _fit, _predict, save_boosted, load_boosted)
+# the code of the ``gbm`` entry of graphnorm.models: MapLight features (or MapLight and the
+# shipped ADMET boosters' predictions), LightGBM's text format
+BOOSTED = TreeKind("maplight", _fit, _predict, save_boosted, load_boosted,
+                   also_reads=("maplight+admet",))

@@ -19,11 +19,22 @@ class TreeFileError(RuntimeError):
 
 @dataclass(frozen=True)
 class TreeKind:
-    feature_set: str  # graphnorm.chem.tabular
+    feature_set: str  # graphnorm.chem.tabular: what it reads unless told otherwise
     fit: Callable  # (task, x, y [N, T], seed, threads) -> (models, config, transforms)
     predict: Callable  # (task, models, x, transforms) -> [N, T]; task: graphnorm.tasks.Task
     save: Callable  # (out, models, task, features, config, seed, transforms) -> Path
     load: Callable  # (path) -> TreeMember
+    also_reads: tuple = ()  # other feature sets it can be fitted on (--tree-features)
+
+    def features(self, name, requested) -> str:
+        """The set a run fits on: ``requested`` (--tree-features) or its own; a clear error
+        for a set this kind cannot read (``name``: the kind's, for the message)."""
+        if requested is None or requested == self.feature_set:
+            return self.feature_set
+        if requested not in self.also_reads:
+            raise ValueError(f"--tree-features {requested}: {name} reads "
+                             f"{', '.join((self.feature_set,) + self.also_reads)}")
+        return requested
 
 
 class TreeMember:

@@ -32,6 +32,22 @@ def task_settings(task: str, group_dir: Path, cache=None) -> dict:
             "split": f"tdc:{SET_COLUMN}"}
 
 
+def check_admet_features(task: str, cfg) -> None:
+    """Refuse the shipped ADMET boosters' features on a task whose molecules they learned
+    from: their predictions there are in-sample, and the board would flatter them."""
+    features = getattr(cfg, "tree_features", None) or ""
+    if not features.endswith("+admet"):
+        return
+    from graphnorm.pretrained.admet_boosters import unseen_tasks
+
+    clean = unseen_tasks()
+    if task not in clean:
+        raise ValueError(f"--tree-features {features} on {task}: the shipped ADMET boosters "
+                         "were fitted on this task's train_val molecules, so their predictions "
+                         "are not out-of-sample here and its scores would flatter them. The "
+                         f"tasks it can be benchmarked on: {', '.join(clean)}")
+
+
 def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
     """For each task: set the table flags on ``args``, resolve the config (``resolve(args)``:
     recipe, file, flags), then ``run(cfg, out)`` -- one benchmark per task."""
@@ -48,11 +64,15 @@ def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
     out = Path(args.out)
     group = admet_group_dir(args.tdc_dir, getattr(args, "cache_root", None))
     leaderboard = Path(args.leaderboard) if args.leaderboard else default_leaderboard(args.tdc_dir)
-    for k, task in enumerate(tasks, 1):
-        print(f"[tdc-admet] task {k}/{len(tasks)}: {task}", flush=True)
+    configs = {}
+    for task in tasks:  # every task's config first: a refusal comes before any training
         for key, value in task_settings(task, group, getattr(args, "cache_root", None)).items():
             setattr(args, key, value)
+        configs[task] = resolve(args)
+        check_admet_features(task, configs[task])
+    for k, task in enumerate(tasks, 1):
+        print(f"[tdc-admet] task {k}/{len(tasks)}: {task}", flush=True)
         if not args.summary_only or (out / task).is_dir():
-            run(resolve(args), out / task)
+            run(configs[task], out / task)
         write_board(out, leaderboard)
     print(board_markdown(write_board(out, leaderboard)), flush=True)

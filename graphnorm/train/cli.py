@@ -133,6 +133,11 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
                      "tables under the small-table recipe, off otherwise")
     own.add_argument("--forest-model", dest="forest_model", choices=list(TREE_MODELS),
                      help="the tree model of --forest-member: rf (OUT/forest) or gbm (OUT/gbm)")
+    own.add_argument("--tree-features", dest="tree_features", metavar="SET",
+                     help="what the tree model reads (--model rf|gbm, or the tree member): "
+                     "default its own set (rf: morgan, gbm: maplight); gbm also reads "
+                     "maplight+admet, MapLight plus 9 measured properties predicted by "
+                     "boosters shipped with graphnorm (graphnorm/pretrained/README.md)")
     own.add_argument("--tree-weight", dest="tree_weight", metavar="{equal,val,W,val:W,val:equal}",
                      help="the tree member's weight in the ensemble mean: equal (one member like "
                      "the others), val (chosen on the validation split, graph members share "

@@ -50,7 +50,8 @@ def check_forest_member(cfg) -> None:
         return
     from graphnorm.models import model_kind, tree_kind
 
-    tree_kind(cfg.forest_model)  # a typo fails now
+    kind = tree_kind(cfg.forest_model)  # a typo fails now
+    kind.implementation().features(kind.name, cfg.tree_features)  # so does a set it cannot read
     if model_kind(cfg.model_name).tree:
         raise ValueError(f"--forest-member adds a tree model to graph models; --model "
                          f"{cfg.model_name} trains the trees alone")

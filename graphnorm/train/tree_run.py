@@ -27,6 +27,7 @@ def train_trees(cfg) -> dict:
 
     kind = tree_kind(cfg.model_name)
     trees = kind.implementation()  # fit, predict, save (graphnorm.baselines.tree_member.TreeKind)
+    feature_set = trees.features(kind.name, cfg.tree_features)
     spec = spec_from_config(cfg)
     if spec is None:
         raise ValueError(f"--model {kind.name} takes a user table (--data FILE); the benchmark "
@@ -42,7 +43,7 @@ def train_trees(cfg) -> dict:
     task = resolve_task(info)
     smiles = {s: _smiles(splits[s]) for s in ("train", "val", "test")}
     every = sorted(set().union(*smiles.values()))
-    table = table_features(trees.feature_set, every, Path(spec.path).name, splits.checksum,
+    table = table_features(feature_set, every, Path(spec.path).name, splits.checksum,
                            cfg.cache_root, cfg.progress)
     row = {s: k for k, s in enumerate(every)}
     xs = {s: table[[row[m] for m in smiles[s]]] for s in smiles}
@@ -56,7 +57,7 @@ def train_trees(cfg) -> dict:
         print(f"[graphnorm] {kind.name}: fitted in log10 units, predicted in yours (positive, "
               f"heavy-tailed labels): {', '.join(logged)}", flush=True)
     preds = {s: trees.predict(task, models, xs[s], transforms) for s in ("val", "test")}
-    features = signature(trees.feature_set)
+    features = signature(feature_set)
     out.mkdir(parents=True, exist_ok=True)
     write_run_files(out, splits)
     trees.save(out, models, info, features, config, cfg.seed, transforms)

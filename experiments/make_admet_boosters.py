@@ -1,0 +1,86 @@
+"""The shipped ADMET boosters (`graphnorm.pretrained.admet_boosters`): one LightGBM booster per
+column of ``experiments/make_aux_table.py``'s table of measured labels, on MapLight features.
+
+Each booster (the ``gbm`` kind's settings, seed 0) is fitted on all labelled rows of its
+column; 0/1 columns are binary (they predict a probability). ``--features-csv`` also writes
+the boosters' predictions for every molecule of the evaluated TDC tasks, keyed by the tasks'
+own ``Drug`` strings: what ``experiments/tdc_embedding_features.py --extra NAME=CSV`` appends
+to gbm's input. No evaluated molecule is in the table, so those are out-of-sample.
+
+    GRAPHNORM_RAW_DIR=../shared/datasets python experiments/make_admet_boosters.py \\
+        --aux data/derived/tdc_aux.csv --out graphnorm/pretrained/admet_boosters.json.gz \\
+        --features-csv data/derived/tdc_aux_gbm_features.csv
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from graphnorm.baselines.boosted import fit_boosted
+from graphnorm.chem.tabular import signature
+from graphnorm.data.feature_cache import table_features
+from graphnorm.data.tdc import admet_group_dir, task_table
+from graphnorm.pretrained.admet_boosters import admet_columns, admet_features, save_admet_boosters
+
+FEATURES = "maplight"
+
+
+def eval_smiles(tasks: list[str]) -> list[str]:
+    group = admet_group_dir()
+    seen: dict[str, None] = {}
+    for task in tasks:
+        for s in pd.read_csv(task_table(task, group))["Drug"].astype(str):
+            seen.setdefault(s)
+    return list(seen)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--aux", required=True, help="make_aux_table.py's CSV")
+    p.add_argument("--out", required=True, help="the boosters' file (.json.gz)")
+    p.add_argument("--features-csv", help="also: predictions for the evaluated tasks' molecules")
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args(argv)
+    aux_path = Path(args.aux)
+    aux = pd.read_csv(aux_path)
+    report = json.loads(aux_path.with_suffix(".json").read_text())
+    cpu = time.process_time()
+    x = table_features(FEATURES, aux["smiles"].tolist(), aux_path.name,
+                       hashlib.sha256(aux_path.read_bytes()).hexdigest(), progress=True)
+    features_cpu = time.process_time() - cpu
+    columns = []
+    for name in aux.columns.drop("smiles"):
+        y = aux[[name]].to_numpy(dtype=float)
+        have = ~np.isnan(y[:, 0])
+        binary = set(np.unique(y[have, 0])) <= {0.0, 1.0}
+        cpu = time.process_time()
+        booster = fit_boosted("classification" if binary else "regression", x[have], y[have], 0,
+                              args.threads)[0]
+        columns.append({"name": name.removesuffix("_astrazeneca").removesuffix("_aqsoldb")
+                        .removesuffix("_az").removesuffix("_zhu"),
+                        "kind": "binary" if binary else "regression", "rows": int(have.sum()),
+                        "fit_cpu_s": round(time.process_time() - cpu, 1), "booster": booster})
+        print(name, {k: v for k, v in columns[-1].items() if k != "booster"}, flush=True)
+    data = {"table_sha256": report["sha256"], "rows": report["rows"],
+            "excluded": "every molecule of the evaluated TDC tasks and of every TDC test set",
+            "evaluated_tasks": report["eval_tasks"], "features_cpu_s": round(features_cpu, 1)}
+    out = save_admet_boosters(Path(args.out), columns, signature(FEATURES), data)
+    print(f"{out}: {out.stat().st_size / 1e6:.1f} MB", flush=True)
+    if args.features_csv:
+        smiles = eval_smiles(report["eval_tasks"])
+        x_eval = table_features(FEATURES, smiles, "tdc_eval_molecules",
+                                hashlib.sha256("\n".join(smiles).encode()).hexdigest())
+        frame = pd.DataFrame(admet_features(x_eval, out), columns=admet_columns(out))
+        frame.insert(0, "Drug", smiles)
+        frame.to_csv(args.features_csv, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

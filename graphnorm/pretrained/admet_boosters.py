@@ -1,0 +1,100 @@
+"""Boosters of measured ADMET labels, shipped: their predictions are 9 more features for the
+boosted trees (the ``maplight+admet`` feature set, `graphnorm.chem.tabular`).
+
+Transfer by stacking (Wolpert 1992, https://doi.org/10.1016/S0893-6080(05)80023-1): one
+LightGBM booster per measured property of a large public table -- lipophilicity, aqueous
+solubility, plasma protein binding, acute toxicity (LD50), CYP2C9/2D6/3A4 inhibition, Ames
+mutagenicity (the TDC ADMET group's 8 tables of 2,500+ molecules, train_val rows only) and
+HIV replication inhibition (MoleculeNet HIV) -- fitted on the MapLight features; a small
+table's model then reads what those tables measured about its molecules. The file, its data
+and exclusions (no molecule of the 14 smaller TDC tasks, none of any TDC test set) are
+described in ``graphnorm/pretrained/README.md``; ``experiments/make_aux_table.py`` and
+``experiments/make_admet_boosters.py`` rebuild it.
+
+One gzipped JSON file: each booster in LightGBM's text model format (no pickle), its column,
+kind (regression or binary: a probability), and the MapLight signature it reads.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+ADMET_FILE = Path(__file__).with_name("admet_boosters.json.gz")
+ADMET_FORMAT = 1
+
+
+class AdmetBoostersError(RuntimeError):
+    pass
+
+
+def save_admet_boosters(path: Path, columns: list[dict], features: dict, data: dict) -> Path:
+    """``columns``: [{"name", "kind": "regression"|"binary", "rows", "booster": Booster}]."""
+    import lightgbm
+
+    stored = [dict(c, booster=c["booster"].model_to_string()) for c in columns]
+    meta = {"format": ADMET_FORMAT, "lightgbm": lightgbm.__version__, "features": features,
+            "data": data, "columns": stored}
+    path = Path(path)
+    tmp = path.with_suffix(".tmp")
+    with gzip.open(tmp, "wt") as f:
+        json.dump(meta, f)
+    tmp.replace(path)
+    return path
+
+
+@lru_cache(maxsize=2)
+def _load(path: str) -> tuple[list, list[dict], dict]:
+    import lightgbm as lgb
+
+    if not Path(path).is_file():
+        raise AdmetBoostersError(f"the shipped ADMET boosters are not installed ({path} is "
+                                 "missing); reinstall graphnorm from a full source tree")
+    try:
+        with gzip.open(path, "rt") as f:
+            meta = json.load(f)
+        boosters = [lgb.Booster(model_str=c["booster"]) for c in meta["columns"]]
+    except Exception as err:  # damaged gzip, JSON or model string
+        raise AdmetBoostersError(f"cannot read the ADMET boosters {path} "
+                                 f"({type(err).__name__}); reinstall graphnorm") from err
+    if meta.get("format") != ADMET_FORMAT:
+        raise AdmetBoostersError(f"{path} has format {meta.get('format')!r}; this graphnorm "
+                                 f"reads {ADMET_FORMAT}")
+    columns = [{k: v for k, v in c.items() if k != "booster"} for c in meta["columns"]]
+    return boosters, columns, meta
+
+
+def admet_columns(path: Path = ADMET_FILE) -> list[str]:
+    """The feature names: ``admet_<property>``, in the file's order."""
+    return [f"admet_{c['name']}" for c in _load(str(path))[1]]
+
+
+def admet_signature(path: Path = ADMET_FILE) -> dict:
+    """What the 9 features are: the file's first 16 hex of sha256 and its columns (a gbm
+    fitted on one file's predictions refuses another's)."""
+    return {"admet": hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16],
+            "admet_columns": admet_columns(path)}
+
+
+def admet_features(maplight: np.ndarray, path: Path = ADMET_FILE) -> np.ndarray:
+    """float32 [N, 9]: each booster's prediction (binary: probability of 1) from MapLight
+    vectors [N, width] (`graphnorm.chem.tabular`, "maplight")."""
+    boosters, columns, meta = _load(str(path))
+    if maplight.shape[1] != meta["features"]["width"]:
+        raise AdmetBoostersError(f"the ADMET boosters read {meta['features']['width']} MapLight "
+                                 f"features (RDKit {meta['features'].get('rdkit')}); this RDKit "
+                                 f"makes {maplight.shape[1]}: install that RDKit")
+    out = np.empty((len(maplight), len(boosters)), dtype=np.float32)
+    for j, booster in enumerate(boosters):
+        out[:, j] = booster.predict(maplight) if len(maplight) else []
+    return out
+
+
+def unseen_tasks(path: Path = ADMET_FILE) -> list[str]:
+    """The TDC ADMET tasks none of whose molecules the boosters saw: where their predictions
+    are out-of-sample on every row, so a benchmark on them is fair."""
+    return list(_load(str(path))[2]["data"]["evaluated_tasks"])

@@ -1,0 +1,90 @@
+"""The shipped ADMET boosters and the ``maplight+admet`` feature set they make: 9 measured
+properties predicted from MapLight features, read by gbm (``--tree-features``), refused where
+they would be in-sample (TDC tasks they learned from) and named when their file is damaged."""
+import gzip
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from graphnorm.bench.tdc_suite import check_admet_features
+from graphnorm.chem.tabular import feature_matrix, signature, width
+from graphnorm.cli import main
+from graphnorm.models import tree_kind
+from graphnorm.pretrained.admet_boosters import (ADMET_FILE, AdmetBoostersError, admet_columns,
+                                                 admet_features, unseen_tasks)
+
+DRUGS = ["CC(=O)Oc1ccccc1C(=O)O", "CN1CCC[C@H]1c1cccnc1", "Cn1cnc2c1c(=O)n(C)c(=O)n2C",
+         "CC(C)Cc1ccc(C(C)C(=O)O)cc1"]
+
+
+def test_nine_properties_beside_maplight():
+    base = feature_matrix("maplight", DRUGS)
+    x = feature_matrix("maplight+admet", DRUGS)
+    names = admet_columns()
+    assert len(names) == 9 and "admet_cyp3a4_veith" in names and "admet_hiv" in names
+    assert x.shape == (4, width("maplight") + 9) == (4, width("maplight+admet"))
+    np.testing.assert_array_equal(x[:, :base.shape[1]], base)
+    extra = x[:, base.shape[1]:]
+    binary = [j for j, n in enumerate(names) if "cyp" in n or n in ("admet_ames", "admet_hiv")]
+    assert ((extra[:, binary] >= 0) & (extra[:, binary] <= 1)).all()  # probabilities
+    # not constant: the boosters read the molecules (caffeine and ibuprofen differ in logD)
+    assert np.ptp(extra[:, names.index("admet_lipophilicity")]) > 0.3
+    sig = signature("maplight+admet")
+    assert sig["admet_columns"] == names and len(sig["admet"]) == 16
+
+
+def test_only_gbm_reads_them():
+    assert tree_kind("gbm").implementation().features("gbm", "maplight+admet") == "maplight+admet"
+    assert tree_kind("gbm").implementation().features("gbm", None) == "maplight"
+    with pytest.raises(ValueError, match="rf reads morgan"):
+        tree_kind("rf").implementation().features("rf", "maplight+admet")
+
+
+def test_refused_on_tdc_tasks_they_learned_from():
+    cfg = SimpleNamespace(tree_features="maplight+admet")
+    assert "herg" in unseen_tasks() and "ames" not in unseen_tasks()
+    check_admet_features("herg", cfg)  # never seen: fair
+    with pytest.raises(ValueError, match="ames: the shipped ADMET boosters were fitted"):
+        check_admet_features("ames", cfg)
+    check_admet_features("ames", SimpleNamespace(tree_features=None))
+
+
+def test_a_damaged_file_is_named(tmp_path):
+    bad = tmp_path / "admet.json.gz"
+    bad.write_bytes(b"not gzip")
+    with pytest.raises(AdmetBoostersError, match="cannot read the ADMET boosters"):
+        admet_features(np.zeros((1, 3), np.float32), bad)
+    other = tmp_path / "other.json.gz"
+    with gzip.open(ADMET_FILE, "rt") as f:
+        meta = json.load(f)
+    meta["features"]["width"] = 5
+    with gzip.open(other, "wt") as f:
+        json.dump(meta, f)
+    with pytest.raises(AdmetBoostersError, match="read 5 MapLight features"):
+        admet_features(np.zeros((1, 3), np.float32), other)
+
+
+def test_gbm_on_them_trains_saves_and_predicts(zinc_property_table, cache_root, tmp_path, capsys):
+    table = tmp_path / "mols.csv"
+    zinc_property_table.head(120).to_csv(table, index=False)
+    out = tmp_path / "gbm"
+    assert main(["train", "--data", str(table), "--target-columns", "logp", "--model", "gbm",
+                 "--tree-features", "maplight+admet", "--split", "random", "--metric", "mae",
+                 "--cache-root", str(cache_root), "--out", str(out), "--threads", "1",
+                 "--no-progress"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["features"]["set"] == "maplight+admet"
+    assert metrics["features"]["width"] == width("maplight+admet")
+    from graphnorm.inference.predict import load_predictor
+
+    test = pd.read_csv(out / "predictions_test.csv.gz")
+    saved = load_predictor(out).predict(test.smiles.tolist()[:4])
+    np.testing.assert_allclose(saved.prediction[:4], test["pred:logp"][:4], rtol=1e-5)
+    assert main(["train", "--data", str(table), "--target-columns", "logp", "--model", "rf",
+                 "--tree-features", "maplight+admet", "--split", "random",
+                 "--cache-root", str(cache_root), "--out", str(tmp_path / "rf"),
+                 "--no-progress"]) == 2
+    assert "--tree-features maplight+admet: rf reads morgan" in capsys.readouterr().err
