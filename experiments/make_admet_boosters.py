@@ -70,7 +70,8 @@ def main(argv=None) -> int:
     data = {"table_sha256": report["sha256"], "rows": report["rows"],
             "excluded": "every molecule of the evaluated TDC tasks and of every TDC test set",
             "evaluated_tasks": report["eval_tasks"], "features_cpu_s": round(features_cpu, 1)}
-    out = save_admet_boosters(Path(args.out), columns, signature(FEATURES), data)
+    out = save_admet_boosters(Path(args.out), columns, signature(FEATURES), data,
+                              aux["smiles"].tolist())
     print(f"{out}: {out.stat().st_size / 1e6:.1f} MB", flush=True)
     if args.features_csv:
         smiles = eval_smiles(report["eval_tasks"])

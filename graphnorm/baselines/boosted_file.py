@@ -81,6 +81,11 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
                             f"(RDKit {meta['features'].get('rdkit')}); this RDKit "
                             f"{here['rdkit']} makes {here['width']}: retrain it, or install "
                             "that RDKit")
+    if "admet" in meta["features"] and meta["features"]["admet"] != here.get("admet"):
+        raise TreeFileError(f"{path} was fitted on the predictions of other ADMET boosters "
+                            f"({meta['features']['admet']}) than this graphnorm ships "
+                            f"({here.get('admet')}): retrain it, or use the version that "
+                            f"wrote it ({meta.get('version', '?')})")
     try:
         boosters = [m if m is None or isinstance(m, float) else lgb.Booster(model_str=m)
                     for m in stored]

@@ -12,7 +12,10 @@ described in ``graphnorm/pretrained/README.md``; ``experiments/make_aux_table.py
 ``experiments/make_admet_boosters.py`` rebuild it.
 
 One gzipped JSON file: each booster in LightGBM's text model format (no pickle), its column,
-kind (regression or binary: a probability), and the MapLight signature it reads.
+kind (regression or binary: a probability), the MapLight signature it reads, and a 12-hex key
+of each training molecule (`molecule_key`), so a run can say how many of its molecules the
+boosters saw (`admet_overlap`): on those, the 9 features are in-sample and look better than
+they are on new molecules.
 """
 from __future__ import annotations
 
@@ -32,13 +35,24 @@ class AdmetBoostersError(RuntimeError):
     pass
 
 
-def save_admet_boosters(path: Path, columns: list[dict], features: dict, data: dict) -> Path:
+def molecule_key(smiles: str) -> str | None:
+    """12 hex of sha1 of RDKit's canonical SMILES (None where RDKit cannot read it)."""
+    from rdkit import Chem, rdBase
+
+    with rdBase.BlockLogs():
+        mol = Chem.MolFromSmiles(smiles)
+    return None if mol is None else hashlib.sha1(Chem.MolToSmiles(mol).encode()).hexdigest()[:12]
+
+
+def save_admet_boosters(path: Path, columns: list[dict], features: dict, data: dict,
+                        training_smiles: list[str]) -> Path:
     """``columns``: [{"name", "kind": "regression"|"binary", "rows", "booster": Booster}]."""
     import lightgbm
 
     stored = [dict(c, booster=c["booster"].model_to_string()) for c in columns]
+    keys = sorted({k for k in map(molecule_key, training_smiles) if k})
     meta = {"format": ADMET_FORMAT, "lightgbm": lightgbm.__version__, "features": features,
-            "data": data, "columns": stored}
+            "data": data, "columns": stored, "molecules": keys}
     path = Path(path)
     tmp = path.with_suffix(".tmp")
     with gzip.open(tmp, "wt") as f:
@@ -74,10 +88,17 @@ def admet_columns(path: Path = ADMET_FILE) -> list[str]:
 
 
 def admet_signature(path: Path = ADMET_FILE) -> dict:
-    """What the 9 features are: the file's first 16 hex of sha256 and its columns (a gbm
-    fitted on one file's predictions refuses another's)."""
-    return {"admet": hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16],
+    """What the 9 features are: 16 hex of sha256 of the boosters and their columns (a gbm
+    fitted on one set of boosters' predictions refuses another's)."""
+    columns = _load(str(path))[2]["columns"]
+    return {"admet": hashlib.sha256(json.dumps(columns, sort_keys=True).encode()).hexdigest()[:16],
             "admet_columns": admet_columns(path)}
+
+
+def admet_overlap(smiles: list[str], path: Path = ADMET_FILE) -> int:
+    """How many of ``smiles`` the boosters were fitted on (same canonical SMILES)."""
+    seen = set(_load(str(path))[2].get("molecules", ()))
+    return sum(molecule_key(s) in seen for s in smiles)
 
 
 def admet_features(maplight: np.ndarray, path: Path = ADMET_FILE) -> np.ndarray:

@@ -88,3 +88,50 @@ def test_gbm_on_them_trains_saves_and_predicts(zinc_property_table, cache_root, 
                  "--cache-root", str(cache_root), "--out", str(tmp_path / "rf"),
                  "--no-progress"]) == 2
     assert "--tree-features maplight+admet: rf reads morgan" in capsys.readouterr().err
+
+
+@pytest.fixture()
+def tdc_folder(raw_dir, cache_root):
+    from graphnorm.data.tdc import admet_group_dir
+
+    group = raw_dir / "tdc_admet_group"
+    if not (group / "admet_group.zip").is_file():
+        pytest.skip("no TDC ADMET archive in the raw data directory")
+    return admet_group_dir(group, cache=cache_root)
+
+
+def test_the_boosters_never_saw_a_small_task_and_say_when_they_saw_yours(tdc_folder, cache_root,
+                                                                           tmp_path):
+    from graphnorm.pretrained.admet_boosters import admet_overlap
+
+    herg = pd.read_csv(tdc_folder / "herg" / "train_val.csv")["Drug"].tolist()
+    assert admet_overlap(herg) == 0  # an evaluated task: excluded from their data
+    ames = pd.read_csv(tdc_folder / "ames" / "train_val.csv").head(150)
+    assert admet_overlap(ames["Drug"].tolist()) > 100  # learned from (a few were excluded)
+    table = tmp_path / "ames.csv"
+    ames.rename(columns={"Drug": "smiles"})[["smiles", "Y"]].to_csv(table, index=False)
+    out = tmp_path / "gbm"
+    with pytest.warns(UserWarning, match="boosters were fitted on \\d+ of the \\d+ validation"):
+        assert main(["train", "--data", str(table), "--target-columns", "Y", "--model", "gbm",
+                     "--tree-features", "maplight+admet", "--split", "random",
+                     "--cache-root", str(cache_root), "--out", str(out), "--threads", "1",
+                     "--no-progress"]) == 0
+    overlap = json.loads((out / "metrics.json").read_text())["admet_overlap"]
+    assert overlap["test"] > 0 and sum(overlap.values()) == admet_overlap(ames["Drug"].tolist())
+
+
+def test_a_model_fitted_on_other_boosters_is_refused(tmp_path, zinc_property_table, cache_root):
+    from graphnorm.baselines.boosted_file import BOOSTED_FILE, load_boosted
+    from graphnorm.baselines.tree_member import TreeFileError
+
+    table = tmp_path / "mols.csv"
+    zinc_property_table.head(60).to_csv(table, index=False)
+    out = tmp_path / "gbm"
+    assert main(["train", "--data", str(table), "--target-columns", "logp", "--model", "gbm",
+                 "--tree-features", "maplight+admet", "--split", "random", "--cache-root",
+                 str(cache_root), "--out", str(out), "--threads", "1", "--no-progress"]) == 0
+    meta = json.loads((out / BOOSTED_FILE).read_text())
+    meta["features"]["admet"] = "0123456789abcdef"
+    (out / BOOSTED_FILE).write_text(json.dumps(meta))
+    with pytest.raises(TreeFileError, match="other ADMET boosters"):
+        load_boosted(out / BOOSTED_FILE)
