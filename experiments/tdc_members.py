@@ -36,15 +36,18 @@ def _frames(run: Path) -> dict:
     return {s: pd.read_csv(run / predictions_file(s)) for s in ("val", "test")}
 
 
-def suite_runs(benches: list[Path]) -> dict:
+def suite_runs(benches: list[str]) -> dict:
     """{(task, metric): {seed: {variant: run folder}}} of the suites' finished runs (several
-    folders: their variants side by side, seed by seed; a variant in two: the first wins)."""
+    folders: their variants side by side, seed by seed; a variant in two: the first wins;
+    ``FOLDER=TAG`` names that folder's variants ``<variant>-TAG``)."""
     out = {}
     for task, metric in TDC_ADMET_TASKS.items():
         runs = {}
-        for bench in benches:
-            for f in (bench / task).glob(f"runs/*/seed*/{METRICS_FILE}"):
-                runs.setdefault(f.parent.name, {}).setdefault(f.parent.parent.name, f.parent)
+        for spec in benches:
+            bench, _, tag = spec.partition("=")
+            for f in (Path(bench) / task).glob(f"runs/*/seed*/{METRICS_FILE}"):
+                variant = f.parent.parent.name + (f"-{tag}" if tag else "")
+                runs.setdefault(f.parent.name, {}).setdefault(variant, f.parent)
         if runs:
             out[(task, metric)] = runs
     return out
@@ -199,7 +202,8 @@ def markdown(frame: pd.DataFrame) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", action="append", default=[],
-                    help="a `benchmark --suite tdc-admet` folder (repeat: variants side by side)")
+                    help="a `benchmark --suite tdc-admet` folder (repeat: variants side by side); "
+                    "FOLDER=TAG names its variants <variant>-TAG")
     ap.add_argument("--board", default="", help="member combinations to show in the "
                     "leaderboard's form, comma-separated, e.g. 'gbm,sep-bn-bn,gbm+sep-bn-bn (w_gbm=0.7)'")
     ap.add_argument("--by-seed", help="members_by_seed.csv of an earlier run: summarize it again")
@@ -216,7 +220,7 @@ def main() -> None:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    found = (suite_runs([Path(b) for b in args.bench]) if args.bench else
+    found = (suite_runs(args.bench) if args.bench else
              named_runs(args.table, args.metric, args.seeds, args.member))
     if args.by_seed:  # a previous run's per-seed scores: re-summarize without rescoring
         table = pd.read_csv(args.by_seed)
