@@ -90,9 +90,13 @@ def admet_columns(path: Path = ADMET_FILE) -> list[str]:
 def admet_signature(path: Path = ADMET_FILE) -> dict:
     """What the 9 features are: 16 hex of sha256 of the boosters and their columns (a gbm
     fitted on one set of boosters' predictions refuses another's)."""
-    columns = _load(str(path))[2]["columns"]
-    return {"admet": hashlib.sha256(json.dumps(columns, sort_keys=True).encode()).hexdigest()[:16],
-            "admet_columns": admet_columns(path)}
+    return {"admet": _boosters_hash(str(path)), "admet_columns": admet_columns(path)}
+
+
+@lru_cache(maxsize=2)
+def _boosters_hash(path: str) -> str:  # ~25 MB of model text: hashed once per process
+    columns = _load(path)[2]["columns"]
+    return hashlib.sha256(json.dumps(columns, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def admet_overlap(smiles: list[str], path: Path = ADMET_FILE) -> int:
