@@ -1,4 +1,4 @@
-"""The shipped ADMET boosters (`graphnorm.pretrained.admet_boosters`): one LightGBM booster per
+"""The shipped ADMET boosters (`graphnorm.baselines.admet_boosters`): one LightGBM booster per
 column of ``experiments/make_aux_table.py``'s table of measured labels, on MapLight features.
 
 Each booster (the ``gbm`` kind's settings, seed 0) is fitted on all labelled rows of its
@@ -8,7 +8,7 @@ own ``Drug`` strings: what ``experiments/tdc_embedding_features.py --extra NAME=
 to gbm's input. No evaluated molecule is in the table, so those are out-of-sample.
 
     GRAPHNORM_RAW_DIR=../shared/datasets python experiments/make_admet_boosters.py \\
-        --aux data/derived/tdc_aux.csv --out graphnorm/pretrained/admet_boosters.json.gz \\
+        --aux data/derived/tdc_aux.csv --out graphnorm.baselines.admet_boosters.json.gz \\
         --features-csv data/derived/tdc_aux_gbm_features.csv
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from graphnorm.baselines.boosted import fit_boosted
 from graphnorm.chem.tabular import signature
 from graphnorm.data.feature_cache import table_features
 from graphnorm.data.tdc import admet_group_dir, task_table
-from graphnorm.pretrained.admet_boosters import admet_columns, admet_features, save_admet_boosters
+from graphnorm.baselines.admet_boosters import admet_columns, admet_features, save_admet_boosters
 
 FEATURES = "maplight"
 

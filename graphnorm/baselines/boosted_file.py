@@ -46,7 +46,7 @@ class LoadedBoosted(TreeMember):
     path: Path
 
     def predict_smiles(self, smiles: list[str]) -> torch.Tensor:
-        from graphnorm.chem.tabular import feature_matrix
+        from .tree_features import feature_matrix
 
         from .boosted import predict_boosted
 
@@ -60,7 +60,7 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
     damaged, of another format, or computed with features this RDKit makes differently."""
     import lightgbm as lgb
 
-    from graphnorm.chem.tabular import signature
+    from .tree_features import signature
 
     path = Path(path)
     if not path.is_file():

@@ -38,7 +38,7 @@ def check_admet_features(task: str, cfg) -> None:
     features = getattr(cfg, "tree_features", None) or ""
     if not features.endswith("+admet"):
         return
-    from graphnorm.pretrained.admet_boosters import unseen_tasks
+    from graphnorm.baselines.admet_boosters import unseen_tasks
 
     clean = unseen_tasks()
     if task not in clean:

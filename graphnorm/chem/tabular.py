@@ -7,10 +7,6 @@
   1024 Avalon counts (Gedeck et al. 2006), the 315 ErG pharmacophore-pair values (Stiefl et
   al. 2006, https://doi.org/10.1021/ci050457y) and every RDKit 2D descriptor (raw values;
   one RDKit cannot compute is NaN, which boosted trees route as missing).
-- ``maplight+admet``: ``maplight`` and 9 measured properties predicted from it by boosters
-  shipped with graphnorm (lipophilicity, solubility, plasma protein binding, LD50, CYP2C9/
-  2D6/3A4 inhibition, Ames, HIV; `graphnorm.pretrained.admet_boosters`): what large public
-  tables measured, read by a model of a small table.
 
 A set's `signature` (its name, sizes and the RDKit version) keys the cache
 (``graphnorm/data/feature_cache.py``) and is stored with a fitted model, which refuses
@@ -23,8 +19,7 @@ import numpy as np
 from .descriptor_values import descriptor_values, rdkit_descriptor_list
 
 MORGAN_RADIUS = 2
-FEATURE_SETS = ("morgan", "maplight", "maplight+admet")
-ADMET = "+admet"  # the suffix of a set that appends the shipped boosters' predictions
+FEATURE_SETS = ("morgan", "maplight")
 
 
 def _counts(mol, bits: int) -> np.ndarray:
@@ -59,14 +54,7 @@ def _maplight(mol, smiles: str) -> np.ndarray:
 
 
 def width(name: str) -> int:
-    if name == "morgan":
-        return 2048
-    base = 1024 + 1024 + 315 + len(rdkit_descriptor_list())
-    if name.endswith(ADMET):
-        from graphnorm.pretrained.admet_boosters import admet_columns
-
-        return base + len(admet_columns())
-    return base
+    return 2048 if name == "morgan" else 1024 + 1024 + 315 + len(rdkit_descriptor_list())
 
 
 def signature(name: str) -> dict:
@@ -74,13 +62,8 @@ def signature(name: str) -> dict:
     import rdkit
 
     check_feature_set(name)
-    out = {"set": name, "width": width(name), "morgan_radius": MORGAN_RADIUS,
-           "rdkit": rdkit.__version__}
-    if name.endswith(ADMET):
-        from graphnorm.pretrained.admet_boosters import admet_signature
-
-        out.update(admet_signature())
-    return out
+    return {"set": name, "width": width(name), "morgan_radius": MORGAN_RADIUS,
+            "rdkit": rdkit.__version__}
 
 
 def check_feature_set(name: str) -> None:
@@ -92,8 +75,6 @@ def molecule_vector(name: str, smiles: str) -> np.ndarray:
     """float32 [width] of one SMILES; ValueError naming it when RDKit cannot read it."""
     from rdkit import Chem
 
-    if name.endswith(ADMET):
-        return feature_matrix(name, [smiles])[0]
     mol = Chem.MolFromSmiles(smiles) if smiles else None
     if mol is None:
         raise ValueError(f"RDKit cannot read SMILES {smiles!r}")
@@ -104,11 +85,6 @@ def feature_matrix(name: str, smiles: list[str]) -> np.ndarray:
     """float32 [N, width] of SMILES the table reader sanitized already (a failure is raised
     with the SMILES)."""
     check_feature_set(name)
-    if name.endswith(ADMET):
-        from graphnorm.pretrained.admet_boosters import admet_features
-
-        base = feature_matrix(name.removesuffix(ADMET), smiles)
-        return np.hstack([base, admet_features(base)])
     out = np.empty((len(smiles), width(name)), dtype=np.float32)
     for i, s in enumerate(smiles):
         out[i] = molecule_vector(name, s)

@@ -20,7 +20,7 @@ def admet_overlap_report(feature_set: str, smiles: dict) -> dict | None:
         return None
     import warnings
 
-    from graphnorm.pretrained.admet_boosters import admet_overlap
+    from graphnorm.baselines.admet_boosters import admet_overlap
 
     counts = {s: admet_overlap(m) for s, m in smiles.items()}
     if counts["val"] or counts["test"]:
@@ -37,7 +37,7 @@ def train_trees(cfg) -> dict:
     import torch
 
     from graphnorm.models import tree_kind
-    from graphnorm.chem.tabular import signature
+    from graphnorm.baselines.tree_features import cache_source, signature
     from graphnorm.data.feature_cache import table_features
     from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
     from graphnorm.train.evaluate import prediction_frame
@@ -64,7 +64,7 @@ def train_trees(cfg) -> dict:
     every = sorted(set().union(*smiles.values()))
     overlap = admet_overlap_report(feature_set, smiles)
     table = table_features(feature_set, every, Path(spec.path).name, splits.checksum,
-                           cfg.cache_root, cfg.progress)
+                           cfg.cache_root, cfg.progress, computed_by=cache_source(feature_set))
     row = {s: k for k, s in enumerate(every)}
     xs = {s: table[[row[m] for m in smiles[s]]] for s in smiles}
     ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1)

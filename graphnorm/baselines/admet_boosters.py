@@ -1,5 +1,5 @@
 """Boosters of measured ADMET labels, shipped: their predictions are 9 more features for the
-boosted trees (the ``maplight+admet`` feature set, `graphnorm.chem.tabular`).
+boosted trees (the ``maplight+admet`` feature set, `graphnorm.baselines.tree_features`).
 
 Transfer by stacking (Wolpert 1992, https://doi.org/10.1016/S0893-6080(05)80023-1): one
 LightGBM booster per measured property of a large public table -- lipophilicity, aqueous
@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-ADMET_FILE = Path(__file__).with_name("admet_boosters.json.gz")
+# shipped beside the pre-trained backbones (package data of graphnorm.pretrained)
+ADMET_FILE = Path(__file__).resolve().parents[1] / "pretrained" / "admet_boosters.json.gz"
 ADMET_FORMAT = 1
 
 

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from graphnorm.bench.tdc_suite import check_admet_features
-from graphnorm.chem.tabular import feature_matrix, signature, width
+from graphnorm.baselines.tree_features import feature_matrix, signature, width
 from graphnorm.cli import main
 from graphnorm.models import tree_kind
-from graphnorm.pretrained.admet_boosters import (ADMET_FILE, AdmetBoostersError, admet_columns,
+from graphnorm.baselines.admet_boosters import (ADMET_FILE, AdmetBoostersError, admet_columns,
                                                  admet_features, unseen_tasks)
 
 DRUGS = ["CC(=O)Oc1ccccc1C(=O)O", "CN1CCC[C@H]1c1cccnc1", "Cn1cnc2c1c(=O)n(C)c(=O)n2C",
@@ -102,7 +102,7 @@ def tdc_folder(raw_dir, cache_root):
 
 def test_the_boosters_never_saw_a_small_task_and_say_when_they_saw_yours(tdc_folder, cache_root,
                                                                            tmp_path):
-    from graphnorm.pretrained.admet_boosters import admet_overlap
+    from graphnorm.baselines.admet_boosters import admet_overlap
 
     herg = pd.read_csv(tdc_folder / "herg" / "train_val.csv")["Drug"].tolist()
     assert admet_overlap(herg) == 0  # an evaluated task: excluded from their data
