@@ -135,3 +135,15 @@ def test_a_model_fitted_on_other_boosters_is_refused(tmp_path, zinc_property_tab
     (out / BOOSTED_FILE).write_text(json.dumps(meta))
     with pytest.raises(TreeFileError, match="other ADMET boosters"):
         load_boosted(out / BOOSTED_FILE)
+
+
+def test_an_ensemble_refuses_a_set_its_tree_member_cannot_read_before_training():
+    from graphnorm.train.config import TrainConfig
+    from graphnorm.train.ensemble import check_forest_member
+
+    cfg = TrainConfig(data="mols.csv", forest_member=True, forest_model="rf",
+                      tree_features="maplight+admet")
+    with pytest.raises(ValueError, match="rf reads morgan"):
+        check_forest_member(cfg)
+    check_forest_member(TrainConfig(data="mols.csv", forest_member=True, forest_model="gbm",
+                                    tree_features="maplight+admet"))
