@@ -9,6 +9,9 @@ which command, is in ``graphnorm/pretrained/README.md`` and, with its numbers, i
   pre-trained to regress the RDKit 2D descriptors of ~217k ZINC250k training molecules.
   ``graphnorm train --data TABLE --target-columns Y --init-from zinc250k`` fine-tunes it; the
   descriptors then enter at the head beside a fresh head.
+
+Also shipped here, as data: ``admet_boosters.json.gz``, the 9 boosters of measured ADMET
+labels behind gbm's ``maplight+admet`` features (code: `graphnorm.baselines.admet_boosters`).
 """
 from __future__ import annotations
 
