@@ -4,14 +4,12 @@ ADMET boosters predict from it (lipophilicity, solubility, plasma protein bindin
 CYP2C9/2D6/3A4 inhibition, Ames, HIV; `graphnorm.baselines.admet_boosters`) -- what large
 public tables measured, read by a model of a small table.
 
-The same three functions for every set: `width`, `signature` (stored with a fitted model,
-which refuses vectors of another) and `feature_matrix`; `cache_source` is what
-`graphnorm.data.feature_cache.table_features` needs to cache a set the chemistry layer does
-not name.
+The same functions for every set: `width`, `signature` (stored with a fitted model, which
+refuses vectors of another) and `feature_matrix`; a table's run caches the base set's vectors
+(`base_set`, `graphnorm.data.feature_cache.table_features`) and `extend`s them, so the
+boosters' 9 predictions (milliseconds a molecule) never recompute MapLight.
 """
 from __future__ import annotations
-
-from functools import partial
 
 import numpy as np
 
@@ -46,17 +44,31 @@ def signature(name: str) -> dict:
                 **admet_signature())
 
 
-def feature_matrix(name: str, smiles: list[str]) -> np.ndarray:
-    """float32 [N, width] (a SMILES RDKit cannot read is raised, named)."""
+def base_set(name: str) -> str:
+    """The chemistry layer's set a set is built on (itself for morgan and maplight)."""
     _check(name)
+    return name.removesuffix(ADMET)
+
+
+def extend(name: str, base: np.ndarray) -> np.ndarray:
+    """Set ``name``'s vectors from its base set's (the table's cached ones, or fresh)."""
     if not name.endswith(ADMET):
-        return tabular.feature_matrix(name, smiles)
+        return base
     from .admet_boosters import admet_features
 
-    base = tabular.feature_matrix(name.removesuffix(ADMET), smiles)
     return np.hstack([base, admet_features(base)])
 
 
-def cache_source(name: str):
-    """``computed_by`` of `table_features`: None for the chemistry layer's own sets."""
-    return None if name in tabular.FEATURE_SETS else (signature(name), partial(feature_matrix, name))
+def feature_matrix(name: str, smiles: list[str]) -> np.ndarray:
+    """float32 [N, width] (a SMILES RDKit cannot read is raised, named)."""
+    return extend(name, tabular.feature_matrix(base_set(name), smiles))
+
+
+def training_overlap(name: str, smiles: dict[str, list[str]]) -> dict[str, int] | None:
+    """Molecules per split that set ``name``'s shipped models were fitted on (their features
+    are in-sample there); None for a set without fitted parts."""
+    if not name.endswith(ADMET):
+        return None
+    from .admet_boosters import admet_overlap
+
+    return {split: admet_overlap(m) for split, m in smiles.items()}

@@ -35,8 +35,10 @@ def task_settings(task: str, group_dir: Path, cache=None) -> dict:
 def check_admet_features(task: str, cfg) -> None:
     """Refuse the shipped ADMET boosters' features on a task whose molecules they learned
     from: their predictions there are in-sample, and the board would flatter them."""
+    from graphnorm.baselines.tree_features import ADMET
+
     features = getattr(cfg, "tree_features", None) or ""
-    if not features.endswith("+admet"):
+    if not features.endswith(ADMET):
         return
     from graphnorm.baselines.admet_boosters import unseen_tasks
 

@@ -13,17 +13,14 @@ def _smiles(dataset) -> list[str]:
     return [dataset[i].smiles for i in range(len(dataset))]
 
 
-def admet_overlap_report(feature_set: str, smiles: dict) -> dict | None:
-    """Molecules per split that the shipped ADMET boosters were fitted on (their 9 features
-    are in-sample there, so scores on them flatter the set), announced when any."""
-    if not feature_set.endswith("+admet"):
-        return None
-    import warnings
+def _warn_overlap(feature_set: str, smiles: dict) -> dict | None:
+    """Molecules per split that the set's shipped models saw, announced when any is scored."""
+    from graphnorm.baselines.tree_features import training_overlap
 
-    from graphnorm.baselines.admet_boosters import admet_overlap
+    counts = training_overlap(feature_set, smiles)
+    if counts and (counts["val"] or counts["test"]):
+        import warnings
 
-    counts = {s: admet_overlap(m) for s, m in smiles.items()}
-    if counts["val"] or counts["test"]:
         warnings.warn(f"--tree-features {feature_set}: the shipped ADMET boosters were fitted on "
                       f"{counts['val']} of the {len(smiles['val'])} validation and "
                       f"{counts['test']} of the {len(smiles['test'])} test molecules; their "
@@ -37,7 +34,7 @@ def train_trees(cfg) -> dict:
     import torch
 
     from graphnorm.models import tree_kind
-    from graphnorm.baselines.tree_features import cache_source, signature
+    from graphnorm.baselines.tree_features import base_set, extend, signature
     from graphnorm.data.feature_cache import table_features
     from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
     from graphnorm.train.evaluate import prediction_frame
@@ -62,9 +59,9 @@ def train_trees(cfg) -> dict:
     task = resolve_task(info)
     smiles = {s: _smiles(splits[s]) for s in ("train", "val", "test")}
     every = sorted(set().union(*smiles.values()))
-    overlap = admet_overlap_report(feature_set, smiles)
-    table = table_features(feature_set, every, Path(spec.path).name, splits.checksum,
-                           cfg.cache_root, cfg.progress, computed_by=cache_source(feature_set))
+    overlap = _warn_overlap(feature_set, smiles)
+    table = extend(feature_set, table_features(base_set(feature_set), every, Path(spec.path).name,
+                                               splits.checksum, cfg.cache_root, cfg.progress))
     row = {s: k for k, s in enumerate(every)}
     xs = {s: table[[row[m] for m in smiles[s]]] for s in smiles}
     ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1)
