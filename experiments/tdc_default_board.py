@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphnorm.bench.tdc_board import board_markdown, board_row, read_leaderboard
 from graphnorm.bench.tdc_suite import default_leaderboard
-from graphnorm.tasks import HIGHER_IS_BETTER
+from tdc_members import board_table  # experiments/: the board form of member combinations
 
 
 def main(argv=None) -> int:
@@ -33,27 +32,15 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     table = pd.concat([pd.read_csv(f) for f in args.by_seed]).drop_duplicates(
         ["task", "seed", "members"])
-    lb = read_leaderboard(default_leaderboard(None))
-    rows, beats = [], 0
-    for task, part in table.groupby("task"):
-        combo = args.use if (part["members"] == args.use).any() else args.fallback
-        chosen = part[part["members"] == combo]
-        ref = part[part["members"] == args.reference].set_index("seed")["test"]
-        mine = chosen.set_index("seed")["test"]
-        seeds = mine.index.intersection(ref.index)
-        sign = 1 if HIGHER_IS_BETTER[chosen["metric"].iloc[0]] else -1
-        beats += sign * (round(mine[seeds].mean(), 3) - round(ref[seeds].mean(), 3)) > 0
-        for variant, frame in ((f"default: {combo}", chosen),
-                               (args.reference, part[part["members"] == args.reference])):
-            rows.append(board_row(task, frame["metric"].iloc[0], variant, frame["test"],
-                                  frame["val"], frame["cpu_s"].tolist(), lb))
-    frame = pd.DataFrame(rows)
-    frame["variant"] = frame["variant"].where(frame["variant"] == args.reference, "default")
+    chosen = [part[part["members"] == (args.use if (part["members"] == args.use).any()
+                                       else args.fallback)]
+              for _, part in table.groupby("task")]
+    default = pd.concat(chosen).assign(members="default")
     text = (f"# One default on all 22 tasks\n\ncommand: `python experiments/tdc_default_board.py "
             f"{' '.join(sys.argv[1:] if argv is None else argv)}`\n\n`default` is `{args.use}` "
-            f"where it was scored, else `{args.fallback}`.\n\n" + board_markdown(frame) +
-            f"\nThe default beats {args.reference} on test on {beats} of "
-            f"{table['task'].nunique()} tasks (means over the seeds both have, at 3 decimals).\n")
+            f"where it was scored, else `{args.fallback}`.\n\n" +
+            board_table(pd.concat([table, default]), ["default", args.reference],
+                        default_leaderboard(None), args.reference))
     Path(args.out).write_text(text)
     print(text)
     return 0
