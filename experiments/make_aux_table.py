@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from rdkit import Chem, rdBase
+from make_pretrain_table import canonical  # experiments/
+from rdkit import rdBase
 
 from graphnorm.data.raw import default_raw_dir, find_raw_files, read_molhiv
 from graphnorm.data.tdc import SET_COLUMN, TDC_ADMET_TASKS, admet_group_dir, task_kind, task_table
@@ -39,15 +40,10 @@ AUX_TASKS = ("lipophilicity_astrazeneca", "solubility_aqsoldb", "ppbr_az", "cyp2
 EVAL_TASKS = tuple(t for t in TDC_ADMET_TASKS if t not in AUX_TASKS)
 
 
-def canonical(smiles: str) -> str | None:
-    with rdBase.BlockLogs():
-        mol = Chem.MolFromSmiles(smiles)
-    return Chem.MolToSmiles(mol) if mol is not None else None
-
-
 def task_frame(task: str, group: Path) -> pd.DataFrame:
     frame = pd.read_csv(task_table(task, group))
-    frame["canon"] = [canonical(s) for s in frame["Drug"].astype(str)]
+    with rdBase.BlockLogs():
+        frame["canon"] = [canonical(s) for s in frame["Drug"].astype(str)]
     return frame
 
 
@@ -82,7 +78,8 @@ def main(argv=None) -> int:
     if not args.no_hiv:
         path = find_raw_files("ogbg-molhiv", default_raw_dir())["csv"]
         smiles, y = read_molhiv(path)
-        hiv = pd.DataFrame({"canon": [canonical(s) for s in smiles], "HIV_active": y})
+        with rdBase.BlockLogs():
+            hiv = pd.DataFrame({"canon": [canonical(s) for s in smiles], "HIV_active": y})
         series = labels(hiv, "HIV_active", True)
         columns["hiv"] = series[~series.index.isin(banned)]
         report["hiv"] = {"molecules": int(series.size), "kept": int(columns["hiv"].size)}
