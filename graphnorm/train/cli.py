@@ -69,6 +69,9 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", dest="max_steps", type=int,
                    help="optimizer steps (epochs = steps / batches per epoch); with "
                    "--max-epochs too, the lower limit ends the run; ignored with --max-time")
+    p.add_argument("--min-epochs", dest="min_epochs", type=int,
+                   help="with --max-steps: train at least this many epochs, so large tables "
+                   "get more steps (small-table recipe: 15)")
     p.add_argument("--target-transform", dest="target_transform", choices=["auto", "none"],
                    help="auto (default): fit positive, right-skewed regression targets in log10 "
                    "units, predict in yours; none: raw units")

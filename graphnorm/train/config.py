@@ -77,6 +77,10 @@ class TrainConfig:
     # optimizer steps, when max_epochs is None: the epoch limit becomes ceil(max_steps / batches
     # per epoch), so a recipe's training length does not grow or shrink with the table
     max_steps: Optional[int] = None
+    # with max_steps: at least this many epochs, so a large table is not cut short by a step
+    # budget measured on small ones (TDC: 400 steps are 3 epochs of cyp3a4_veith, best at the
+    # last); the longer of the two budgets trains
+    min_epochs: Optional[int] = None
     # validate (and recalibrate BN, write best/last.ckpt) about every this many optimizer
     # steps instead of every epoch: on a table of a few hundred molecules an epoch is a few
     # steps, and validating every epoch cost as much as training (TDC dili, 6 steps/epoch)
@@ -123,16 +127,19 @@ class TrainConfig:
             raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
+        if self.min_epochs is not None and self.min_epochs < 1:
+            raise ValueError(f"min_epochs must be >= 1, got {self.min_epochs}")
         if self.max_epochs == -1 and not self.max_time:
             raise ValueError("max_epochs -1 (no epoch limit) needs a time budget (--max-time)")
 
     def with_step_budget(self, steps_per_epoch: int) -> "TrainConfig":
-        """``max_steps`` turned into the epoch limit of data with ``steps_per_epoch`` batches
-        (unchanged when max_time is given); with max_epochs too, the lower limit wins (a
-        config's max_epochs: 10000 must not hide a --max-steps 10 on the command line)."""
+        """``max_steps`` turned into the epoch limit of data with ``steps_per_epoch`` batches,
+        raised to ``min_epochs`` when given (unchanged when max_time is given); with
+        max_epochs too, the lower limit wins (a config's max_epochs: 10000 must not hide a
+        --max-steps 10 on the command line)."""
         if self.max_steps is None or self.max_time:
             return self
-        epochs = max(1, -(-self.max_steps // max(1, steps_per_epoch)))
+        epochs = max(1, -(-self.max_steps // max(1, steps_per_epoch)), self.min_epochs or 0)
         every = self.val_every_epochs(steps_per_epoch)
         # a whole number of validation intervals, so the last epoch is validated too
         epochs = -(-epochs // every) * every

@@ -14,6 +14,11 @@ def test_auto_picks_by_the_data():
     assert table.recipe == "small-table" and table.featurizer == {"descriptors": True}
     assert table.preset == "fast" and table.max_steps == RECIPES["small-table"]["max_steps"]
     assert table.loss == RECIPES["small-table"].get("loss", "l1")
+    assert table.min_epochs == RECIPES["small-table"]["min_epochs"]
+    # an explicit step budget means what it says, unless --min-epochs is given too
+    assert _cfg(["--data", "m.csv", "--max-steps", "10"]).min_epochs is None
+    both = _cfg(["--data", "m.csv", "--max-steps", "400", "--min-epochs", "15"])
+    assert (both.max_steps, both.min_epochs) == (400, 15)
     zinc = _cfg(["--dataset", "zinc-subset", "--max-time", "5m"])
     assert zinc.recipe == "cpu-fast" and zinc.preset == "fast" and zinc.local_mp == "gine"
     assert zinc.max_steps is None  # the time budget decides the length
@@ -26,7 +31,7 @@ def test_flags_override_the_recipe_and_slim_is_the_paper():
     assert _cfg(["--data", "m.csv", "--descriptors", "fast"]).featurizer["descriptors"] == "fast"
     assert _cfg(["--data", "m.csv", "--descriptors"]).featurizer["descriptors"] is True
     assert _cfg(["--data", "m.csv", "--descriptors", "rdkit2d"]).featurizer["descriptors"] is True
-    assert cfg.max_steps is None and cfg.max_epochs == 3
+    assert cfg.max_steps is None and cfg.max_epochs == 3 and cfg.min_epochs is None
     slim = _cfg(["--dataset", "zinc-subset", "--recipe", "slim"])
     assert slim.preset is None and slim.norm == "sep:bn+ln" and slim.batch_size == 256
     gine = _cfg(["--dataset", "zinc-subset", "--model", "gine"])
@@ -87,6 +92,12 @@ def test_step_budget_becomes_epochs():
     # a config's large epoch limit (the slim recipe's 10000) does not hide the step budget
     assert TrainConfig(max_steps=10, max_epochs=10000).with_step_budget(1).max_epochs == 10
     assert TrainConfig(max_steps=100, max_time="1m").with_step_budget(8).max_epochs is None
+    # min_epochs raises the budget of a large table (8 steps an epoch) and not of a small one
+    assert TrainConfig(max_steps=100, min_epochs=20).with_step_budget(8).max_epochs == 20
+    assert TrainConfig(max_steps=100, min_epochs=2).with_step_budget(8).max_epochs == 13
+    assert TrainConfig(max_steps=100, min_epochs=20, max_epochs=5).with_step_budget(8).max_epochs == 5
+    with pytest.raises(ValueError, match="min_epochs"):
+        TrainConfig(min_epochs=0)
     with pytest.raises(ValueError, match="max_steps"):
         TrainConfig(max_steps=0)
 
