@@ -14,7 +14,8 @@ the validation columns; test is shown beside, never used to choose.
 
 ``--extra NAME=SOURCE`` names the extra columns (default: ``zinc250k`` = the shipped
 backbone): SOURCE a checkpoint or run folder (its embedding, as above) or a CSV of numeric
-columns keyed by the tasks' ``Drug`` strings (``experiments/make_admet_boosters.py``).
+columns keyed by the tasks' ``Drug`` strings (``experiments/make_admet_boosters.py``);
+``{task}`` in SOURCE becomes each task's name (``experiments/make_loto_features.py``'s files).
 """
 from __future__ import annotations
 
@@ -180,7 +181,7 @@ def main(argv=None) -> int:
                  if done.empty or not ((done["task"] == task) & (done["seed"] == s)).any()]
         if not seeds:
             continue
-        inputs = task_inputs(task, group, Path(source))
+        inputs = task_inputs(task, group, Path(source.replace("{task}", task)))
         costs[task] = {"rows": len(inputs["smiles"]), "sha256": inputs["sha256"],
                        "embed_failed": inputs["embed_failed"],
                        "features_cpu_s": round(inputs["cpu_features"], 1),

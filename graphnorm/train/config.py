@@ -133,19 +133,20 @@ class TrainConfig:
             raise ValueError("max_epochs -1 (no epoch limit) needs a time budget (--max-time)")
 
     def with_step_budget(self, steps_per_epoch: int) -> "TrainConfig":
-        """``max_steps`` turned into the epoch limit of data with ``steps_per_epoch`` batches,
-        raised to ``min_epochs`` when given (unchanged when max_time is given); with
-        max_epochs too, the lower limit wins (a config's max_epochs: 10000 must not hide a
-        --max-steps 10 on the command line)."""
-        if self.max_steps is None or self.max_time:
+        """The epoch limit of data with ``steps_per_epoch`` batches: ``max_steps`` in epochs,
+        raised to ``min_epochs`` when given; with max_epochs too, the lower limit wins (a
+        config's max_epochs: 10000 must not hide a --max-steps 10 on the command line).
+        Either way the limit is rounded up to whole validation intervals
+        (``val_every_steps``), so the last epoch is validated. Unchanged under max_time."""
+        if self.max_time or (self.max_steps is None and self.max_epochs is None):
             return self
-        epochs = max(1, -(-self.max_steps // max(1, steps_per_epoch)), self.min_epochs or 0)
+        epochs = self.max_epochs
+        if self.max_steps is not None:
+            epochs = max(1, -(-self.max_steps // max(1, steps_per_epoch)), self.min_epochs or 0)
+            if self.max_epochs is not None:  # never -1 here: that needs max_time
+                epochs = min(epochs, self.max_epochs)
         every = self.val_every_epochs(steps_per_epoch)
-        # a whole number of validation intervals, so the last epoch is validated too
-        epochs = -(-epochs // every) * every
-        if self.max_epochs is not None:  # never -1 here: that needs max_time
-            epochs = min(epochs, self.max_epochs)
-        return dataclasses.replace(self, max_epochs=epochs)
+        return dataclasses.replace(self, max_epochs=-(-epochs // every) * every)
 
     def val_every_epochs(self, steps_per_epoch: int) -> int:
         """Lightning's ``check_val_every_n_epoch``: ``val_every_steps`` in whole epochs (1 when

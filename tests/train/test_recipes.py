@@ -109,6 +109,9 @@ def test_validation_interval_in_whole_epochs():
     assert cfg.val_every_epochs(6) == 8 and cfg.val_every_epochs(64) == 1
     # 17 epochs of 6 steps round up to 3 intervals of 8 epochs: the last epoch is validated
     assert cfg.with_step_budget(6).max_epochs == 24
+    # an explicit epoch limit is rounded up the same way (TDC ppbr: 31 steps an epoch)
+    assert TrainConfig(max_epochs=15, val_every_steps=50).with_step_budget(31).max_epochs == 16
+    assert TrainConfig(max_epochs=15, val_every_steps=50).with_step_budget(64).max_epochs == 15
     assert TrainConfig(max_steps=100).val_every_epochs(6) == 1
     with pytest.raises(ValueError, match="val_every_steps"):
         TrainConfig(val_every_steps=0)
