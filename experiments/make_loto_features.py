@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from make_aux_table import AUX_TASKS, task_frame  # experiments/
+from tdc_embedding_features import maplight_or_nan
 
 from graphnorm.baselines.boosted import fit_boosted, predict_boosted
 from graphnorm.data.feature_cache import table_features
@@ -38,8 +39,8 @@ def loto_frame(task: str, aux: pd.DataFrame, x_aux: np.ndarray, group: Path,
     frame = task_frame(task, group)
     keep = ~aux["smiles"].isin(set(frame["canon"].dropna())).to_numpy()
     path = task_table(task, group)
-    x_task = table_features(FEATURES, frame["Drug"].astype(str).tolist(), path.name,
-                            hashlib.sha256(path.read_bytes()).hexdigest())
+    x_task = maplight_or_nan(frame["Drug"].astype(str).tolist(), path.name,
+                             hashlib.sha256(path.read_bytes()).hexdigest())
     out, report = pd.DataFrame({"Drug": frame["Drug"].astype(str)}), {}
     for column in aux.columns.drop(["smiles", task]):
         y = aux[[column]].to_numpy(dtype=float)

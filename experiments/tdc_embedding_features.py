@@ -36,6 +36,7 @@ from graphnorm.data.feature_cache import table_features
 from graphnorm.data.tdc import (SET_COLUMN, TDC_ADMET_TASKS, admet_group_dir, parse_tasks,
                                 task_kind, task_table, tdc_scaffold, tdc_scaffold_split)
 from graphnorm.inference.embed import embed_smiles
+from graphnorm.run_folder import METRICS_FILE, predictions_file
 from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric, resolve_task, target_transforms
 
 BACKBONE = Path(__file__).resolve().parents[1] / "graphnorm" / "pretrained" / "zinc250k.ckpt"
@@ -52,6 +53,19 @@ def extra_columns(source: Path, smiles: list[str]) -> tuple[np.ndarray, list[str
     return embed_smiles(source, smiles, atom_mean=True)
 
 
+def maplight_or_nan(smiles: list[str], name: str, sha: str) -> np.ndarray:
+    """MapLight features of ``smiles``; NaN rows where RDKit cannot read one (solubility_aqsoldb
+    holds one): LightGBM takes them as missing values, the same in every variant compared."""
+    from rdkit import Chem, rdBase
+
+    with rdBase.BlockLogs():
+        ok = np.array([Chem.MolFromSmiles(s) is not None for s in smiles])
+    x = table_features("maplight", [s for s, k in zip(smiles, ok) if k], name, sha)
+    out = np.full((len(smiles), x.shape[1]), np.nan, dtype=np.float32)
+    out[ok] = x
+    return out
+
+
 def task_inputs(task: str, group: Path, source: Path) -> dict:
     """The task's table, its MapLight features and the extra columns, row by row."""
     path = task_table(task, group)
@@ -59,7 +73,7 @@ def task_inputs(task: str, group: Path, source: Path) -> dict:
     smiles = frame["Drug"].astype(str).tolist()
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     cpu = time.process_time()
-    x = table_features("maplight", smiles, path.name, sha)
+    x = maplight_or_nan(smiles, path.name, sha)
     cpu_features = time.process_time() - cpu
     cpu = time.process_time()
     emb, errors = extra_columns(source, smiles)
@@ -89,7 +103,18 @@ def out_of_fold(kind: str, x: np.ndarray, y: np.ndarray, folds: np.ndarray, seed
     return pred
 
 
-def seed_rows(task: str, inputs: dict, seed: int, name: str, cv: int = 0) -> list[dict]:
+def write_run(run: Path, record: dict, smiles: list[str], y: np.ndarray, preds: dict) -> None:
+    """A finished run's folder in the suite's layout (``metrics.json``, the val/test
+    prediction files), so ``tdc_members.py --bench`` averages it with the suite's members."""
+    run.mkdir(parents=True, exist_ok=True)
+    for split, (rows, pred) in preds.items():
+        pd.DataFrame({"smiles": [smiles[i] for i in rows], "y:Y": y[rows, 0],
+                      "pred:Y": pred[:, 0]}).to_csv(run / predictions_file(split), index=False)
+    (run / METRICS_FILE).write_text(json.dumps(record, indent=2))
+
+
+def seed_rows(task: str, inputs: dict, seed: int, name: str, cv: int = 0,
+              runs: Path | None = None) -> list[dict]:
     """gbm and gbm+extra on one seed: "val" scores the official valid split, or with ``cv``
     the out-of-fold predictions of all train_val rows over ``cv`` scaffold folds (several
     times the molecules, so a smaller difference is visible); test from the model fitted on
@@ -107,15 +132,21 @@ def seed_rows(task: str, inputs: dict, seed: int, name: str, cv: int = 0) -> lis
         cpu = time.process_time()
         models = fit_boosted(kind, x[rows["train"]], y[rows["train"]], seed, 1, transforms=transforms)
         fit_cpu = time.process_time() - cpu
-        scores = {}
+        scores, preds = {}, {}
         if cv:
             pred = out_of_fold(kind, x[pool], y[pool], folds, seed, transforms)
             scores["val"] = compute_metric(metric, torch.from_numpy(pred), torch.from_numpy(y[pool]))
         for split in ("val", "test")[1 if cv else 0:]:
             pred = predict_boosted(kind, models, x[rows[split]], transforms)
+            preds[split] = (rows[split], pred)
             scores[split] = compute_metric(metric, torch.from_numpy(pred), torch.from_numpy(y[rows[split]]))
         out.append({"task": task, "metric": metric, "seed": seed, "variant": variant,
                     "val": scores["val"], "test": scores["test"], "fit_cpu_s": round(fit_cpu, 1)})
+        if runs is not None and not cv:
+            write_run(runs / task / "runs" / variant.replace("+", "_") / f"seed{seed}",
+                      {"metric": metric, "seed": seed, "model": "gbm", "val_" + metric: scores["val"],
+                       "test_" + metric: scores["test"], "cpu_time_s": round(fit_cpu, 1)},
+                      inputs["smiles"], y, preds)
     return out
 
 
@@ -165,6 +196,9 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--cv", type=int, default=0,
                    help="K: validation = out-of-fold over K scaffold folds of train_val")
+    p.add_argument("--write-runs", action="store_true",
+                   help="also write OUT/<task>/runs/<variant>/seed<k>/ with the prediction files "
+                   "(for tdc_members.py --bench OUT)")
     p.add_argument("--extra", default=f"zinc250k={BACKBONE}",
                    help="NAME=SOURCE: a checkpoint / run folder (embedding) or a CSV keyed by Drug")
     args = p.parse_args(argv)
@@ -187,7 +221,8 @@ def main(argv=None) -> int:
                        "features_cpu_s": round(inputs["cpu_features"], 1),
                        "embed_cpu_s": round(inputs["cpu_embed"], 1)}
         for seed in seeds:
-            new = pd.DataFrame(seed_rows(task, inputs, seed, name, args.cv))
+            new = pd.DataFrame(seed_rows(task, inputs, seed, name, args.cv,
+                                         out if args.write_runs else None))
             done = pd.concat([done, new], ignore_index=True)
             done.to_csv(rows_file, index=False)  # after every seed: an interrupted run resumes
             print(new.to_string(index=False, header=False), flush=True)

@@ -95,15 +95,24 @@ def named_runs(table: str, metric: str, seeds: int, members: list[str]) -> dict:
     return {(table, metric): runs}
 
 
+def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` indexed by (SMILES, its occurrence): duplicate molecules stay apart."""
+    return frame.set_index([frame["smiles"], frame.groupby("smiles").cumcount()])
+
+
 def _arrays(frames: dict, combo: tuple, split: str):
-    """Predictions [M, N] of ``combo``'s members and the labels [N] on ``split``; members of
-    one seed must predict the same rows."""
-    first = frames[combo[0]][split]
-    if any(frames[v][split]["smiles"].tolist() != first["smiles"].tolist() for v in combo[1:]):
-        raise ValueError("members of one seed predict different rows")
+    """Predictions [M, N] of ``combo``'s members and the labels [N] on ``split``, on the first
+    member's rows in its order; every other member must predict those rows (in any order,
+    and may predict more: an experiment's run keeps a molecule the suite skipped)."""
+    first = _keyed(frames[combo[0]][split])
     target = next(c[2:] for c in first.columns if c.startswith("y:"))
-    preds = np.stack([frames[v][split][f"pred:{target}"].to_numpy() for v in combo])
-    return preds, first[f"y:{target}"].to_numpy()
+    preds = [first[f"pred:{target}"].to_numpy()]
+    for v in combo[1:]:
+        other = _keyed(frames[v][split])
+        if not first.index.isin(other.index).all():
+            raise ValueError(f"members of one seed predict different rows ({v} on {split})")
+        preds.append(other.loc[first.index, f"pred:{target}"].to_numpy())
+    return np.stack(preds), first[f"y:{target}"].to_numpy()
 
 
 def _scored(metric: str, preds, y, weights) -> float:
@@ -216,12 +225,15 @@ def main() -> None:
     ap.add_argument("--rule", default="", help="priors W of --stack's weight fitted under the "
                     "one-standard-error rule (--tree-weight val:W), e.g. 0.7")
     ap.add_argument("--grid", default="", help="fixed weights of --stack to try, e.g. 0.5,0.7,0.9")
+    ap.add_argument("--tasks", help="comma list: score these tasks only (default: every task found)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     found = (suite_runs(args.bench) if args.bench else
              named_runs(args.table, args.metric, args.seeds, args.member))
+    if args.tasks:
+        found = {k: v for k, v in found.items() if k[0] in args.tasks.split(",")}
     if args.by_seed:  # a previous run's per-seed scores: re-summarize without rescoring
         table = pd.read_csv(args.by_seed)
     else:
