@@ -66,8 +66,8 @@ def main(argv=None) -> int:
     aux_path, out = Path(args.aux), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     aux = pd.read_csv(aux_path)
-    x_aux = table_features(FEATURES, aux["smiles"].tolist(), aux_path.name,
-                           hashlib.sha256(aux_path.read_bytes()).hexdigest(), progress=True)
+    aux_sha = hashlib.sha256(aux_path.read_bytes()).hexdigest()
+    x_aux = table_features(FEATURES, aux["smiles"].tolist(), aux_path.name, aux_sha, progress=True)
     group = admet_group_dir()
     report_file = out / "report.json"
     report = json.loads(report_file.read_text()) if report_file.is_file() else {}
@@ -78,8 +78,7 @@ def main(argv=None) -> int:
             continue  # resumable: one file per task
         frame, report[task] = loto_frame(task, aux, x_aux, group, args.threads)
         frame.to_csv(out / f"{task}.csv", index=False)
-        report_file.write_text(json.dumps(dict(report, aux_sha256=hashlib.sha256(
-            aux_path.read_bytes()).hexdigest()), indent=2))
+        report_file.write_text(json.dumps(dict(report, aux_sha256=aux_sha), indent=2))
     return 0
 
 

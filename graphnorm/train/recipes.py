@@ -158,9 +158,8 @@ def apply_recipe(values: dict, recipe: Optional[str]) -> dict:
     base = {k: (dict(v) if isinstance(v, dict) else v) for k, v in RECIPES[name].items()}
     if any(values.get(k) is not None for k in _LENGTH_KEYS):
         base.pop("max_steps", None)  # an explicit epoch or time budget decides the length
-        base.pop("min_epochs", None)
-    if values.get("max_steps") is not None:  # --max-steps 10 means 10 steps, unless
-        base.pop("min_epochs", None)  # --min-epochs says otherwise too
+    if any(values.get(k) is not None for k in _LENGTH_KEYS + ("max_steps",)):
+        base.pop("min_epochs", None)  # --max-steps 10 means 10 steps, unless --min-epochs too
     if values.get("model_name") not in (None, DEFAULT_MODEL):  # a baseline keeps its own shape
         for key in ("preset", "readout", "rwpe_steps", "local_mp"):
             base.pop(key, None)
