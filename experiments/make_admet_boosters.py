@@ -26,6 +26,7 @@ from graphnorm.baselines.boosted import fit_boosted
 from graphnorm.chem.tabular import signature
 from graphnorm.data.feature_cache import table_features
 from graphnorm.data.tdc import admet_group_dir, task_table
+from graphnorm.data.tdc_aux import booster_name
 from graphnorm.baselines.admet_boosters import admet_columns, admet_features, save_admet_boosters
 
 FEATURES = "maplight"
@@ -62,8 +63,7 @@ def main(argv=None) -> int:
         cpu = time.process_time()
         booster = fit_boosted("classification" if binary else "regression", x[have], y[have], 0,
                               args.threads)[0]
-        columns.append({"name": name.removesuffix("_astrazeneca").removesuffix("_aqsoldb")
-                        .removesuffix("_az").removesuffix("_zhu"),
+        columns.append({"name": booster_name(name),
                         "kind": "binary" if binary else "regression", "rows": int(have.sum()),
                         "fit_cpu_s": round(time.process_time() - cpu, 1), "booster": booster})
         print(name, {k: v for k, v in columns[-1].items() if k != "booster"}, flush=True)

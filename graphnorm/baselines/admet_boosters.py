@@ -62,13 +62,20 @@ def save_admet_boosters(path: Path, columns: list[dict], features: dict, data: d
     return path
 
 
-@lru_cache(maxsize=2)
 def _load(path: str) -> tuple[list, list[dict], dict]:
+    if not Path(path).is_file():
+        if Path(path) == ADMET_FILE:
+            raise AdmetBoostersError(f"the shipped ADMET boosters are not installed ({path} is "
+                                     "missing); reinstall graphnorm from a full source tree")
+        raise AdmetBoostersError(f"ADMET boosters file not found: {path}")
+    stat = Path(path).stat()  # a file replaced in place is read again, not served stale
+    return _read(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4)
+def _read(path: str, mtime_ns: int, size: int) -> tuple[list, list[dict], dict]:
     import lightgbm as lgb
 
-    if not Path(path).is_file():
-        raise AdmetBoostersError(f"the shipped ADMET boosters are not installed ({path} is "
-                                 "missing); reinstall graphnorm from a full source tree")
     try:
         with gzip.open(path, "rt") as f:
             meta = json.load(f)
@@ -94,9 +101,15 @@ def admet_signature(path: Path = ADMET_FILE) -> dict:
     return {"admet": _boosters_hash(str(path)), "admet_columns": admet_columns(path)}
 
 
-@lru_cache(maxsize=2)
-def _boosters_hash(path: str) -> str:  # ~25 MB of model text: hashed once per process
-    columns = _load(path)[2]["columns"]
+def _boosters_hash(path: str) -> str:
+    _load(path)  # a missing or damaged file, named
+    stat = Path(path).stat()
+    return _hash(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4)
+def _hash(path: str, mtime_ns: int, size: int) -> str:  # ~25 MB of model text: hashed once
+    columns = _read(path, mtime_ns, size)[2]["columns"]
     return hashlib.sha256(json.dumps(columns, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -44,13 +44,14 @@ class LoadedBoosted(TreeMember):
     task: dict
     meta: dict
     path: Path
+    admet_boosters: Path | None = None  # its own ADMET boosters' file (None: the shipped)
 
     def predict_smiles(self, smiles: list[str]) -> torch.Tensor:
         from .tree_features import feature_matrix
 
         from .boosted import predict_boosted
 
-        x = feature_matrix(self.meta["features"]["set"], smiles)
+        x = feature_matrix(self.meta["features"]["set"], smiles, self.admet_boosters)
         pred = predict_boosted(self.task, self.boosters, x, self.meta["transforms"])
         return torch.from_numpy(np.asarray(pred, dtype=np.float32))
 
@@ -60,7 +61,8 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
     damaged, of another format, or computed with features this RDKit makes differently."""
     import lightgbm as lgb
 
-    from .tree_features import signature
+    from .admet_boosters import AdmetBoostersError
+    from .tree_features import run_boosters, signature
 
     path = Path(path)
     if not path.is_file():
@@ -75,7 +77,11 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
         raise TreeFileError(f"{path} has gbm format {meta.get('format')!r} (graphnorm "
                             f"{meta.get('version', '?')}); this graphnorm reads format "
                             f"{BOOSTED_FORMAT}: use the version that wrote it, or retrain")
-    here = signature(meta["features"]["set"])
+    boosters = run_boosters(meta["features"], path.parent)
+    try:
+        here = signature(meta["features"]["set"], boosters)
+    except AdmetBoostersError as err:  # its own boosters' copy missing or damaged
+        raise TreeFileError(f"{path} reads the ADMET boosters of its folder: {err}") from err
     if meta["features"].get("width") != here["width"]:
         raise TreeFileError(f"{path} was fitted on {meta['features'].get('width')} features "
                             f"(RDKit {meta['features'].get('rdkit')}); this RDKit "
@@ -83,16 +89,17 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
                             "that RDKit")
     if "admet" in meta["features"] and meta["features"]["admet"] != here.get("admet"):
         raise TreeFileError(f"{path} was fitted on the predictions of other ADMET boosters "
-                            f"({meta['features']['admet']}) than this graphnorm ships "
+                            f"({meta['features']['admet']}) than "
+                            f"{'its folder holds' if boosters else 'this graphnorm ships'} "
                             f"({here.get('admet')}): retrain it, or use the version that "
                             f"wrote it ({meta.get('version', '?')})")
     try:
-        boosters = [m if m is None or isinstance(m, float) else lgb.Booster(model_str=m)
-                    for m in stored]
+        models = [m if m is None or isinstance(m, float) else lgb.Booster(model_str=m)
+                  for m in stored]
     except Exception as err:  # a damaged model string
         raise TreeFileError(f"cannot read boosted-tree model {path} ({type(err).__name__}: "
                             f"{str(err)[:200]}); retrain it (--model gbm)") from err
-    return LoadedBoosted(boosters, meta["task"], meta, path)
+    return LoadedBoosted(models, meta["task"], meta, path, boosters)
 
 
 def _fit(task, x, y, seed, threads):

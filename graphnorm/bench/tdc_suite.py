@@ -4,6 +4,8 @@ train/valid split of ``train_val`` (``--split tdc:tdc_set``, graphnorm/data/tdc.
 task's own metric picks the checkpoint and scores the fixed test set. Each task is an
 ordinary benchmark in ``OUT/<task>`` (resumable: finished runs are skipped); the board
 (``OUT/board.md``, ``board.csv``; graphnorm/bench/tdc_board.py) is rebuilt after each task.
+With ``--tree-features maplight+admet``, a task whose labels the shipped ADMET boosters learned
+reads leave-own-task-out boosters instead (graphnorm/baselines/admet_loto.py).
 """
 from __future__ import annotations
 
@@ -32,22 +34,36 @@ def task_settings(task: str, group_dir: Path, cache=None) -> dict:
             "split": f"tdc:{SET_COLUMN}"}
 
 
-def check_admet_features(task: str, cfg) -> None:
-    """Refuse the shipped ADMET boosters' features on a task whose molecules they learned
-    from: their predictions there are in-sample, and the board would flatter them."""
+def check_admet_features(task: str, cfg) -> bool:
+    """Whether ``task`` needs leave-own-task-out boosters (`graphnorm.baselines.admet_loto`):
+    the shipped ones learned its labels, so their predictions there are in-sample and the board
+    would flatter them. A boosters file of the user's that saw the task is refused."""
     from graphnorm.baselines.tree_features import ADMET
 
     features = getattr(cfg, "tree_features", None) or ""
     if not features.endswith(ADMET):
-        return
+        return False
     from graphnorm.baselines.admet_boosters import unseen_tasks
 
-    clean = unseen_tasks()
-    if task not in clean:
-        raise ValueError(f"--tree-features {features} on {task}: the shipped ADMET boosters "
-                         "were fitted on this task's train_val molecules, so their predictions "
-                         "are not out-of-sample here and its scores would flatter them. The "
-                         f"tasks it can be benchmarked on: {', '.join(clean)}")
+    own = getattr(cfg, "admet_boosters", None)
+    if own is None:
+        return task not in unseen_tasks()
+    if task not in unseen_tasks(Path(own)):
+        raise ValueError(f"--admet-boosters {own} on {task}: those boosters were fitted on this "
+                         "task's molecules, so their predictions are not out-of-sample here; "
+                         "leave the flag out and the suite fits boosters without them")
+    return False
+
+
+def with_loto_boosters(task: str, cfg, group: Path):
+    """``cfg`` reading the leave-own-task-out boosters of ``task`` (built once, cached)."""
+    import dataclasses
+
+    from graphnorm.baselines.admet_loto import loto_boosters
+
+    path = loto_boosters(task, group, getattr(cfg, "cache_root", None), cfg.threads or 1,
+                         cfg.progress)
+    return dataclasses.replace(cfg, admet_boosters=str(path))
 
 
 def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
@@ -66,15 +82,19 @@ def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
     out = Path(args.out)
     group = admet_group_dir(args.tdc_dir, getattr(args, "cache_root", None))
     leaderboard = Path(args.leaderboard) if args.leaderboard else default_leaderboard(args.tdc_dir)
-    configs = {}
+    configs, loto = {}, set()
     for task in tasks:  # every task's config first: a refusal comes before any training
         for key, value in task_settings(task, group, getattr(args, "cache_root", None)).items():
             setattr(args, key, value)
         configs[task] = resolve(args)
-        check_admet_features(task, configs[task])
+        if check_admet_features(task, configs[task]):
+            loto.add(task)
     for k, task in enumerate(tasks, 1):
         print(f"[tdc-admet] task {k}/{len(tasks)}: {task}", flush=True)
         if not args.summary_only or (out / task).is_dir():
-            run(configs[task], out / task)
+            cfg = configs[task]
+            if task in loto and not args.summary_only:
+                cfg = with_loto_boosters(task, cfg, group)
+            run(cfg, out / task)
         write_board(out, leaderboard)
     print(board_markdown(write_board(out, leaderboard)), flush=True)

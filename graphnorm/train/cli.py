@@ -141,6 +141,9 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
                      "default its own set (rf: morgan, gbm: maplight); gbm also reads "
                      "maplight+admet, MapLight plus 9 measured properties predicted by "
                      "boosters shipped with graphnorm (graphnorm/pretrained/README.md)")
+    own.add_argument("--admet-boosters", dest="admet_boosters", metavar="FILE",
+                     help="maplight+admet: read this boosters file instead of the shipped one "
+                     "(same format; the run keeps a copy, which predict reads)")
     own.add_argument("--tree-weight", dest="tree_weight", metavar="{equal,val,W,val:W,val:equal}",
                      help="the tree member's weight in the ensemble mean: equal (one member like "
                      "the others), val (chosen on the validation split, graph members share "

@@ -38,6 +38,8 @@ class TrainConfig:
     forest_model: str = "rf"  # the tree model of that member: rf (out/forest) | gbm (out/gbm)
     tree_features: Optional[str] = None  # a tree kind's input (graphnorm.chem.tabular); None:
     # the kind's own (rf: morgan, gbm: maplight); gbm also reads maplight+admet
+    admet_boosters: Optional[str] = None  # that set's boosters file; None: the shipped one
+    # (benchmark --suite tdc-admet sets the leave-own-task-out file on the 8 large tasks)
     tree_weight: str = "equal"  # that member's weight in the mean: equal (one member like the
     # others) | val (chosen on the validation split from 0, 0.1, ..., 1; graph members share the
     # rest) | a fixed weight such as 0.7 | val:0.7 or val:equal (fitted, but 0.7 or one member's

@@ -51,7 +51,10 @@ def check_forest_member(cfg) -> None:
     from graphnorm.models import model_kind, tree_kind
 
     kind = tree_kind(cfg.forest_model)  # a typo fails now
-    kind.implementation().features(kind.name, cfg.tree_features)  # so does a set it cannot read
+    from graphnorm.baselines.tree_features import width
+
+    # so does a set it cannot read, or a boosters file that set does not take
+    width(kind.implementation().features(kind.name, cfg.tree_features), cfg.admet_boosters)
     if model_kind(cfg.model_name).tree:
         raise ValueError(f"--forest-member adds a tree model to graph models; --model "
                          f"{cfg.model_name} trains the trees alone")

@@ -13,15 +13,16 @@ def _smiles(dataset) -> list[str]:
     return [dataset[i].smiles for i in range(len(dataset))]
 
 
-def _warn_overlap(feature_set: str, smiles: dict) -> dict | None:
-    """Molecules per split that the set's shipped models saw, announced when any is scored."""
+def _warn_overlap(feature_set: str, smiles: dict, boosters) -> dict | None:
+    """Molecules per split that the set's fitted parts saw, announced when any is scored."""
     from graphnorm.baselines.tree_features import training_overlap
 
-    counts = training_overlap(feature_set, smiles)
+    counts = training_overlap(feature_set, smiles, boosters)
     if counts and (counts["val"] or counts["test"]):
         import warnings
 
-        warnings.warn(f"--tree-features {feature_set}: the shipped ADMET boosters were fitted on "
+        which = f"boosters of {boosters}" if boosters else "shipped ADMET boosters"
+        warnings.warn(f"--tree-features {feature_set}: the {which} were fitted on "
                       f"{counts['val']} of the {len(smiles['val'])} validation and "
                       f"{counts['test']} of the {len(smiles['test'])} test molecules; their "
                       "features are in-sample there, so those scores flatter the set "
@@ -34,7 +35,7 @@ def train_trees(cfg) -> dict:
     import torch
 
     from graphnorm.models import tree_kind
-    from graphnorm.baselines.tree_features import base_set, extend, signature
+    from graphnorm.baselines.tree_features import base_set, extend, keep_with_run, signature, width
     from graphnorm.data.feature_cache import table_features
     from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
     from graphnorm.train.evaluate import prediction_frame
@@ -44,6 +45,8 @@ def train_trees(cfg) -> dict:
     kind = tree_kind(cfg.model_name)
     trees = kind.implementation()  # fit, predict, save (graphnorm.baselines.tree_member.TreeKind)
     feature_set = trees.features(kind.name, cfg.tree_features)
+    boosters = cfg.admet_boosters
+    width(feature_set, boosters)  # a set that takes no boosters file, or a file it cannot read
     spec = spec_from_config(cfg)
     if spec is None:
         raise ValueError(f"--model {kind.name} takes a user table (--data FILE); the benchmark "
@@ -59,9 +62,10 @@ def train_trees(cfg) -> dict:
     task = resolve_task(info)
     smiles = {s: _smiles(splits[s]) for s in ("train", "val", "test")}
     every = sorted(set().union(*smiles.values()))
-    overlap = _warn_overlap(feature_set, smiles)
+    overlap = _warn_overlap(feature_set, smiles, boosters)
     table = extend(feature_set, table_features(base_set(feature_set), every, Path(spec.path).name,
-                                               splits.checksum, cfg.cache_root, cfg.progress))
+                                               splits.checksum, cfg.cache_root, cfg.progress),
+                   boosters)
     row = {s: k for k, s in enumerate(every)}
     xs = {s: table[[row[m] for m in smiles[s]]] for s in smiles}
     ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1)
@@ -74,8 +78,9 @@ def train_trees(cfg) -> dict:
         print(f"[graphnorm] {kind.name}: fitted in log10 units, predicted in yours (positive, "
               f"heavy-tailed labels): {', '.join(logged)}", flush=True)
     preds = {s: trees.predict(task, models, xs[s], transforms) for s in ("val", "test")}
-    features = signature(feature_set)
+    features = signature(feature_set, boosters)
     out.mkdir(parents=True, exist_ok=True)
+    keep_with_run(boosters, out)
     write_run_files(out, splits)
     trees.save(out, models, info, features, config, cfg.seed, transforms)
     scores, per_target = {}, {}

@@ -1,20 +1,18 @@
 """The shipped ADMET boosters and the ``maplight+admet`` feature set they make: 9 measured
 properties predicted from MapLight features, read by gbm (``--tree-features``), refused where
-they would be in-sample (TDC tasks they learned from) and named when their file is damaged."""
+they would be in-sample (TDC tasks they learned from: test_admet_loto.py) and named when their file is damaged."""
 import gzip
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from graphnorm.bench.tdc_suite import check_admet_features
 from graphnorm.baselines.tree_features import feature_matrix, signature, width
 from graphnorm.cli import main
 from graphnorm.models import tree_kind
 from graphnorm.baselines.admet_boosters import (ADMET_FILE, AdmetBoostersError, admet_columns,
-                                                 admet_features, unseen_tasks)
+                                                 admet_features)
 
 DRUGS = ["CC(=O)Oc1ccccc1C(=O)O", "CN1CCC[C@H]1c1cccnc1", "Cn1cnc2c1c(=O)n(C)c(=O)n2C",
          "CC(C)Cc1ccc(C(C)C(=O)O)cc1"]
@@ -41,15 +39,6 @@ def test_only_gbm_reads_them():
     assert tree_kind("gbm").implementation().features("gbm", None) == "maplight"
     with pytest.raises(ValueError, match="rf reads morgan"):
         tree_kind("rf").implementation().features("rf", "maplight+admet")
-
-
-def test_refused_on_tdc_tasks_they_learned_from():
-    cfg = SimpleNamespace(tree_features="maplight+admet")
-    assert "herg" in unseen_tasks() and "ames" not in unseen_tasks()
-    check_admet_features("herg", cfg)  # never seen: fair
-    with pytest.raises(ValueError, match="ames: the shipped ADMET boosters were fitted"):
-        check_admet_features("ames", cfg)
-    check_admet_features("ames", SimpleNamespace(tree_features=None))
 
 
 def test_a_damaged_file_is_named(tmp_path):
