@@ -25,6 +25,20 @@ def test_auto_picks_by_the_data():
     assert _cfg(["--dataset", "ogbg-molhiv"]).recipe == "molhiv-fast"
 
 
+def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
+    small = tmp_path / "small.csv"
+    small.write_text("smiles,y\n" + "CCO,1.5\n" * 50)  # regression under 1,000 rows
+    cfg = _cfg(["--data", str(small), "--recipe", "admet"])
+    assert cfg.recipe == "admet" and cfg.featurizer == {"descriptors": True}
+    assert (cfg.forest_member, cfg.forest_model, cfg.tree_weight) == (True, "gbm", "0.7")
+    assert cfg.tree_features == "maplight+admet"
+    assert cfg.ensemble == 1  # no small-table size rule: one Graphormer, not three
+    assert (cfg.max_steps, cfg.min_epochs) == (RECIPES["admet"]["max_steps"], 15)
+    flags = _cfg(["--data", str(small), "--recipe", "admet", "--tree-weight", "val:equal",
+                  "--no-forest-member"])
+    assert flags.tree_weight == "val:equal" and flags.forest_member is False
+
+
 def test_flags_override_the_recipe_and_slim_is_the_paper():
     cfg = _cfg(["--data", "m.csv", "--no-descriptors", "--batch-size", "16", "--max-epochs", "3"])
     assert cfg.featurizer["descriptors"] is False and cfg.batch_size == 16

@@ -1,0 +1,82 @@
+"""Two member combinations of ``tdc_members.py`` side by side, task-seed by task-seed: which is
+better on validation (what chooses) and on test (beside it), with a two-sided sign test and
+the mean relative change.
+
+    python experiments/tdc_compare.py --by-seed A/members_by_seed.csv [--by-seed B/...] \\
+        --new "gbm-admet+sep-bn-bn-s150 (w_gbm-admet=0.7)" \\
+        --old "gbm-admet+sep-bn-bn (w_gbm-admet=0.7)" --out compare.md
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+from scipy.stats import binomtest
+
+LOWER = {"mae", "rmse"}  # every other TDC metric: higher is better
+
+
+def paired(rows: pd.DataFrame, new: str, old: str) -> pd.DataFrame:
+    """One row per task and seed that both combinations have: val/test of each, and whether
+    ``new`` is better (ties count as not better)."""
+    wide = rows[rows["members"].isin([new, old])].pivot_table(
+        index=["task", "metric", "seed"], columns="members", values=["val", "test", "cpu_s"])
+    wide = wide.dropna()
+    out = pd.DataFrame(index=wide.index)
+    for split in ("val", "test", "cpu_s"):
+        out[f"{split}_new"], out[f"{split}_old"] = wide[(split, new)], wide[(split, old)]
+    sign = [-1.0 if m in LOWER else 1.0 for m in out.index.get_level_values("metric")]
+    for split in ("val", "test"):
+        gain = (out[f"{split}_new"] - out[f"{split}_old"]) * sign
+        out[f"{split}_better"] = gain > 0
+        out[f"{split}_rel"] = gain / out[f"{split}_old"].abs()
+    return out.reset_index()
+
+
+def report(pairs: pd.DataFrame, new: str, old: str, command: str) -> str:
+    lines = [f"# {new} against {old}", "", f"command: `{command}`", "",
+             "| task | metric | seeds | val new | val old | test new | test old | CPU-s new | "
+             "CPU-s old | val: new better |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (task, metric), g in pairs.groupby(["task", "metric"]):
+        lines.append(f"| {task} | {metric} | {len(g)} | {g.val_new.mean():.4f} | "
+                     f"{g.val_old.mean():.4f} | {g.test_new.mean():.4f} | {g.test_old.mean():.4f} "
+                     f"| {g.cpu_s_new.mean():.0f} | {g.cpu_s_old.mean():.0f} | "
+                     f"{int(g.val_better.sum())} of {len(g)} |")
+    lines.append("")
+    for split in ("val", "test"):
+        wins, n = int(pairs[f"{split}_better"].sum()), len(pairs)
+        p = binomtest(wins, n).pvalue if n else float("nan")
+        by_task = pairs.groupby("task")[f"{split}_rel"].mean()
+        lines.append(f"- {split}: new better on {wins} of {n} task-seeds (sign test p = {p:.3f}), "
+                     f"on {int((by_task > 0).sum())} of {len(by_task)} tasks by the mean; "
+                     f"mean relative change {100 * pairs[f'{split}_rel'].mean():+.2f} %")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--by-seed", action="append", required=True, help="members_by_seed.csv")
+    p.add_argument("--new", required=True)
+    p.add_argument("--old", required=True)
+    p.add_argument("--tasks", help="comma list (default: every task both have)")
+    p.add_argument("--out")
+    args = p.parse_args(argv)
+    rows = pd.concat([pd.read_csv(f) for f in args.by_seed]).drop_duplicates(
+        ["task", "seed", "members"])
+    if args.tasks:
+        rows = rows[rows["task"].isin(args.tasks.split(","))]
+    pairs = paired(rows, args.new, args.old)
+    if pairs.empty:
+        raise SystemExit(f"no task-seed has both {args.new!r} and {args.old!r}")
+    text = report(pairs, args.new, args.old, "python " + " ".join(
+        [Path(sys.argv[0]).as_posix()] + [f'"{a}"' if " " in a else a for a in sys.argv[1:]]))
+    if args.out:
+        Path(args.out).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
