@@ -20,7 +20,11 @@ LOWER = {"mae", "rmse"}  # every other TDC metric: higher is better
 
 def paired(rows: pd.DataFrame, new: str, old: str) -> pd.DataFrame:
     """One row per task and seed that both combinations have: val/test of each, and whether
-    ``new`` is better (ties count as not better)."""
+    ``new`` is better or worse (a tie is neither; the sign test leaves ties out)."""
+    missing = [m for m in (new, old) if m not in set(rows["members"])]
+    if missing:
+        raise SystemExit(f"no rows of {missing[0]!r}; the combinations there: "
+                         f"{', '.join(sorted(set(rows['members'])))}")
     wide = rows[rows["members"].isin([new, old])].pivot_table(
         index=["task", "metric", "seed"], columns="members", values=["val", "test", "cpu_s"])
     wide = wide.dropna()
@@ -30,7 +34,7 @@ def paired(rows: pd.DataFrame, new: str, old: str) -> pd.DataFrame:
     sign = [-1.0 if m in LOWER else 1.0 for m in out.index.get_level_values("metric")]
     for split in ("val", "test"):
         gain = (out[f"{split}_new"] - out[f"{split}_old"]) * sign
-        out[f"{split}_better"] = gain > 0
+        out[f"{split}_better"], out[f"{split}_worse"] = gain > 0, gain < 0
         out[f"{split}_rel"] = gain / out[f"{split}_old"].abs()
     return out.reset_index()
 
@@ -46,10 +50,12 @@ def report(pairs: pd.DataFrame, new: str, old: str, command: str) -> str:
                      f"{int(g.val_better.sum())} of {len(g)} |")
     lines.append("")
     for split in ("val", "test"):
-        wins, n = int(pairs[f"{split}_better"].sum()), len(pairs)
-        p = binomtest(wins, n).pvalue if n else float("nan")
+        wins, losses = int(pairs[f"{split}_better"].sum()), int(pairs[f"{split}_worse"].sum())
+        p = binomtest(wins, wins + losses).pvalue if wins + losses else float("nan")
         by_task = pairs.groupby("task")[f"{split}_rel"].mean()
-        lines.append(f"- {split}: new better on {wins} of {n} task-seeds (sign test p = {p:.3f}), "
+        ties = len(pairs) - wins - losses
+        lines.append(f"- {split}: new better on {wins} task-seeds, worse on {losses}"
+                     f"{f', tied on {ties}' if ties else ''} (sign test p = {p:.3f}), "
                      f"on {int((by_task > 0).sum())} of {len(by_task)} tasks by the mean; "
                      f"mean relative change {100 * pairs[f'{split}_rel'].mean():+.2f} %")
     return "\n".join(lines) + "\n"

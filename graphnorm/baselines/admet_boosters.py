@@ -81,8 +81,11 @@ def _read(path: str, mtime_ns: int, size: int) -> tuple[list, list[dict], dict]:
             meta = json.load(f)
         boosters = [lgb.Booster(model_str=c["booster"]) for c in meta["columns"]]
     except Exception as err:  # damaged gzip, JSON or model string
+        fix = ("reinstall graphnorm" if Path(path) == ADMET_FILE else
+               "a gzipped JSON file of graphnorm's boosters format is expected "
+               "(graphnorm.baselines.admet_loto writes one)")
         raise AdmetBoostersError(f"cannot read the ADMET boosters {path} "
-                                 f"({type(err).__name__}); reinstall graphnorm") from err
+                                 f"({type(err).__name__}); {fix}") from err
     if meta.get("format") != ADMET_FORMAT:
         raise AdmetBoostersError(f"{path} has format {meta.get('format')!r}; this graphnorm "
                                  f"reads {ADMET_FORMAT}")

@@ -109,6 +109,13 @@ def test_a_run_keeps_its_boosters_and_predict_reads_them(zinc_property_table, lo
         load_boosted(out / BOOSTED_FILE)
     assert main(base + ["--admet-boosters", str(path), "--out", str(tmp_path / "plain")]) == 2
     assert "--admet-boosters is read by --tree-features maplight+admet" in capsys.readouterr().err
+    damaged = tmp_path / "damaged.json.gz"
+    damaged.write_text('{"format": 1')
+    for bad, message in ((tmp_path / "nope.json.gz", "ADMET boosters file not found"),
+                         (damaged, "a gzipped JSON file of graphnorm's boosters format")):
+        assert main(base + ["--tree-features", "maplight+admet", "--admet-boosters", str(bad),
+                            "--out", str(tmp_path / "bad")]) == 2
+        assert message in capsys.readouterr().err and not (tmp_path / "bad").exists()
 
 
 def test_the_suite_needs_them_where_the_shipped_boosters_learned(loto_ames):
