@@ -44,7 +44,7 @@ def loto_boosters(task: str, group: Path, cache=None, threads: int = 1, progress
     from graphnorm.data.build import stage
     from graphnorm.data.cache import cache_root
     from graphnorm.data.feature_cache import table_features
-    from graphnorm.data.tdc import TDC_ADMET_TASKS
+    from graphnorm.data.tdc import TDC_ADMET_TASKS, TDCError
     from graphnorm.data.tdc_aux import (AUX_TASKS, EVAL_TASKS, aux_table, booster_name,
                                         hiv_file, read_hiv, table_sha256, task_frame)
 
@@ -55,6 +55,11 @@ def loto_boosters(task: str, group: Path, cache=None, threads: int = 1, progress
         raise ValueError(f"{task}: not one of the tasks the ADMET boosters learned "
                          f"({', '.join(AUX_TASKS)}); its shipped features are already fair")
     hiv_path = hiv_file(raw_dir)
+    missing = [f"{t}/{part}" for t in TDC_ADMET_TASKS for part in ("train_val.csv", "test.csv")
+               if not (Path(group) / t / part).is_file()]
+    if missing:  # the table keeps every task's molecules out, so it reads all 22
+        raise TDCError(f"the leave-own-task-out boosters of {task} read all 22 TDC ADMET tasks; "
+                       f"{Path(group) / missing[0]} is missing ({len(missing)} files in all)")
     path = cache_root(cache) / "admet_loto" / f"{task}-{_key(task, group, hiv_path)}.json.gz"
     if path.is_file():
         return path

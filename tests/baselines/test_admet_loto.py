@@ -80,6 +80,15 @@ def test_built_once_then_read_from_the_cache(fake_group, loto_ames, monkeypatch,
     assert loto_boosters("ames", fake_group, cache, raw_dir=tmp_path) == path
     with pytest.raises(ValueError, match="herg: not one of the tasks the ADMET boosters learned"):
         loto_boosters("herg", fake_group, cache, raw_dir=tmp_path)
+    partial = tmp_path / "partial"  # a download of some tasks only
+    (partial / "ames").mkdir(parents=True)
+    for part in ("train_val.csv", "test.csv"):
+        (partial / "ames" / part).write_bytes((fake_group / "ames" / part).read_bytes())
+    from graphnorm.data.tdc import TDCError
+
+    with pytest.raises(TDCError, match="read all 22 TDC ADMET tasks; .*caco2_wang/train_val.csv "
+                                       "is missing \\(42 files"):
+        loto_boosters("ames", partial, cache, raw_dir=tmp_path)
 
 
 def test_a_run_keeps_its_boosters_and_predict_reads_them(zinc_property_table, loto_ames,
