@@ -106,6 +106,8 @@ def keep_with_run(boosters, folder: Path) -> None:
     import shutil
 
     target = Path(folder) / RUN_BOOSTERS
+    if target.exists() and target.resolve() == _file(boosters).resolve():
+        return  # the run folder's own copy, given again
     target.unlink(missing_ok=True)
     try:
         os.link(_file(boosters), target)

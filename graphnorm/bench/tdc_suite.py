@@ -34,7 +34,7 @@ def task_settings(task: str, group_dir: Path, cache=None) -> dict:
             "split": f"tdc:{SET_COLUMN}"}
 
 
-def check_admet_features(task: str, cfg) -> bool:
+def needs_loto_boosters(task: str, cfg) -> bool:
     """Whether ``task`` needs leave-own-task-out boosters (`graphnorm.baselines.admet_loto`):
     the shipped ones learned its labels, so their predictions there are in-sample and the board
     would flatter them. A boosters file of the user's that saw the task is refused."""
@@ -87,7 +87,7 @@ def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
         for key, value in task_settings(task, group, getattr(args, "cache_root", None)).items():
             setattr(args, key, value)
         configs[task] = resolve(args)
-        if check_admet_features(task, configs[task]):
+        if needs_loto_boosters(task, configs[task]):
             loto.add(task)
     for k, task in enumerate(tasks, 1):
         print(f"[tdc-admet] task {k}/{len(tasks)}: {task}", flush=True)

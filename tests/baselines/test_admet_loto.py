@@ -130,14 +130,14 @@ def test_a_run_keeps_its_boosters_and_predict_reads_them(zinc_property_table, lo
 def test_the_suite_needs_them_where_the_shipped_boosters_learned(loto_ames):
     from types import SimpleNamespace
 
-    from graphnorm.bench.tdc_suite import check_admet_features
+    from graphnorm.bench.tdc_suite import needs_loto_boosters
 
     shipped = SimpleNamespace(tree_features="maplight+admet", admet_boosters=None)
     assert "herg" in unseen_tasks() and "ames" not in unseen_tasks()
-    assert not check_admet_features("herg", shipped)  # never seen: the shipped file is fair
-    assert check_admet_features("ames", shipped)  # learned: leave-own-task-out boosters
-    assert not check_admet_features("ames", SimpleNamespace(tree_features=None))
+    assert not needs_loto_boosters("herg", shipped)  # never seen: the shipped file is fair
+    assert needs_loto_boosters("ames", shipped)  # learned: leave-own-task-out boosters
+    assert not needs_loto_boosters("ames", SimpleNamespace(tree_features=None))
     own = SimpleNamespace(tree_features="maplight+admet", admet_boosters=str(loto_ames[0]))
-    assert not check_admet_features("ames", own)  # a file that never saw ames
+    assert not needs_loto_boosters("ames", own)  # a file that never saw ames
     with pytest.raises(ValueError, match="fitted on this task's molecules"):
-        check_admet_features("lipophilicity_astrazeneca", own)
+        needs_loto_boosters("lipophilicity_astrazeneca", own)
