@@ -48,6 +48,8 @@ def loto_boosters(task: str, group: Path, cache=None, threads: int = 1, progress
     from graphnorm.data.tdc_aux import (AUX_TASKS, EVAL_TASKS, aux_table, booster_name,
                                         hiv_file, read_hiv, table_sha256, task_frame)
 
+    from graphnorm.tasks import CLASSIFICATION, REGRESSION
+
     from .admet_boosters import save_admet_boosters
     from .boosted import fit_boosted
 
@@ -78,11 +80,10 @@ def loto_boosters(task: str, group: Path, cache=None, threads: int = 1, progress
     for column in table.columns.drop(["smiles", task]):
         y = table[[column]].to_numpy(dtype=float)
         rows = keep & ~np.isnan(y[:, 0])
-        binary = set(np.unique(y[rows, 0])) <= {0.0, 1.0}
+        kind = CLASSIFICATION if set(np.unique(y[rows, 0])) <= {0.0, 1.0} else REGRESSION
         cpu = time.process_time()
-        booster = fit_boosted("classification" if binary else "regression", x[rows], y[rows], 0,
-                              threads)[0]
-        columns.append({"name": booster_name(column), "kind": "binary" if binary else "regression",
+        booster = fit_boosted(kind.name, x[rows], y[rows], 0, threads)[0]
+        columns.append({"name": booster_name(column), "kind": kind.stored,
                         "rows": int(rows.sum()), "fit_cpu_s": round(time.process_time() - cpu, 1),
                         "booster": booster})
         stage(progress, f"{task}: booster {len(columns)}/{len(table.columns) - 2} "

@@ -22,7 +22,9 @@ from typing import Optional
 
 import pandas as pd
 
-from .tdc import SET_COLUMN, TDC_ADMET_TASKS, task_kind, task_table
+from graphnorm.tasks import task_scored_by
+
+from .tdc import SET_COLUMN, TDC_ADMET_TASKS, task_table
 
 # the tasks with 2,500+ train_val molecules: labels to learn from, not evaluated with them
 AUX_TASKS = ("lipophilicity_astrazeneca", "solubility_aqsoldb", "ppbr_az", "cyp2c9_veith",
@@ -81,7 +83,7 @@ def aux_table(frames: dict[str, pd.DataFrame], hiv: Optional[pd.DataFrame] = Non
     for task in AUX_TASKS:
         frame = frames[task]
         pool = frame[~frame[SET_COLUMN].astype(str).str.lower().eq("test")]
-        series = _labels(pool, "Y", task_kind(task) == "classification")
+        series = _labels(pool, "Y", task_scored_by(TDC_ADMET_TASKS[task]).binary)
         columns[task] = series[~series.index.isin(banned)]
         report[task] = {"train_val_molecules": int(series.size), "kept": int(columns[task].size)}
     if hiv is not None:
