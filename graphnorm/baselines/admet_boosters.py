@@ -38,11 +38,13 @@ class AdmetBoostersError(RuntimeError):
 
 def molecule_key(smiles: str) -> str | None:
     """12 hex of sha1 of RDKit's canonical SMILES (None where RDKit cannot read it)."""
-    from rdkit import Chem, rdBase
+    from rdkit import rdBase
+
+    from graphnorm.data.tdc_aux import canonical  # the boosters' table compares these too
 
     with rdBase.BlockLogs():
-        mol = Chem.MolFromSmiles(smiles)
-    return None if mol is None else hashlib.sha1(Chem.MolToSmiles(mol).encode()).hexdigest()[:12]
+        canon = canonical(smiles)
+    return None if canon is None else hashlib.sha1(canon.encode()).hexdigest()[:12]
 
 
 def save_admet_boosters(path: Path, columns: list[dict], features: dict, data: dict,
