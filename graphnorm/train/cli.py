@@ -88,6 +88,9 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--random-batches", dest="bucket_by_size", action="store_const", const=False,
                    help="training batches of random molecules, not size-sorted (more padding, "
                         "slower; BatchNorm then sees every size in each batch)")
+    p.add_argument("--recalibrate-batches", dest="recalibrate_batches", type=int,
+                   help="before each validation, BatchNorm statistics from this many random "
+                   "training batches (default 8; 0 keeps the moving averages)")
     p.add_argument("--lr", type=float)
     p.add_argument("--loss", choices=list(REGRESSION.losses),
                    help="regression loss on standardized targets: l1 (MAE) or mse (RMSE)")
