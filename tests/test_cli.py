@@ -125,6 +125,8 @@ def test_batch_order_flags_reach_the_train_config():
     assert cfg.bucket_by_size is True and cfg.bucket_pool == 4
     assert resolved(["train", "--num-workers", "3"]).num_workers == 3
     assert resolved(["train"]).num_workers is None  # TrainConfig.loader_workers decides
+    assert resolved(["benchmark", "--out", "o", "--recalibrate-batches", "2"]).recalibrate_batches == 2
+    assert resolved(["train"]).recalibrate_batches == 8
 
 
 def test_loader_workers_feed_a_gpu_and_stay_off_on_the_cpu(monkeypatch):
