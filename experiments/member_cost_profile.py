@@ -29,6 +29,9 @@ PARTS = (
     ("validation (all)", "evaluation_loop.py", "run"),
     ("checkpoints", "model_checkpoint.py", "_save_checkpoint"),
     ("train()", "graphnorm/train/run.py", "train"),
+    # inside every forward pass (training, recalibration, validation): forward only
+    ("attention bias", "graph/encodings.py", "forward"),
+    ("random-walk PE", "graph/structural.py", "random_walk_pe"),
 )
 
 
@@ -78,6 +81,7 @@ def row(r: dict) -> str:
     val_only = p["validation (all)"] - p["BN recalibration"]
     rest = p["train()"] - p["optimizer steps"] - p["validation (all)"] - p["checkpoints"]
     cells = [start, p["optimizer steps"], p["BN recalibration"], val_only, p["checkpoints"], rest]
+    cells += [p["attention bias"], p["random-walk PE"]]
     shares = " | ".join(f"{100 * c / total:.0f} %" for c in cells)
     cpu = "-" if r["process_cpu_profiled"] is None else f"{r['process_cpu_profiled']:.0f}"
     task = Path(r["run"]).parts[-4] if len(Path(r["run"]).parts) >= 4 else r["run"]
@@ -93,8 +97,9 @@ def main() -> None:
                     "(prof.out, run/) and reuse one found there")
     args = ap.parse_args()
     lines = ["| task | steps | CPU-s (metrics.json) | process CPU-s under cProfile | start-up | "
-             "optimizer steps | BN recalibration | validation | checkpoints | rest | same val score |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "optimizer steps | BN recalibration | validation | checkpoints | rest | "
+             "in all forwards: attention bias | random-walk PE | same val score |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     load = os.getloadavg()[0]
     for run in args.runs:
         if args.keep:
