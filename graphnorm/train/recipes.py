@@ -49,6 +49,12 @@ RECIPES["admet"] = dict(RECIPES["small-table"], max_steps=150, min_epochs=15, va
                         ensemble=1, forest_member=True, forest_model="gbm", tree_weight="0.7",
                         tree_features="maplight+admet")
 RECIPE_NAMES = ("auto",) + tuple(RECIPES)
+# admet, tables of ADMET_LONG_ROWS rows or more: at least ADMET_LONG_STEPS steps. On
+# lipophilicity (4,200 rows) the 15-epoch Graphormer (690 steps) was best at its last epoch,
+# and 1,500 steps beat it on validation (experiments/results/tdc_admet/g1500l/); on the tables
+# of 6,000+ rows 15 epochs are ~1,500 steps or more already. Small tables peak by ~150-200
+# steps (tdc_admet/g400/best_step.md), and the largest small task, bbb, has 2,030 rows
+ADMET_LONG_ROWS, ADMET_LONG_STEPS = 2500, 1500
 
 # small-table, regression: tables below this many rows train an ensemble of ENSEMBLE_MEMBERS
 # models (seeds seed..seed+2 on one split) unless --ensemble says otherwise; measured on
@@ -69,8 +75,9 @@ def auto_recipe(values: dict) -> str:
 
 
 def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
-    """The small-table recipe's choices that follow the table (``rows``, its task), for the
-    Graphormer; explicit values are kept:
+    """The recipes' choices that follow the table (``rows``, its task), for the Graphormer;
+    explicit values are kept. admet: a longer run on large tables (`_admet_length`).
+    small-table:
 
     - classification: the Graphormer and the Morgan-count forest, one member each, averaged
       (``forest_member``; on MolHIV 3k the pair beat the forest, which beat the Graphormer;
@@ -86,7 +93,11 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
     - regression below `ENSEMBLE_BELOW_ROWS` rows: an ensemble of `ENSEMBLE_MEMBERS`
       Graphormers, where it paid (FreeSolv).
     """
-    if merged.get("recipe") != "small-table" or merged.get("model_name") not in (None, DEFAULT_MODEL):
+    if merged.get("model_name") not in (None, DEFAULT_MODEL):
+        return merged
+    if merged.get("recipe") == "admet":
+        return _admet_length(merged, values, rows)
+    if merged.get("recipe") != "small-table":
         return merged
     out = dict(merged)
     if merged.get("task") == CLASSIFICATION.name:
@@ -99,6 +110,14 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
     if rows < ENSEMBLE_BELOW_ROWS and values.get("ensemble") is None:
         out["ensemble"] = ENSEMBLE_MEMBERS
     return out
+
+
+def _admet_length(merged: dict, values: dict, rows: int) -> dict:
+    """The admet recipe on a table of `ADMET_LONG_ROWS`+ rows: at least `ADMET_LONG_STEPS`
+    steps (still at least 15 epochs); an explicit length (steps, epochs, time) is kept."""
+    if rows < ADMET_LONG_ROWS or any(values.get(k) is not None for k in _LENGTH_KEYS + ("max_steps",)):
+        return merged
+    return dict(merged, max_steps=max(merged.get("max_steps") or 0, ADMET_LONG_STEPS))
 
 
 # TrainConfig fields that shape the model a recipe's backbone (``init_from``) was trained as

@@ -10,8 +10,8 @@ Layers, lowest first; each replaces the values of the one below key by key (the 
 3. the config file's values;
 4. the flags given (``None`` = not given);
 5. the rules that follow the data, last because they read what the layers above chose:
-   ``--task auto`` decided from the table's labels, the small-table recipe's table-size
-   rules (`recipes.table_size_rules`), and the recipe's backbone stepping aside for a model
+   ``--task auto`` decided from the table's labels, the small-table and admet recipes'
+   table-size rules (`recipes.table_size_rules`), and the recipe's backbone stepping aside for a model
    it was not trained as (`recipes.settle_backbone`). Explicit values (file or flag) win
    over the rules.
 
@@ -49,12 +49,12 @@ def resolve_config(file_values: Optional[dict], flag_values: dict, *,
     merged = apply_recipe(given, recipe)
     wants_task = merged.get("task", "auto") == "auto"
     table = None
-    if read_table is not None and merged.get("data") and (
-            wants_task or merged.get("recipe") == "small-table"):
+    sized = merged.get("recipe") in ("small-table", "admet")  # recipes with table-size rules
+    if read_table is not None and merged.get("data") and (wants_task or sized):
         table = _read_or_none(read_table, merged)
     if table is not None and wants_task:
         merged = dict(merged, task=_table_task(table, merged, note))
-    if table is not None and merged.get("recipe") == "small-table":
+    if table is not None and sized:
         merged = table_size_rules(merged, given, len(table))
     # a file's `init_from: null` counts as given, as before: the recipe's backbone is not used
     return settle_backbone(TrainConfig.from_dict(merged), given="init_from" in given,

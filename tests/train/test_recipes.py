@@ -39,6 +39,25 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
     assert flags.tree_weight == "val:equal" and flags.forest_member is False
 
 
+def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
+    from graphnorm.train.recipes import ADMET_LONG_ROWS, ADMET_LONG_STEPS
+
+    def table(rows):
+        path = tmp_path / f"t{rows}.csv"
+        path.write_text("smiles,y\n" + "CCO,1.5\n" * rows)
+        return str(path)
+
+    large, small = table(ADMET_LONG_ROWS), table(ADMET_LONG_ROWS - 1)
+    cfg = _cfg(["--data", large, "--recipe", "admet"])
+    assert (cfg.max_steps, cfg.min_epochs) == (ADMET_LONG_STEPS, 15)
+    assert _cfg(["--data", small, "--recipe", "admet"]).max_steps == RECIPES["admet"]["max_steps"]
+    assert _cfg(["--data", large, "--recipe", "admet", "--max-steps", "300"]).max_steps == 300
+    epochs = _cfg(["--data", large, "--recipe", "admet", "--max-epochs", "4"])
+    assert (epochs.max_steps, epochs.max_epochs) == (None, 4)
+    # the small-table recipe keeps its own length on the same table
+    assert _cfg(["--data", large]).max_steps == RECIPES["small-table"]["max_steps"]
+
+
 def test_flags_override_the_recipe_and_slim_is_the_paper():
     cfg = _cfg(["--data", "m.csv", "--no-descriptors", "--batch-size", "16", "--max-epochs", "3"])
     assert cfg.featurizer["descriptors"] is False and cfg.batch_size == 16
