@@ -65,15 +65,15 @@ DMON=$!
 
 # 2. the fast recipe, its schedule over the budget
 run timeout 260 python3 -m graphnorm.cli train --config /tmp/gpu_fast.yaml \
-  --max-time "$FAST_TIME" --num-workers "$WORKERS" --accelerator "${DEVICE%%:*}" --out $RUNS/gpu_fast --no-progress
-cp $RUNS/gpu_fast/metrics.json "$OUT/fast_metrics.json" 2>/dev/null
+  --max-time "$FAST_TIME" --num-workers "$WORKERS" --accelerator "${DEVICE%%:*}" --out "$RUNS"/gpu_fast --no-progress
+cp "$RUNS"/gpu_fast/metrics.json "$OUT/fast_metrics.json" 2>/dev/null
 
 # 3. the slim recipe: the paper's schedule, as far as the budget goes
 RESUME=""; [ "${SLIM_RESUME:-0}" = 1 ] && RESUME="--resume"
 run timeout 260 python3 -m graphnorm.cli train --config /tmp/gpu_slim.yaml \
-  --max-time "$SLIM_TIME" --num-workers "$WORKERS" --accelerator "${DEVICE%%:*}" --out $RUNS/gpu_slim --no-progress $RESUME
-cp $RUNS/gpu_slim/metrics.json "$OUT/slim_metrics.json" 2>/dev/null
-cp $RUNS/gpu_slim/last.ckpt "$OUT/slim_last.ckpt" 2>/dev/null
+  --max-time "$SLIM_TIME" --num-workers "$WORKERS" --accelerator "${DEVICE%%:*}" --out "$RUNS"/gpu_slim --no-progress $RESUME
+cp "$RUNS"/gpu_slim/metrics.json "$OUT/slim_metrics.json" 2>/dev/null
+cp "$RUNS"/gpu_slim/last.ckpt "$OUT/slim_last.ckpt" 2>/dev/null
 kill $DMON 2>/dev/null
 
 # 4. predict: the fast run's checkpoint on PREDICT_ROWS ZINC training molecules
@@ -83,7 +83,7 @@ for spec in "$DEVICE 1" "cpu 1" "cpu $JOBS"; do
   set -- $spec
   rm -f /tmp/predict_out.csv
   t=$(date +%s.%N)
-  timeout 120 python3 -m graphnorm.cli predict --checkpoint $RUNS/gpu_fast --input /tmp/predict_in.csv \
+  timeout 120 python3 -m graphnorm.cli predict --checkpoint "$RUNS"/gpu_fast --input /tmp/predict_in.csv \
     --output /tmp/predict_out.csv --device "$1" --jobs "$2" --batch-size 256 >> "$OUT/log.txt" 2>&1
   rc=$?
   s=$(python3 -c "print(f'{$(date +%s.%N) - $t:.1f}')")

@@ -13,14 +13,14 @@ from the start of ``train``, imports excluded.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import json
 import os
 import pstats
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from graphnorm.run_folder import read_metrics
 
 # (label, file suffix, function name): cumulative time of the first match
 PARTS = (
@@ -46,33 +46,37 @@ def profile_parts(prof: Path) -> tuple[float, dict]:
     return total, parts
 
 
-def profile_run(metrics_path: Path, scratch: Path) -> dict:
+def profile_run(run: Path, scratch: Path) -> dict:
     import yaml
 
-    metrics = json.loads(metrics_path.read_text())
+    metrics = read_metrics(run)
+    prof = scratch / "prof.out"
+    if prof.exists() and (scratch / "run" / "metrics.json").exists():  # --keep: profiled before
+        return _result(run, metrics, scratch, None)
     cfg = dict(metrics["config"], out=str(scratch / "run"))
     cfg.pop("resume", None)
     config = scratch / "config.yaml"
     config.write_text(yaml.safe_dump(cfg))
-    prof = scratch / "prof.out"
-    if prof.exists() and (scratch / "run" / "metrics.json").exists():  # --keep: profiled before
-        return _result(metrics_path, metrics, scratch, None)
     cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "graphnorm.cli", "train",
            "--config", str(config), "--no-progress"]
     before = os.times()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     after = os.times()
     child_cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-    return _result(metrics_path, metrics, scratch, child_cpu)
+    return _result(run, metrics, scratch, child_cpu)
 
 
-def _result(metrics_path: Path, metrics: dict, scratch: Path, child_cpu) -> dict:
+def _result(run: Path, metrics: dict, scratch: Path, child_cpu) -> dict:
     total, parts = profile_parts(scratch / "prof.out")
-    rerun = json.loads((scratch / "run" / "metrics.json").read_text())
-    return dict(run=str(metrics_path.parent), steps=metrics["steps"], cpu_recorded=metrics["cpu_time_s"],
-                cpu_rerun_recorded=rerun["cpu_time_s"], process_cpu_profiled=child_cpu,
-                profiled_total=total, parts=parts,
+    rerun = read_metrics(scratch / "run")
+    return dict(run=run, steps=metrics["steps"], cpu_recorded=metrics["cpu_time_s"],
+                process_cpu_profiled=child_cpu, profiled_total=total, parts=parts,
                 same_val=abs(rerun[f"val_{metrics['metric']}"] - metrics[f"val_{metrics['metric']}"]) < 1e-6)
+
+
+def _task(run: Path) -> str:
+    """A suite run's task: <bench>/<task>/runs/<variant>/seed<k>."""
+    return run.parts[-4] if len(run.parts) >= 4 else str(run)
 
 
 def row(r: dict) -> str:
@@ -84,8 +88,7 @@ def row(r: dict) -> str:
     cells += [p["attention bias"], p["random-walk PE"]]
     shares = " | ".join(f"{100 * c / total:.0f} %" for c in cells)
     cpu = "-" if r["process_cpu_profiled"] is None else f"{r['process_cpu_profiled']:.0f}"
-    task = Path(r["run"]).parts[-4] if len(Path(r["run"]).parts) >= 4 else r["run"]
-    return (f"| {task} | {r['steps']} | {r['cpu_recorded']:.0f} | {cpu} | "
+    return (f"| {_task(r['run'])} | {r['steps']} | {r['cpu_recorded']:.0f} | {cpu} | "
             f"{shares} | {'yes' if r['same_val'] else 'no'} |")
 
 
@@ -103,12 +106,12 @@ def main() -> None:
     load = os.getloadavg()[0]
     for run in args.runs:
         if args.keep:
-            scratch = args.keep / f"{run.parts[-4]}-{run.name}"
+            scratch = args.keep / f"{_task(run)}-{run.name}"
             scratch.mkdir(parents=True, exist_ok=True)
-            r = profile_run(run / "metrics.json", scratch)
+            r = profile_run(run, scratch)
         else:
             with tempfile.TemporaryDirectory() as tmp:
-                r = profile_run(run / "metrics.json", Path(tmp))
+                r = profile_run(run, Path(tmp))
         lines.append(row(r))
         print(lines[-1], flush=True)
     text = (f"command: `python experiments/member_cost_profile.py {' '.join(map(str, args.runs))}`\n\n"

@@ -55,6 +55,9 @@ RECIPE_NAMES = ("auto",) + tuple(RECIPES)
 # of 6,000+ rows 15 epochs are ~1,500 steps or more already. Small tables peak by ~150-200
 # steps (tdc_admet/g400/best_step.md), and the largest small task, bbb, has 2,030 rows
 ADMET_LONG_ROWS, ADMET_LONG_STEPS = 2500, 1500
+# the recipes whose choices follow the user's table (`table_size_rules`): resolve reads the
+# table for these
+SIZED_RECIPES = ("small-table", "admet")
 
 # small-table, regression: tables below this many rows train an ensemble of ENSEMBLE_MEMBERS
 # models (seeds seed..seed+2 on one split) unless --ensemble says otherwise; measured on
@@ -63,6 +66,11 @@ ENSEMBLE_BELOW_ROWS, ENSEMBLE_MEMBERS = 1000, 3
 
 # keys whose explicit value makes a recipe's training length moot
 _LENGTH_KEYS = ("max_epochs", "max_time", "total_steps")
+
+
+def _given(values: dict, keys) -> bool:
+    """Whether the user set any of ``keys`` (file or flag; None = not given)."""
+    return any(values.get(k) is not None for k in keys)
 
 
 def auto_recipe(values: dict) -> str:
@@ -115,7 +123,7 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
 def _admet_length(merged: dict, values: dict, rows: int) -> dict:
     """The admet recipe on a table of `ADMET_LONG_ROWS`+ rows: at least `ADMET_LONG_STEPS`
     steps (still at least 15 epochs); an explicit length (steps, epochs, time) is kept."""
-    if rows < ADMET_LONG_ROWS or any(values.get(k) is not None for k in _LENGTH_KEYS + ("max_steps",)):
+    if rows < ADMET_LONG_ROWS or _given(values, _LENGTH_KEYS + ("max_steps",)):
         return merged
     return dict(merged, max_steps=max(merged.get("max_steps") or 0, ADMET_LONG_STEPS))
 
@@ -183,9 +191,9 @@ def apply_recipe(values: dict, recipe: Optional[str]) -> dict:
     if name not in RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}; choose from {', '.join(RECIPE_NAMES)}")
     base = {k: (dict(v) if isinstance(v, dict) else v) for k, v in RECIPES[name].items()}
-    if any(values.get(k) is not None for k in _LENGTH_KEYS):
+    if _given(values, _LENGTH_KEYS):
         base.pop("max_steps", None)  # an explicit epoch or time budget decides the length
-    if any(values.get(k) is not None for k in _LENGTH_KEYS + ("max_steps",)):
+    if _given(values, _LENGTH_KEYS + ("max_steps",)):
         base.pop("min_epochs", None)  # --max-steps 10 means 10 steps, unless --min-epochs too
     if values.get("model_name") not in (None, DEFAULT_MODEL):  # a baseline keeps its own shape
         for key in ("preset", "readout", "rwpe_steps", "local_mp"):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from .config import TrainConfig, fold_flat_featurizer_keys
-from .recipes import apply_recipe, settle_backbone, table_size_rules
+from .recipes import SIZED_RECIPES, apply_recipe, settle_backbone, table_size_rules
 
 __all__ = ["resolve_config"]
 
@@ -49,7 +49,7 @@ def resolve_config(file_values: Optional[dict], flag_values: dict, *,
     merged = apply_recipe(given, recipe)
     wants_task = merged.get("task", "auto") == "auto"
     table = None
-    sized = merged.get("recipe") in ("small-table", "admet")  # recipes with table-size rules
+    sized = merged.get("recipe") in SIZED_RECIPES
     if read_table is not None and merged.get("data") and (wants_task or sized):
         table = _read_or_none(read_table, merged)
     if table is not None and wants_task:
