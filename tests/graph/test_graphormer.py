@@ -197,7 +197,7 @@ def test_fused_bias_equals_reference(graphs):
     gb = torch.autograd.grad((ref.masked_fill(~finite, 0) * g).sum(), list(ab.parameters()))
     for x, y in zip(ga, gb):
         assert torch.allclose(x, y, atol=1e-4)
-    small = AttentionBias(4, 20, (3,), 5, chunk_bytes=1)  # one graph per chunk
+    small = AttentionBias(4, 20, (3,), 5, chunk_bytes=1)  # one atom pair per chunk
     small.load_state_dict(ab.state_dict())
     assert torch.allclose(small(b)[finite], fused[finite])
 
