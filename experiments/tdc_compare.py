@@ -1,6 +1,7 @@
 """Two member combinations of ``tdc_members.py`` side by side, task-seed by task-seed: which is
 better on validation (what chooses) and on test (beside it), with a two-sided sign test and
-the mean relative change.
+the mean relative change. ``--judge val_cv`` judges on the cross-fitted validation score
+(``tdc_members.py``'s ``val_cv``) instead: the fair score of a rule that fits on validation.
 
     python experiments/tdc_compare.py --by-seed A/members_by_seed.csv [--by-seed B/...] \\
         --new "gbm-admet+sep-bn-bn-s150 (w_gbm-admet=0.7)" \\
@@ -18,19 +19,20 @@ from scipy.stats import binomtest
 LOWER = {"mae", "rmse"}  # every other TDC metric: higher is better
 
 
-def paired(rows: pd.DataFrame, new: str, old: str) -> pd.DataFrame:
-    """One row per task and seed that both combinations have: val/test of each, and whether
-    ``new`` is better or worse (a tie is neither; the sign test leaves ties out)."""
+def paired(rows: pd.DataFrame, new: str, old: str, judge: str = "val") -> pd.DataFrame:
+    """One row per task and seed that both combinations have: val (the ``judge`` column)
+    and test of each, and whether ``new`` is better or worse (a tie is neither; the sign test
+    leaves ties out)."""
     missing = [m for m in (new, old) if m not in set(rows["members"])]
     if missing:
         raise SystemExit(f"no rows of {missing[0]!r}; the combinations there: "
                          f"{', '.join(sorted(set(rows['members'])))}")
     wide = rows[rows["members"].isin([new, old])].pivot_table(
-        index=["task", "metric", "seed"], columns="members", values=["val", "test", "cpu_s"])
+        index=["task", "metric", "seed"], columns="members", values=[judge, "test", "cpu_s"])
     wide = wide.dropna()
     out = pd.DataFrame(index=wide.index)
-    for split in ("val", "test", "cpu_s"):
-        out[f"{split}_new"], out[f"{split}_old"] = wide[(split, new)], wide[(split, old)]
+    for split, column in (("val", judge), ("test", "test"), ("cpu_s", "cpu_s")):
+        out[f"{split}_new"], out[f"{split}_old"] = wide[(column, new)], wide[(column, old)]
     sign = [-1.0 if m in LOWER else 1.0 for m in out.index.get_level_values("metric")]
     for split in ("val", "test"):
         gain = (out[f"{split}_new"] - out[f"{split}_old"]) * sign
@@ -39,8 +41,10 @@ def paired(rows: pd.DataFrame, new: str, old: str) -> pd.DataFrame:
     return out.reset_index()
 
 
-def report(pairs: pd.DataFrame, new: str, old: str, command: str) -> str:
-    lines = [f"# {new} against {old}", "", f"command: `{command}`", "",
+def report(pairs: pd.DataFrame, new: str, old: str, command: str, judge: str = "val") -> str:
+    note = (["val = cross-fitted on the validation rows (`val_cv`): the weights chosen on one "
+             "half, scored on the other", ""] if judge == "val_cv" else [])
+    lines = [f"# {new} against {old}", "", f"command: `{command}`", "", *note,
              "| task | metric | seeds | val new | val old | test new | test old | CPU-s new | "
              "CPU-s old | val: new better |", "|---|---|---|---|---|---|---|---|---|---|"]
     for (task, metric), g in pairs.groupby(["task", "metric"]):
@@ -67,17 +71,19 @@ def main(argv=None) -> int:
     p.add_argument("--new", required=True)
     p.add_argument("--old", required=True)
     p.add_argument("--tasks", help="comma list (default: every task both have)")
+    p.add_argument("--judge", choices=("val", "val_cv"), default="val",
+                   help="the validation column that judges (val_cv: cross-fitted)")
     p.add_argument("--out")
     args = p.parse_args(argv)
     rows = pd.concat([pd.read_csv(f) for f in args.by_seed]).drop_duplicates(
         ["task", "seed", "members"])
     if args.tasks:
         rows = rows[rows["task"].isin(args.tasks.split(","))]
-    pairs = paired(rows, args.new, args.old)
+    pairs = paired(rows, args.new, args.old, args.judge)
     if pairs.empty:
         raise SystemExit(f"no task-seed has both {args.new!r} and {args.old!r}")
     text = report(pairs, args.new, args.old, "python " + " ".join(
-        [Path(sys.argv[0]).as_posix()] + [f'"{a}"' if " " in a else a for a in sys.argv[1:]]))
+        [Path(sys.argv[0]).as_posix()] + [f'"{a}"' if " " in a else a for a in sys.argv[1:]]), args.judge)
     if args.out:
         Path(args.out).write_text(text)
     print(text)

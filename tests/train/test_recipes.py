@@ -40,7 +40,7 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
 
 
 def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
-    from graphnorm.train.recipes import ADMET_LONG_ROWS, ADMET_LONG_STEPS
+    from graphnorm.train.recipes import ADMET_LONG_ROWS, ADMET_LONG_STEPS, ADMET_LONG_TREE_WEIGHT
 
     def table(rows):
         path = tmp_path / f"t{rows}.csv"
@@ -50,7 +50,10 @@ def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
     large, small = table(ADMET_LONG_ROWS), table(ADMET_LONG_ROWS - 1)
     cfg = _cfg(["--data", large, "--recipe", "admet"])
     assert (cfg.max_steps, cfg.min_epochs) == (ADMET_LONG_STEPS, 15)
-    assert _cfg(["--data", small, "--recipe", "admet"]).max_steps == RECIPES["admet"]["max_steps"]
+    assert cfg.tree_weight == ADMET_LONG_TREE_WEIGHT != RECIPES["admet"]["tree_weight"]
+    short = _cfg(["--data", small, "--recipe", "admet"])
+    assert (short.max_steps, short.tree_weight) == (RECIPES["admet"]["max_steps"], RECIPES["admet"]["tree_weight"])
+    assert _cfg(["--data", large, "--recipe", "admet", "--tree-weight", "0.5"]).tree_weight == "0.5"
     assert _cfg(["--data", large, "--recipe", "admet", "--max-steps", "300"]).max_steps == 300
     epochs = _cfg(["--data", large, "--recipe", "admet", "--max-epochs", "4"])
     assert (epochs.max_steps, epochs.max_epochs) == (None, 4)
