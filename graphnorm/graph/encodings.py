@@ -292,7 +292,7 @@ class AttentionBias(nn.Module):
             x = weight.new_zeros(min(step, len(pairs) - s), C)
             x.scatter_(1, cols[s : s + step], vals[s : s + step])
             parts.append(_OneHotTimes.apply(x, weight))  # [p, H]
-        pair_bias = torch.cat(parts) if len(parts) != 1 else parts[0]  # [P, H]
+        pair_bias = torch.cat(parts) if len(parts) != 1 else parts[0]  # [P, H]; P >= 1 (an atom)
         key_pad = batch.token_padding_mask[:, None, None, :]  # [B, 1, 1, L]
         return _DenseBias.apply(pair_bias, self.virtual_distance, pairs, N, key_pad)
 
