@@ -70,8 +70,9 @@ def length_groups(bias: Tensor, max_groups: int = 4, worth: float = 0.7):
     """Graphs of a padded batch grouped by length, for attention over each group's own
     length: a list of (graph indices, length), or None when one pass is about as cheap.
 
-    A graph's length is its last unmasked key + 1 (bias row 0; later tokens are all
-    padding), and attention costs ~ sum_g |g| L_g^2. Sorted by length, the batch is split
+    A graph's length is its last unmasked key + 1, read from row 0 of head 0: the -inf keys
+    there are taken as key padding, masked in every row and head (how every caller here
+    builds the bias), so later tokens are padding. Attention costs ~ sum_g |g| L_g^2. Sorted by length, the batch is split
     greedily where a split saves most, up to ``max_groups`` groups, and grouping is used
     when it cuts that cost below ``worth`` of B L^2: one large molecule pads a batch of
     drug-like ones to its size (half_life_obach's training steps: 0.36 -> 0.24 CPU-s,
