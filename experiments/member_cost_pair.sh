@@ -13,15 +13,13 @@ OLD=${OLD:-/tmp/old_wt}
 source .venv/bin/activate
 mkdir -p /tmp/cost
 
-config() {  # config VER TASK: the g150 run's resolved config, written to /tmp/cost/VER/TASK
-  python - "experiments/results/tdc_admet/g150/$2/runs/sep-bn-bn/seed0" "$1" "$2" <<'PY'
-import json, sys, yaml
-run, ver, task = sys.argv[1:]
-c = dict(json.load(open(run + "/metrics.json"))["config"])
-c["out"] = f"/tmp/cost/{ver}/{task}"; c.pop("resume", None)
-open(f"/tmp/cost/{ver}_{task}.yaml", "w").write(yaml.safe_dump(c))
-PY
+config() {  # config VER TASK: the g150 run's resolved config, to train into /tmp/cost/VER/TASK
   rm -rf "/tmp/cost/$1/$2"
+  python -c "import sys; sys.path.insert(0, 'experiments')
+from pathlib import Path
+from member_cost_profile import write_rerun_config
+write_rerun_config(Path('experiments/results/tdc_admet/g150/$2/runs/sep-bn-bn/seed0'),
+                   Path('/tmp/cost/$1/$2'), Path('/tmp/cost/$1_$2.yaml'))"
 }
 
 train() {  # train VER TASK [TREE]: python -m puts the working directory first on sys.path
@@ -32,9 +30,10 @@ train() {  # train VER TASK [TREE]: python -m puts the working directory first o
 report() {  # report VER TASK...
   python - "$@" <<'PY'
 import json, sys
+from graphnorm.run_folder import read_metrics
 ver, tasks = sys.argv[1], sys.argv[2:]
 for t in tasks:
-    m = json.load(open(f"/tmp/cost/{ver}/{t}/metrics.json"))
+    m = read_metrics(f"/tmp/cost/{ver}/{t}")
     n = json.load(open(f"/tmp/cost/{ver}/{t}/data_report.json"))["split_sizes"]["train"]
     print(t, ver, "cpu_s", m["cpu_time_s"], "steps", m["steps"], "train", n, "cpu_min_per_1000",
           round(m["cpu_time_s"] / 60 / (n / 1000), 2), "val", round(m["val_" + m["metric"]], 4),

@@ -46,17 +46,23 @@ def profile_parts(prof: Path) -> tuple[float, dict]:
     return total, parts
 
 
-def profile_run(run: Path, scratch: Path) -> dict:
+def write_rerun_config(run: Path, out: Path, config: Path) -> Path:
+    """RUN's resolved config (from its metrics.json), to train again into ``out``: written
+    to ``config`` (YAML, for ``graphnorm train --config``)."""
     import yaml
 
+    cfg = dict(read_metrics(run)["config"], out=str(out))
+    cfg.pop("resume", None)
+    config.write_text(yaml.safe_dump(cfg))
+    return config
+
+
+def profile_run(run: Path, scratch: Path) -> dict:
     metrics = read_metrics(run)
     prof = scratch / "prof.out"
     if prof.exists() and (scratch / "run" / "metrics.json").exists():  # --keep: profiled before
         return _result(run, metrics, scratch, None)
-    cfg = dict(metrics["config"], out=str(scratch / "run"))
-    cfg.pop("resume", None)
-    config = scratch / "config.yaml"
-    config.write_text(yaml.safe_dump(cfg))
+    config = write_rerun_config(run, scratch / "run", scratch / "config.yaml")
     cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "graphnorm.cli", "train",
            "--config", str(config), "--no-progress"]
     before = os.times()

@@ -66,18 +66,37 @@ def _attend_backward(saved, grad: Tensor, bias_grad: bool):
     return dqkv, ds.view(B, H, L, L) if bias_grad else None
 
 
+def _padded_cost(s: list, a: int, b: int) -> int:
+    """Attention work of the graphs with sorted lengths s[a:b] padded to the longest."""
+    return (b - a) * s[b - 1] ** 2
+
+
+def _best_split(s: list, a: int, b: int) -> tuple:
+    """(gain, k): cutting the sorted lengths s[a:b] at k saves the most padded work;
+    (0, None) when no cut saves any."""
+    best = (0, None)
+    for k in range(a + 1, b):
+        if s[k - 1] == s[b - 1]:
+            break  # cutting among equal lengths saves nothing
+        gain = _padded_cost(s, a, b) - _padded_cost(s, a, k) - _padded_cost(s, k, b)
+        if gain > best[0]:
+            best = (gain, k)
+    return best
+
+
 def length_groups(bias: Tensor, max_groups: int = 4, worth: float = 0.7):
     """Graphs of a padded batch grouped by length, for attention over each group's own
     length: a list of (graph indices, length), or None when one pass is about as cheap.
 
     A graph's length is its last unmasked key + 1, read from row 0 of head 0: the -inf keys
     there are taken as key padding, masked in every row and head (how every caller here
-    builds the bias), so later tokens are padding. Attention costs ~ sum_g |g| L_g^2. Sorted by length, the batch is split
-    greedily where a split saves most, up to ``max_groups`` groups, and grouping is used
-    when it cuts that cost below ``worth`` of B L^2: one large molecule pads a batch of
-    drug-like ones to its size (half_life_obach's training steps: 0.36 -> 0.24 CPU-s,
-    lipophilicity's 0.33 -> 0.25, ZINC's 0.16 -> 0.155; one thread, load ~2). Only without
-    attention dropout, so that masks are drawn as before."""
+    builds the bias), so later tokens are padding. Attention costs ~ sum_g |g| L_g^2.
+    Sorted by length, the batch is cut greedily where a cut saves most, up to
+    ``max_groups`` groups, and grouping is used when it cuts that cost below ``worth`` of
+    B L^2: one large molecule pads a batch of drug-like ones to its size (half_life_obach's
+    training steps: 0.36 -> 0.24 CPU-s, lipophilicity's 0.33 -> 0.25, ZINC's 0.16 -> 0.155;
+    one thread, load ~2). Only without attention dropout, so that masks are drawn as
+    before."""
     B, L = bias.shape[0], bias.shape[-1]
     if B < 2 or bias.device.type != "cpu":
         return None
@@ -86,24 +105,12 @@ def length_groups(bias: Tensor, max_groups: int = 4, worth: float = 0.7):
     order = torch.argsort(lengths, stable=True)
     s = lengths[order].tolist()  # ascending
     cuts = [0, B]  # groups order[cuts[i]:cuts[i+1]]
-
-    def cost(a, b):
-        return (b - a) * s[b - 1] ** 2
-
     while len(cuts) - 1 < max_groups:
-        best = None
-        for i in range(len(cuts) - 1):
-            a, b = cuts[i], cuts[i + 1]
-            for k in range(a + 1, b):
-                if s[k - 1] == s[b - 1]:
-                    break  # splitting among equal lengths saves nothing
-                gain = cost(a, b) - cost(a, k) - cost(k, b)
-                if best is None or gain > best[0]:
-                    best = (gain, k)
-        if best is None or best[0] <= 0:
+        _, k = max((_best_split(s, a, b) for a, b in zip(cuts, cuts[1:])), key=lambda t: t[0])
+        if k is None:
             break
-        cuts = sorted(cuts + [best[1]])
-    total = sum(cost(a, b) for a, b in zip(cuts, cuts[1:]))
+        cuts = sorted(cuts + [k])
+    total = sum(_padded_cost(s, a, b) for a, b in zip(cuts, cuts[1:]))
     if len(cuts) == 2 or total > worth * B * L * L:
         return None
     return [(order[a:b], s[b - 1]) for a, b in zip(cuts, cuts[1:])]
@@ -123,7 +130,7 @@ class BiasedAttentionCPU(torch.autograd.Function):
     @staticmethod
     def forward(ctx, qkv: Tensor, bias: Tensor, heads: int, p: float) -> Tensor:
         groups = length_groups(bias) if p == 0 else None  # (one dropout mask stream as before)
-        ctx.groups = groups
+        ctx.groups, ctx.heads = groups, heads
         if groups is None:
             out, ctx.saved = _attend(qkv, bias, heads, p)
             return out
@@ -143,9 +150,8 @@ class BiasedAttentionCPU(torch.autograd.Function):
             dqkv, dbias = _attend_backward(ctx.saved, grad, bias_grad)
             return dqkv, dbias, None, None
         B, L, D = grad.shape
-        H = ctx.saved[0][-1][2]
         dqkv = grad.new_zeros(B, L, 3 * D)
-        dbias = grad.new_zeros(B, H, L, L) if bias_grad else None
+        dbias = grad.new_zeros(B, ctx.heads, L, L) if bias_grad else None
         for (idx, n), saved in zip(ctx.groups, ctx.saved):
             dq, db = _attend_backward(saved, grad[idx, :n], bias_grad)
             dqkv[idx, :n] = dq

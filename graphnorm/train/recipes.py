@@ -115,13 +115,13 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
         return merged
     out = dict(merged)
     if merged.get("task") == CLASSIFICATION.name:
-        return out if values.get("forest_member") is not None else dict(out, forest_member=True)
-    if values.get("forest_member") is None:
+        return out if _given(values, ("forest_member",)) else dict(out, forest_member=True)
+    if not _given(values, ("forest_member",)):
         out["forest_member"] = True
         for key, value in (("forest_model", "gbm"), ("tree_weight", "val:equal")):
-            if values.get(key) is None:
+            if not _given(values, (key,)):
                 out[key] = value
-    if rows < ENSEMBLE_BELOW_ROWS and values.get("ensemble") is None:
+    if rows < ENSEMBLE_BELOW_ROWS and not _given(values, ("ensemble",)):
         out["ensemble"] = ENSEMBLE_MEMBERS
     return out
 
