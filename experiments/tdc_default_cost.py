@@ -1,0 +1,126 @@
+"""What the default and the boosted trees cost a user, first run and per seed, on TDC tasks.
+
+For each task, in a scratch folder with its own empty feature cache, four commands a user
+would type (``graphnorm benchmark --suite tdc-admet --seeds 1``, one thread):
+
+- ``gbm cold``: ``--models gbm --tree-features maplight+admet`` on an empty cache (features
+  computed inside), then ``gbm warm``: the same again, features cached;
+- ``default cold``: ``--recipe admet`` on another empty cache, then ``default warm``.
+
+Each command's process CPU-s (user + system, imports included) is measured from outside;
+``metrics.json`` gives the runs' own ``cpu_time_s`` (from the start of training, imports
+excluded) and the Graphormer member's, whence CPU-min per 1,000 training molecules (issue
+35's member target) and the ratio default / gbm (its ≤ 3x target on tables below 2,000 rows).
+Tasks run ``--jobs`` at a time (one thread each; 2 on 2 cores did not change CPU-s: dili
+27.6 vs 28.0 CPU-s alone and in a pair, session 26).
+
+    python experiments/tdc_default_cost.py --tasks dili,herg --jobs 2 --out experiments/results/tdc_admet/cost/default_cost.md
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from graphnorm.run_folder import read_metrics
+
+SMALL = ("bbb_martins bioavailability_ma caco2_wang clearance_hepatocyte_az clearance_microsome_az "
+         "cyp2c9_substrate_carbonmangels cyp2d6_substrate_carbonmangels "
+         "cyp3a4_substrate_carbonmangels dili half_life_obach herg hia_hou pgp_broccatelli "
+         "vdss_lombardo").split()
+VARIANTS = {"gbm": ["--models", "gbm", "--tree-features", "maplight+admet"],
+            "default": ["--recipe", "admet"]}
+
+
+def run_command(task: str, variant: str, out: Path, cache: Path) -> float:
+    """One benchmark command; returns its process CPU-s (children's rusage, from outside)."""
+    cmd = [sys.executable, "-m", "graphnorm.cli", "benchmark", "--suite", "tdc-admet", "--tasks", task,
+           *VARIANTS[variant], "--seeds", "1", "--threads", "1", "--jobs", "1", "--no-progress",
+           "--cache-root", str(cache), "--out", str(out)]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_suffix(".log"), "w") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: see {out.with_suffix('.log')}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def runs(out: Path, task: str) -> dict:
+    """The seed-0 run's metrics and, for an ensemble, its Graphormer member's."""
+    found = sorted((out / task / "runs").glob("*/seed0/metrics.json"))
+    if len(found) != 1:
+        raise SystemExit(f"{out / task / 'runs'}: expected one seed0 run, found {len(found)}")
+    run = found[0].parent
+    member = next((p.parent for p in sorted(run.glob("*/metrics.json"))
+                   if read_metrics(p.parent).get("model") == "graphormer"), None)
+    sizes = json.loads((run / "data_report.json").read_text())["split_sizes"] \
+        if (run / "data_report.json").is_file() else None
+    return dict(run=read_metrics(run), member=read_metrics(member) if member else None,
+                train=(sizes or {}).get("train"))
+
+
+def measure(task: str, scratch: Path) -> dict:
+    row = {"task": task, "load_start": os.getloadavg()[0]}
+    for variant in VARIANTS:
+        cache = scratch / task / f"cache_{variant}"
+        shutil.rmtree(cache, ignore_errors=True)
+        for temp in ("cold", "warm"):
+            out = scratch / task / f"{variant}_{temp}"
+            shutil.rmtree(out, ignore_errors=True)
+            row[f"{variant}_{temp}_process"] = run_command(task, variant, out, cache)
+            found = runs(out, task)
+            row[f"{variant}_{temp}_run"] = found["run"]["cpu_time_s"]
+            if variant == "default" and temp == "warm":
+                m = found["member"]
+                row.update(member=m["cpu_time_s"], steps=m["steps"], train=found["train"],
+                           test=found["run"]["test_" + found["run"]["metric"]])
+    row["load_end"] = os.getloadavg()[0]
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    head = ("| task | training molecules | member steps | member CPU-s | CPU-min per 1,000 | "
+            "gbm warm: run / process CPU-s | default warm: run / process | warm ratio (run) | "
+            "gbm cold: process | default cold: process | cold ratio (process) | load start-end |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        per_k = r["member"] / 60 / (r["train"] / 1000) if r.get("train") else float("nan")
+        lines.append(
+            f"| {r['task']} | {r['train']} | {r['steps']} | {r['member']:.1f} | {per_k:.2f} | "
+            f"{r['gbm_warm_run']:.1f} / {r['gbm_warm_process']:.1f} | "
+            f"{r['default_warm_run']:.1f} / {r['default_warm_process']:.1f} | "
+            f"{r['default_warm_run'] / max(r['gbm_warm_run'], 0.1):.1f}x | "
+            f"{r['gbm_cold_process']:.1f} | {r['default_cold_process']:.1f} | "
+            f"{r['default_cold_process'] / r['gbm_cold_process']:.1f}x | "
+            f"{r['load_start']:.1f}-{r['load_end']:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", default=",".join(SMALL))
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--scratch", type=Path, default=Path("/tmp/default_cost"))
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    tasks = args.tasks.split(",")
+    with ThreadPoolExecutor(args.jobs) as pool:
+        rows = list(pool.map(lambda t: measure(t, args.scratch), tasks))
+    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    text = (f"command: `python experiments/tdc_default_cost.py --tasks {args.tasks} --jobs {args.jobs} "
+            f"--out {args.out}` ({sha}, {os.cpu_count()} CPUs, one thread per command)\n\n" + table(rows))
+    (args.scratch / "rows.json").write_text(json.dumps(rows, indent=1))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
