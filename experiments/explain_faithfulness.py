@@ -294,7 +294,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import torch
 
-    from graphnorm.train.run import git_sha
+    from graphnorm.provenance import git_sha
 
     torch.set_num_threads(1)
     table = Path("data/derived") / f"explain_zinc{args.rows}.csv"

@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     from graphnorm.models import build_model
     from graphnorm.inference.predict import Predictor
     from graphnorm.train.config import TrainConfig
-    from graphnorm.train.run import code_sha
+    from graphnorm.provenance import code_sha
 
     work, out = Path(args.work), Path(args.out)
     start = time.time()

@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     p.add_argument("--checkpoint", default="runs/explain-faithfulness/graphormer-e40-s0")
     p.add_argument("--out", default="experiments/results/serve")
     args = p.parse_args(argv)
-    from graphnorm.train.run import git_sha
+    from graphnorm.provenance import git_sha
 
     port = free_port()
     server = start_server(args.checkpoint, port)

@@ -14,6 +14,7 @@ JSON reader accepts), written atomically so an interrupted write never leaves ha
 that a resumed benchmark would take for a finished run. `read_record` reads one as a typed
 `RunRecord` (metric, seed, val/test values, model) and names the file when it does not fit;
 `read_metrics` also requires the validation value that benchmarks, summaries and boards read.
+`refuse_overwrite` keeps a new run out of a folder that already holds a trained one.
 """
 from __future__ import annotations
 
@@ -142,3 +143,12 @@ def read_metrics(run: str | os.PathLike) -> dict:
         raise RunRecordError(f"{record.path} is not a finished run's record: it lacks "
                              f"val_{record.metric}")
     return record.fields
+
+
+def refuse_overwrite(out: Path, resume: bool) -> None:
+    """A new run never overwrites a trained one: its checkpoints and log would be lost."""
+    found = [n for n in (BEST_CHECKPOINT, LAST_CHECKPOINT, METRICS_FILE) if (out / n).is_file()]
+    if found and not resume:
+        raise FileExistsError(
+            f"{out} already holds a run ({', '.join(found)}): --resume continues it; to start "
+            f"over, choose another --out or delete {out}")

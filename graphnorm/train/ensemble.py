@@ -161,7 +161,7 @@ def evaluate_ensemble(cfg) -> dict:
     from graphnorm.train.evaluate import predict_loader, prediction_frame
     from graphnorm.train.member_weights import (fit_tree_weight, member_weights, prior_weight,
                                                    tree_weight_rule)
-    from graphnorm.train.run import code_sha
+    from graphnorm.provenance import code_sha
 
     out = Path(cfg.out)
     models = [load_member(p) for p in checkpoint_files(out)]

@@ -8,12 +8,8 @@ parameter count, graphs/s, git sha, data checksum, full config).
 from __future__ import annotations
 
 import datetime
-import functools
 import json
-import os
-import platform
 import warnings
-import subprocess
 import time
 from pathlib import Path
 
@@ -31,65 +27,24 @@ from .init_from import RECORD as INIT_RECORD, init_from_checkpoint
 from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
-from graphnorm.run_folder import BEST_CHECKPOINT, LAST_CHECKPOINT, METRICS_FILE, write_metrics
+from graphnorm.provenance import code_sha, cpu_model
+from graphnorm.run_folder import BEST_CHECKPOINT, LAST_CHECKPOINT, refuse_overwrite, write_metrics
 from graphnorm.tasks import HIGHER_IS_BETTER, target_names
-
-
-def git_sha() -> str:
-    """HEAD of the checkout this code came from, "+dirty" with uncommitted changes under
-    graphnorm/; "unknown" outside a checkout (installed wheel)."""
-    here = Path(__file__).parent
-    try:
-        sha = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=here,
-                                      stderr=subprocess.DEVNULL, text=True).strip()
-        dirty = subprocess.check_output(["git", "status", "--porcelain", "--", ".."], cwd=here,
-                                        stderr=subprocess.DEVNULL, text=True).strip()
-    except Exception:
-        return "unknown"
-    return sha + ("+dirty" if dirty else "")
-
-
-def _cpu_model() -> str:
-    """E.g. ``AMD EPYC (2 cpus)``: timings differ between hosts, so results name theirs."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cpus)"
-    except OSError:
-        pass
-    return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cpus)"
 
 
 def _hardware(trainer) -> str:
     """What the run actually used (``accelerator="auto"`` resolved), for metrics.json."""
-    cpu = f"{_cpu_model()}, {torch.get_num_threads()} threads"
+    cpu = f"{cpu_model()}, {torch.get_num_threads()} threads"
     kind = type(trainer.accelerator).__name__.replace("Accelerator", "").lower()
     if kind == "cuda":
         kind = f"cuda {torch.cuda.get_device_name(trainer.strategy.root_device)}"
     return f"{cpu}, {kind} x{trainer.world_size}"
 
 
-@functools.lru_cache(maxsize=1)
-def code_sha() -> str:
-    """``git_sha()`` at this process's first run: a long benchmark keeps running the code it
-    loaded even if the checkout moves on, so the sha at write time could name code that
-    never ran."""
-    return git_sha()
-
-
 # Lightning notices that say nothing about this run: checkpoints share the run directory with
 # logs/ and the data files by design, and a deprecation inside Lightning's own pytree helper.
 warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
 warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*")
-
-
-def refuse_overwrite(out: Path, resume: bool) -> None:
-    """A new run never overwrites a trained one: its checkpoints and log would be lost."""
-    found = [n for n in (BEST_CHECKPOINT, LAST_CHECKPOINT, METRICS_FILE) if (out / n).is_file()]
-    if found and not resume:
-        raise FileExistsError(
-            f"{out} already holds a run ({', '.join(found)}): --resume continues it; to start "
-            f"over, choose another --out or delete {out}")
 
 
 def _initialize(module, model_config: dict, featurizer, init_from, out: Path, resuming: bool):

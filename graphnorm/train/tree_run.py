@@ -39,7 +39,8 @@ def train_trees(cfg) -> dict:
     from graphnorm.data.feature_cache import table_features
     from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
     from graphnorm.train.evaluate import prediction_frame
-    from graphnorm.train.run import _cpu_model, code_sha, refuse_overwrite
+    from graphnorm.provenance import code_sha, cpu_model
+    from graphnorm.run_folder import refuse_overwrite
     from graphnorm.tasks import compute_metric, resolve_task
 
     kind = tree_kind(cfg.model_name)
@@ -99,7 +100,7 @@ def train_trees(cfg) -> dict:
         "cpu_time_s": round(time.process_time() - cpu_started, 1),
         "budget_s": None, "stopped_by": "fit", "model": kind.name, "params": 0,
         "train_graphs_per_s": round(len(splits["train"]) / max(wall, 1e-9), 1),
-        "hardware": f"{_cpu_model()}, {threads} threads, {kind.label}",
+        "hardware": f"{cpu_model()}, {threads} threads, {kind.label}",
         "tree_model": config, "features": features, "transforms": transforms,
         **({"admet_overlap": overlap} if overlap is not None else {}),
         "git_sha": code_sha(), "data_checksum": splits.checksum, "config": cfg.to_dict(),

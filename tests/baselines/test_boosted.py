@@ -71,6 +71,24 @@ def test_gbm_run_saves_a_model_predict_loads(table, cache_root, tmp_path):
     assert metrics["test_mae"] == pytest.approx(float(np.abs(test["pred:logp"] - test["y:logp"]).mean()))
 
 
+def test_a_gbm_run_does_not_load_the_training_stack(table, cache_root, tmp_path):
+    """A tree run writes the same provenance (graphnorm.provenance) without importing
+    Lightning: seconds of start-up a gbm user does not pay."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "gbm"
+    code = ("import sys; from graphnorm.cli import main; "
+            f"rc = main(['train', '--data', {str(table)!r}, '--target-columns', 'logp', '--model', 'gbm', "
+            f"'--split', 'random', '--cache-root', {str(cache_root)!r}, '--out', {str(out)!r}, "
+            "'--threads', '1', '--no-progress']); "
+            "print('lightning' in sys.modules, rc)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split()[-2:] == ["False", "0"], done.stdout + done.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["git_sha"] not in ("", None) and "cpus), 1 threads" in metrics["hardware"]
+
+
 def test_bad_gbm_files_are_named(tmp_path):
     path = tmp_path / BOOSTED_FILE
     with pytest.raises(TreeFileError, match="not found"):

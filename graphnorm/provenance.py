@@ -1,0 +1,43 @@
+"""Where a result came from: the code (git sha) and the host (CPU model), as ``metrics.json``
+records them. Light on purpose (no torch, no Lightning): tree runs, ensembles and experiment
+scripts write the same provenance without importing the training stack."""
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+
+def git_sha() -> str:
+    """HEAD of the checkout this code came from, "+dirty" with uncommitted changes under
+    graphnorm/; "unknown" outside a checkout (installed wheel)."""
+    here = Path(__file__).parent
+    try:
+        sha = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=here,
+                                      stderr=subprocess.DEVNULL, text=True).strip()
+        dirty = subprocess.check_output(["git", "status", "--porcelain", "--", "."], cwd=here,
+                                        stderr=subprocess.DEVNULL, text=True).strip()
+    except Exception:
+        return "unknown"
+    return sha + ("+dirty" if dirty else "")
+
+
+def cpu_model() -> str:
+    """E.g. ``AMD EPYC (2 cpus)``: timings differ between hosts, so results name theirs."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cpus)"
+    except OSError:
+        pass
+    return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cpus)"
+
+
+@functools.lru_cache(maxsize=1)
+def code_sha() -> str:
+    """``git_sha()`` at this process's first run: a long benchmark keeps running the code it
+    loaded even if the checkout moves on, so the sha at write time could name code that
+    never ran."""
+    return git_sha()
