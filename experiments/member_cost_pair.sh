@@ -5,7 +5,8 @@
 # training molecules and scores.
 # usage: OLD=/tmp/old_wt bash experiments/member_cost_pair.sh TASK [TASK ...]
 # OLD=none: this checkout only, two tasks at a time. Runs in /tmp/cost; the feature cache of
-# this checkout serves both trees.
+# this checkout serves both trees. A task may name another campaign's seed-0 run: BENCH:TASK
+# (e.g. g1500l:ppbr_az, gsize:solubility_aqsoldb; default bench g150).
 set -e
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -13,13 +14,15 @@ OLD=${OLD:-/tmp/old_wt}
 source .venv/bin/activate
 mkdir -p /tmp/cost
 
-config() {  # config VER TASK: the g150 run's resolved config, to train into /tmp/cost/VER/TASK
-  rm -rf "/tmp/cost/$1/$2"
+config() {  # config VER [BENCH:]TASK: that run's resolved config, to train into /tmp/cost/VER/TASK
+  local bench=g150 task=$2
+  case $2 in *:*) bench=${2%%:*}; task=${2#*:};; esac
+  rm -rf "/tmp/cost/$1/$task"
   python -c "import sys; sys.path.insert(0, 'experiments')
 from pathlib import Path
 from member_cost_profile import write_rerun_config
-write_rerun_config(Path('experiments/results/tdc_admet/g150/$2/runs/sep-bn-bn/seed0'),
-                   Path('/tmp/cost/$1/$2'), Path('/tmp/cost/$1_$2.yaml'))"
+write_rerun_config(Path('experiments/results/tdc_admet/$bench/$task/runs/sep-bn-bn/seed0'),
+                   Path('/tmp/cost/$1/$task'), Path('/tmp/cost/$1_$task.yaml'))"
 }
 
 train() {  # train VER TASK [TREE]: python -m puts the working directory first on sys.path
@@ -46,18 +49,18 @@ if [ "$OLD" = none ]; then
   while [ -n "$1" ]; do
     a=$1; b=$2; shift 2 || shift
     echo "$a $b load $(cut -d' ' -f1-3 /proc/loadavg)"
-    config new "$a"; train new "$a" &
-    if [ -n "$b" ]; then config new "$b"; train new "$b" & fi
+    config new "$a"; train new "${a#*:}" &
+    if [ -n "$b" ]; then config new "$b"; train new "${b#*:}" & fi
     wait
-    report new $a $b
+    report new ${a#*:} ${b:+${b#*:}}
   done
   exit 0
 fi
 for task in "$@"; do
   config old "$task"; config new "$task"
   echo "$task load $(cut -d' ' -f1-3 /proc/loadavg)"
-  train old "$task" "$OLD" &
-  train new "$task" &
+  train old "${task#*:}" "$OLD" &
+  train new "${task#*:}" &
   wait
-  report old "$task"; report new "$task"
+  report old "${task#*:}"; report new "${task#*:}"
 done
