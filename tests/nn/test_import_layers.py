@@ -50,7 +50,7 @@ def _subpackage(module: str) -> str:
 # own layer and those below. The package root (``graphnorm/__init__.py``: the version, a lazy
 # `load_predictor`) is outside the layers.
 LAYERS = (
-    {"norms", "chem", "tasks", "run_folder", "quiet"},  # base: contracts and chemistry
+    {"norms", "chem", "tasks", "run_folder", "provenance", "quiet"},  # base: contracts, chemistry, provenance
     {"nn"},  # transformer core
     {"graph", "text", "vision"},  # models
     {"data", "baselines", "models"},  # datasets, tree/GNN baselines, the model registry
