@@ -41,3 +41,17 @@ def code_sha() -> str:
     loaded even if the checkout moves on, so the sha at write time could name code that
     never ran."""
     return git_sha()
+
+
+def source_sha(*files: Path) -> str:
+    """16 hex of sha256 of these source files (names and bytes): what keys a cache of values
+    computed by that code, so that an edit to it recomputes instead of reusing values the
+    current code would not produce (a cache keyed by its inputs alone outlived a descriptor
+    change once: docs/results/tdc_admet.md, session 27)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(Path(f) for f in files):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]

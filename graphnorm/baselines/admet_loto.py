@@ -10,7 +10,8 @@ loto_features/``): gbm with them better on 7 of 8 tasks and 30 of 40 task-seeds.
 
 The file has the shipped file's format (`graphnorm.baselines.admet_boosters`), one column
 fewer, and is cached: ``<cache>/admet_loto/<task>-<key>.json.gz``, the key a hash of the
-TDC tables, MolHIV's file and the LightGBM version. ~4 CPU-minutes per task on one thread.
+TDC tables, MolHIV's file, the LightGBM version and the code that builds it (the chemistry,
+the aux table, this module, the booster fit: `_code`). ~4 CPU-minutes per task on one thread.
 """
 from __future__ import annotations
 
@@ -23,12 +24,26 @@ import numpy as np
 LOTO_FORMAT = 1  # bump when what goes into a file changes: old cached files are not reused
 
 
+def _code() -> str:
+    """The code a file's boosters come from: a cache keyed by inputs alone once kept a file
+    that the current code no longer builds (docs/results/tdc_admet.md, session 27)."""
+    from graphnorm.chem.code import chem_code_sha
+    from graphnorm.data import tdc_aux
+    from graphnorm.provenance import source_sha
+
+    from . import boosted
+
+    return chem_code_sha() + source_sha(Path(__file__), Path(tdc_aux.__file__),
+                                        Path(boosted.__file__))
+
+
 def _key(task: str, group: Path, hiv_file) -> str:
     import lightgbm
 
     from graphnorm.data.tdc import TDC_ADMET_TASKS
 
-    h = hashlib.sha256(f"{LOTO_FORMAT} {task} lightgbm {lightgbm.__version__}".encode())
+    h = hashlib.sha256(f"{LOTO_FORMAT} {task} lightgbm {lightgbm.__version__} "
+                       f"code {_code()}".encode())
     for t in TDC_ADMET_TASKS:
         for part in ("train_val.csv", "test.csv"):
             h.update((Path(group) / t / part).read_bytes())

@@ -2,9 +2,9 @@
 
 ``<cache root>/features/<file>-<sha16>-<set>.npz`` beside the graph cache (`cache.py`):
 the table's SMILES and their vectors, keyed by the feature set's signature (set, width,
-RDKit version); a file of another signature or one that does not load is recomputed, with
-a warning for the damaged one. Benchmark seeds, ensemble members and variants of one table
-share it.
+RDKit version) and the chemistry code that computed them (`graphnorm.chem.code`); a file of
+another signature or code is recomputed (said), one that does not load too, with a warning.
+Benchmark seeds, ensemble members and variants of one table share it.
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ def table_features(feature_set: str, smiles: list[str], name: str, sha256: str, 
     """float32 [len(smiles), width] for SMILES of the table ``name`` (sha256 of its file).
     ``computed_by``: (signature, function of a SMILES list -> matrix) of a set that
     `graphnorm.chem.tabular` does not name (an experiment's); None: that module's set."""
+    from graphnorm.chem.code import chem_code_sha
+
     from .build import stage
 
     if computed_by is None:
@@ -33,11 +35,15 @@ def table_features(feature_set: str, smiles: list[str], name: str, sha256: str, 
         sig, matrix = computed_by
     path = cache_root(root) / "features" / f"{Path(name).stem[:40]}-{sha256[:16]}-{feature_set}.npz"
     known: dict = {}
+    code = chem_code_sha()
     if path.is_file():
         try:
             with np.load(path, allow_pickle=False) as saved:
-                if json.loads(str(saved["signature"])) == sig:
+                same_code = "code" in saved and str(saved["code"]) == code
+                if json.loads(str(saved["signature"])) == sig and same_code:
                     known = dict(zip(saved["smiles"].tolist(), saved["x"]))
+                elif not same_code:
+                    stage(progress, f"{path}: computed by other chemistry code; recomputing")
         except Exception as err:  # a damaged file is rebuilt, never used
             warnings.warn(f"{path}: cached features unreadable ({type(err).__name__}); "
                           "recomputing", CacheWarning, stacklevel=2)
@@ -50,6 +56,6 @@ def table_features(feature_set: str, smiles: list[str], name: str, sha256: str, 
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")  # parallel runs
         np.savez(tmp, smiles=np.array(keys), x=np.stack([known[k] for k in keys]),
-                 signature=np.array(json.dumps(sig)))
+                 signature=np.array(json.dumps(sig)), code=np.array(code))
         tmp.replace(path)
     return np.stack([known[s] for s in smiles]) if smiles else np.zeros((0, sig["width"]), np.float32)

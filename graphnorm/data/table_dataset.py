@@ -113,9 +113,11 @@ def featurized_table(table: MoleculeTable, root=None, featurizer=None, progress:
     before with the same featurizer."""
     from .build import featurize_with_progress, stage
 
+    from graphnorm.chem.code import chem_code_sha
+
     featurizer = table_featurizer(featurizer)
     key = {"format": CACHE_FORMAT, "sha256": table.sha256, "smiles_column": table.smiles_column,
-           "featurizer": featurizer.to_dict()}
+           "featurizer": featurizer.to_dict(), "chem_code": chem_code_sha()}
     directory = cache_root(root) / "tables" / f"{table.path.stem[:40]}-{table.sha256[:16]}-{featurizer.tag}"
     cached = load_cache(directory, key, ("graphs", "rows", "failed"))
     if cached is not None:

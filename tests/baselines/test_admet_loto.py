@@ -91,6 +91,23 @@ def test_built_once_then_read_from_the_cache(fake_group, loto_ames, monkeypatch,
         loto_boosters("ames", partial, cache, raw_dir=tmp_path)
 
 
+def test_a_cached_file_from_other_code_is_not_reused(fake_group, loto_ames, monkeypatch,
+                                                      tmp_path):
+    """The key names the code that built the file: with other chemistry code the cached file
+    is not read (the build starts: here it stops at the first fit)."""
+    import graphnorm.baselines.boosted as boosted
+    import graphnorm.chem.code as chem_code
+    from graphnorm.baselines.admet_loto import loto_boosters
+
+    def refit(*a, **k):
+        raise AssertionError("built again")
+
+    monkeypatch.setattr(boosted, "fit_boosted", refit)
+    monkeypatch.setattr(chem_code, "chem_code_sha", lambda: "another-chem-code")
+    with pytest.raises(AssertionError, match="built again"):
+        loto_boosters("ames", fake_group, loto_ames[1], raw_dir=tmp_path)
+
+
 def test_a_run_keeps_its_boosters_and_predict_reads_them(zinc_property_table, loto_ames,
                                                          cache_root, tmp_path, capsys):
     from graphnorm.baselines.boosted_file import BOOSTED_FILE, load_boosted
