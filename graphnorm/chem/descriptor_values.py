@@ -9,7 +9,9 @@ characteristic polynomial behind ``Ipc`` and ``AvgIpc`` twice, Gasteiger charges
 the 14 ``PEOE_VSA`` bins, a Morgan generator per ``FpDensityMorgan``. Here each is computed once,
 with the same floating-point operations in the same order, so every value is bit for bit the
 one RDKit's own function returns (``tests/chem/test_descriptor_values.py`` checks that on
-drug-like, charged, salt, metal, single-atom and large molecules).
+drug-like, charged, salt, metal, single-atom and large molecules). One exception: ``Ipc`` and
+``AvgIpc`` come from the exact characteristic polynomial (`_char_poly_abs`), the same as
+RDKit's where its floats are exact, and host-independent where they are not (~45+ atoms).
 
 Any exception in a shared computation falls back to RDKit's own functions for its members,
 so a molecule on which a descriptor fails fails with RDKit's exception, as before.
@@ -68,9 +70,9 @@ def _estate(mol) -> dict:
 
 
 def _ipc(mol) -> dict:
-    """``GraphDescriptors.Ipc`` and ``AvgIpc``: one characteristic polynomial for both."""
+    """``GraphDescriptors.Ipc`` and ``AvgIpc``: one characteristic polynomial for both, in
+    exact integers (`_char_poly_abs`)."""
     from rdkit import Chem
-    from rdkit.Chem import Graphs
     from rdkit.ML.InfoTheory import entropy
 
     try:
@@ -78,9 +80,44 @@ def _ipc(mol) -> dict:
     except AttributeError:
         dmat = Chem.GetDistanceMatrix(mol, False)
         mol._adjMat = dmat
-    poly = abs(Graphs.CharacteristicPolynomial(mol, np.equal(dmat, 1)))
+    poly = _char_poly_abs(np.equal(dmat, 1))
     info = entropy.InfoEntropy(poly)
     return {"AvgIpc": info, "Ipc": sum(poly) * info}
+
+
+def _char_poly_abs(adjacency: np.ndarray) -> np.ndarray:
+    """|coefficients| (float64, highest power first) of the characteristic polynomial of a 0/1
+    adjacency matrix: RDKit's ``Graphs.CharacteristicPolynomial`` (Le Verrier-Faddeev,
+    B_k = A_k - tr(A_k)/k I, A_{k+1} = A B_k), in integers.
+
+    RDKit runs it in floats with BLAS products. Once entries pass 2^53 (molecules of ~45+
+    atoms) the rounding follows the CPU's BLAS kernel: bacitracin's AvgIpc is 1.3696 with
+    OpenBLAS's SkylakeX kernels and 1.4086 with its Haswell/Zen ones, so the same molecule
+    got other features on another host. Here A B_k sums each atom's neighbours' rows of B_k,
+    in int64 while no sum can overflow and in Python integers after, so every coefficient
+    is exact on every host; where RDKit's floats are exact too (smaller molecules) the
+    values are the same."""
+    n = len(adjacency)
+    neighbours = [np.flatnonzero(row) for row in adjacency]
+    width = max((len(x) for x in neighbours), default=0)
+    rows = np.full((n, max(width, 1)), n)  # row n of the padded B_k is zeros
+    for i, x in enumerate(neighbours):
+        rows[i, :len(x)] = x
+    limit = 2 ** 62 // max(width, n, 1)  # |entries| below it: no int64 sum overflows
+    a_k = np.asarray(adjacency, dtype=np.int64)
+    coefficients = [1]
+    for k in range(1, n + 1):
+        if a_k.dtype != object and np.abs(a_k).max(initial=0) >= limit:
+            a_k = a_k.astype(object)
+        c, rest = divmod(sum(int(v) for v in np.diagonal(a_k)), k)
+        if rest:  # impossible for an integer matrix: RDKit's own function takes over
+            raise ArithmeticError(f"trace not divisible by {k}")
+        coefficients.append(c)
+        b_k = a_k.copy()
+        b_k[np.arange(n), np.arange(n)] -= c
+        padded = np.concatenate([b_k, np.zeros((1, n), dtype=b_k.dtype)])
+        a_k = padded[rows].sum(axis=1) if width else np.zeros_like(b_k)
+    return np.abs(np.array([float(c) for c in coefficients]))
 
 
 def _peoe_vsa(mol) -> dict:
