@@ -111,9 +111,9 @@ def featurized_table(table: MoleculeTable, root=None, featurizer=None, progress:
     """{"graphs": packed featurized rows (`cache.pack_split`) or None, "rows", "canonical",
     "scaffold", "failed": [(row, message)]}, from the cache when the file was featurized
     before with the same featurizer."""
-    from .build import featurize_with_progress, stage
-
     from graphnorm.chem.code import chem_code_sha
+
+    from .build import featurize_with_progress, stage
 
     featurizer = table_featurizer(featurizer)
     key = {"format": CACHE_FORMAT, "sha256": table.sha256, "smiles_column": table.smiles_column,
