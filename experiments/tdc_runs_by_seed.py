@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from graphnorm.run_folder import read_metrics
+from graphnorm.run_folder import read_member_weights, read_metrics
 
 
 def rows(bench: Path, label: str) -> list[dict]:
@@ -24,12 +24,12 @@ def rows(bench: Path, label: str) -> list[dict]:
         folder, task, seed = run.parent, run.parents[3].name, run.parent.name
         default = read_metrics(folder)
         metric = default["metric"]
-        weights = json.loads((folder / "ensemble.json").read_text()).get("member_weights")
-        parts = {label: (folder, default)}
+        parts = {label: default}
         for name, sub in ((":gbm", "gbm"), (":graphormer", "model_0")):
             if (folder / sub / "metrics.json").is_file():
-                parts[label + name] = (folder / sub, read_metrics(folder / sub))
-        for members, (_, m) in parts.items():
+                parts[label + name] = read_metrics(folder / sub)
+        weights = read_member_weights(folder, len(parts) - 1)
+        for members, m in parts.items():
             out.append({"task": task, "metric": metric, "seed": seed, "members": members,
                         "val": m[f"val_{metric}"], "val_cv": m[f"val_{metric}"],
                         "test": m[f"test_{metric}"], "cpu_s": m.get("cpu_time_s"),

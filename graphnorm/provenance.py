@@ -4,6 +4,7 @@ scripts write the same provenance without importing the training stack."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import platform
 import subprocess
@@ -48,8 +49,6 @@ def source_sha(*files: Path) -> str:
     computed by that code, so that an edit to it recomputes instead of reusing values the
     current code would not produce (a cache keyed by its inputs alone outlived a descriptor
     change once: docs/results/tdc_admet.md, session 27)."""
-    import hashlib
-
     h = hashlib.sha256()
     for path in sorted(Path(f) for f in files):
         h.update(path.name.encode())

@@ -100,7 +100,7 @@ def _char_poly_abs(adjacency: np.ndarray) -> np.ndarray:
     n = len(adjacency)
     neighbours = [np.flatnonzero(row) for row in adjacency]
     width = max((len(x) for x in neighbours), default=0)
-    rows = np.full((n, max(width, 1)), n)  # row n of the padded B_k is zeros
+    rows = np.full((n, max(width, 1)), n)  # row n of the padded B_k is zeros (also: no bonds)
     for i, x in enumerate(neighbours):
         rows[i, :len(x)] = x
     limit = 2 ** 62 // max(width, n, 1)  # |entries| below it: no int64 sum overflows
@@ -113,10 +113,9 @@ def _char_poly_abs(adjacency: np.ndarray) -> np.ndarray:
         if rest:  # impossible for an integer matrix: RDKit's own function takes over
             raise ArithmeticError(f"trace not divisible by {k}")
         coefficients.append(c)
-        b_k = a_k.copy()
+        b_k = np.concatenate([a_k, np.zeros((1, n), dtype=a_k.dtype)])  # B_k and a zero row
         b_k[np.arange(n), np.arange(n)] -= c
-        padded = np.concatenate([b_k, np.zeros((1, n), dtype=b_k.dtype)])
-        a_k = padded[rows].sum(axis=1) if width else np.zeros_like(b_k)
+        a_k = b_k[rows].sum(axis=1)
     return np.abs(np.array([float(c) for c in coefficients]))
 
 

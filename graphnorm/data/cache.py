@@ -8,7 +8,9 @@ Layout::
 
 `root` is the `root=` argument, else $GRAPHNORM_CACHE, else ``<checkout>/data/cache`` when
 graphnorm runs from a source checkout, else ``~/.cache/graphnorm``. The manifest key holds
-the cache format, the source checksum, the FeaturizerConfig and the label version. A cache
+the cache format, the source checksum, the FeaturizerConfig and the label version, and
+`save_cache`/`load_cache` add the chemistry code's sha (`graphnorm.chem.code`: the arrays
+are that code's output, so an edit to it makes every cache stale). A cache
 whose key differs (stale: e.g. written by an older format) or whose data.pt does not match
 its recorded sha256 or does not load (corrupt) is reported with a warning and rebuilt, never
 used. A split is stored as the featurizer made it (`pack_split`): each array field
@@ -154,9 +156,16 @@ def split_dataset(packed: dict, name: str, split: str,
     return GraphDataset(Data.from_dict(storage), slices, name, split)
 
 
+def _with_code(key: dict) -> dict:
+    from graphnorm.chem.code import chem_code_sha
+
+    return {**key, "chem_code": chem_code_sha()}
+
+
 def save_cache(directory: Path, key: dict, payload: dict, extra: dict) -> dict:
     """Write data.pt then manifest.json (manifest last: a crash leaves no valid-looking
     cache). Returns the manifest."""
+    key = _with_code(key)
     directory.mkdir(parents=True, exist_ok=True)
     data_path = directory / DATA_FILE
     atomic_write(data_path, lambda p: torch_save({"format": CACHE_FORMAT, **payload}, p))
@@ -173,6 +182,7 @@ def load_cache(directory: Path, key: dict, fields: tuple = ()) -> Optional[tuple
 
     Stale or corrupt caches give a `CacheWarning` saying why; a missing cache is silent.
     """
+    key = _with_code(key)
     data_path, man_path = directory / DATA_FILE, directory / MANIFEST_FILE
     if not data_path.exists() and not man_path.exists():
         return None

@@ -86,11 +86,9 @@ def _open_official(name: str, root: Path):
 
 
 def _key(name: str, source: str, checksum: str, featurizer) -> dict:
-    from graphnorm.chem.code import chem_code_sha
-
     return {"format": CACHE_FORMAT, "name": name, "source": source,
             "source_checksum": checksum, "featurizer": featurizer.to_dict(),
-            "label_version": _label_version(name, source), "chem_code": chem_code_sha()}
+            "label_version": _label_version(name, source)}
 
 
 def dataset_featurizer(name: str, featurizer=None):

@@ -111,13 +111,11 @@ def featurized_table(table: MoleculeTable, root=None, featurizer=None, progress:
     """{"graphs": packed featurized rows (`cache.pack_split`) or None, "rows", "canonical",
     "scaffold", "failed": [(row, message)]}, from the cache when the file was featurized
     before with the same featurizer."""
-    from graphnorm.chem.code import chem_code_sha
-
     from .build import featurize_with_progress, stage
 
     featurizer = table_featurizer(featurizer)
     key = {"format": CACHE_FORMAT, "sha256": table.sha256, "smiles_column": table.smiles_column,
-           "featurizer": featurizer.to_dict(), "chem_code": chem_code_sha()}
+           "featurizer": featurizer.to_dict()}
     directory = cache_root(root) / "tables" / f"{table.path.stem[:40]}-{table.sha256[:16]}-{featurizer.tag}"
     cached = load_cache(directory, key, ("graphs", "rows", "failed"))
     if cached is not None:
