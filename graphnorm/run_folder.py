@@ -27,6 +27,7 @@ from typing import Optional
 
 BEST_CHECKPOINT = "best.ckpt"  # the best validation epoch's model: what predict loads
 LAST_CHECKPOINT = "last.ckpt"  # written every few steps: what --resume continues
+KEPT_CHECKPOINTS = "checkpoints"  # --keep-checkpoints: every validation's, step=<k>.ckpt
 SPLITS_FILE = "splits.json"  # an own table's rows per split (rerun: --split file:splits.json)
 ENSEMBLE_FILE = "ensemble.json"  # an ensemble's report and fitted member weights
 METRICS_FILE = "metrics.json"  # the run's record: present once the run finished

@@ -78,6 +78,11 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--val-every-steps", dest="val_every_steps", type=int,
                    help="validate about every N optimizer steps (whole epochs) instead of "
                    "every epoch: cheaper on small tables")
+    p.add_argument("--patience", type=int,
+                   help="stop after N validations in a row without a better validation score "
+                   "(default: train the whole budget)")
+    p.add_argument("--keep-checkpoints", dest="keep_checkpoints", action="store_const", const=True,
+                   help="also keep every validation's checkpoint in OUT/checkpoints/")
     p.add_argument("--max-epochs", dest="max_epochs", type=int,
                    help="epoch limit; -1 lifts a config's limit, so that the time budget alone "
                    "ends the run (the learning rate follows that budget)")

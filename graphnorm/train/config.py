@@ -87,6 +87,13 @@ class TrainConfig:
     # steps instead of every epoch: on a table of a few hundred molecules an epoch is a few
     # steps, and validating every epoch cost as much as training (TDC dili, 6 steps/epoch)
     val_every_steps: Optional[int] = None
+    # stop after this many validations in a row without a better score (Lightning's
+    # EarlyStopping on the validation metric); None: train the whole budget. The learning
+    # rate schedule still spans the whole budget, so a run that does not stop is unchanged
+    patience: Optional[int] = None
+    # also keep every validation's checkpoint (OUT/checkpoints/step=<k>.ckpt), e.g. to study
+    # when to stop (experiments/tdc_stopping.py)
+    keep_checkpoints: bool = False
     recipe: Optional[str] = None  # the named recipe under these values (train/recipes.py)
     max_time: Optional[str] = None  # wall-time budget of the whole run, e.g. "25m", "1h30m"
     init_from: Optional[str] = None  # fine-tune: start from this checkpoint's weights, all but
@@ -125,6 +132,8 @@ class TrainConfig:
         tree_weight_rule(self.tree_weight)  # raises, naming the value
         if self.val_every_steps is not None and self.val_every_steps < 1:
             raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
+        if self.patience is not None and self.patience < 1:
+            raise ValueError(f"patience must be >= 1 validations, got {self.patience}")
         if self.num_workers is not None and self.num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
         if self.max_steps is not None and self.max_steps < 1:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import lightning as L
 import torch
-from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger
 
 from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchStats, Throughput, keep_history,
@@ -28,7 +28,8 @@ from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
 from graphnorm.provenance import code_sha, cpu_model
-from graphnorm.run_folder import BEST_CHECKPOINT, LAST_CHECKPOINT, refuse_overwrite, write_metrics
+from graphnorm.run_folder import (BEST_CHECKPOINT, KEPT_CHECKPOINTS, LAST_CHECKPOINT, refuse_overwrite,
+                                  write_metrics)
 from graphnorm.tasks import HIGHER_IS_BETTER, target_names
 
 
@@ -118,9 +119,16 @@ def train(cfg: TrainConfig) -> dict:
     last_cb = ModelCheckpoint(dirpath=out, filename=Path(LAST_CHECKPOINT).stem,
                               every_n_train_steps=cfg.checkpoint_every_n_steps,
                               enable_version_counter=False)
+    # --keep-checkpoints: every validation's weights, named by step (after recalibration)
+    # (no monitor: Lightning refuses two checkpoint callbacks with the same one)
+    kept = [ModelCheckpoint(dirpath=out / KEPT_CHECKPOINTS, filename="{step}", save_top_k=-1,
+                            enable_version_counter=False)] if cfg.keep_checkpoints else []
+    # --patience: after the checkpoints, so the validation that stops the run is saved too
+    stopper = [EarlyStopping(monitor=f"val/{metric}", mode=mode, patience=cfg.patience,
+                             check_on_train_epoch_end=False)] if cfg.patience else []
     speed = Throughput(started)
     averaging = [weight_averaging(cfg.ema_decay, cfg.recalibrate_batches > 0)] if cfg.ema_decay else []
-    callbacks = [best_cb, last_cb, speed, *averaging,  # averaging first: it swaps weights in,
+    callbacks = [best_cb, last_cb, *kept, *stopper, speed, *averaging,  # averaging first: it swaps weights in,
                  RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed)]  # then BN re-estimated
     progress = progress_callbacks(cfg.progress)
     callbacks += progress
@@ -149,6 +157,8 @@ def train(cfg: TrainConfig) -> dict:
     scores = evaluate_checkpoint(best_path, dm, out)
     timer = next((c for c in trainer.callbacks if type(c).__name__ == "Timer"), None)
     stopped_by = "max_epochs"
+    if stopper and stopper[0].wait_count >= stopper[0].patience:
+        stopped_by = "patience"
     if timer is not None and timer._duration and timer.time_elapsed("train") >= timer._duration:
         stopped_by = "max_time"
     result = {
