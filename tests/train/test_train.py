@@ -71,3 +71,22 @@ def test_validation_every_few_steps(raw_dir, cache_root, zinc_subset, tmp_path):
     log = pd.read_csv(tmp_path / "logs" / "metrics.csv")
     validated = sorted(log.dropna(subset=[f"val/{result['metric']}"])["epoch"].unique())
     assert validated == [1, 3] and result["epochs"] == 4 and result["best_epoch"] in (2, 4)
+
+
+def test_patience_stops_and_every_validation_is_kept(raw_dir, cache_root, zinc_subset, tmp_path):
+    # lr 1e-30 (below float32 rounding) and LayerNorm only: the weights never change, so the
+    # 2nd validation is no better than the 1st and patience 1 ends the run there (of 4 epochs)
+    result = train(tiny_config(raw_dir, cache_root, tmp_path, max_epochs=4, limit_train=128,
+                               batch_size=32, lr=1e-30, end_lr=1e-31, norm="ln", patience=1,
+                               keep_checkpoints=True))
+    assert result["stopped_by"] == "patience" and result["epochs"] == 2 and result["steps"] == 8
+    kept = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
+    assert kept == ["step=4.ckpt", "step=8.ckpt"]
+    assert load_checkpoint(tmp_path / "checkpoints" / "step=4.ckpt").epoch == 0
+
+
+def test_patience_must_be_positive():
+    from graphnorm.train.config import TrainConfig
+
+    with pytest.raises(ValueError, match="patience must be >= 1"):
+        TrainConfig(patience=0)
