@@ -26,6 +26,8 @@ def test_auto_picks_by_the_data():
 
 
 def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
+    from graphnorm.train.recipes import ADMET_PATIENCE
+
     small = tmp_path / "small.csv"
     small.write_text("smiles,y\n" + "CCO,1.5\n" * 50)  # regression under 1,000 rows
     cfg = _cfg(["--data", str(small), "--recipe", "admet"])
@@ -34,6 +36,8 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
     assert cfg.tree_features == "maplight+admet"
     assert cfg.ensemble == 1  # no small-table size rule: one Graphormer, not three
     assert (cfg.max_steps, cfg.min_epochs) == (RECIPES["admet"]["max_steps"], 15)
+    assert cfg.patience == ADMET_PATIENCE  # the Graphormer stops early on small tables
+    assert _cfg(["--data", str(small), "--recipe", "admet", "--patience", "5"]).patience == 5
     flags = _cfg(["--data", str(small), "--recipe", "admet", "--tree-weight", "val:equal",
                   "--no-forest-member"])
     assert flags.tree_weight == "val:equal" and flags.forest_member is False
@@ -51,6 +55,8 @@ def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
     cfg = _cfg(["--data", large, "--recipe", "admet"])
     assert (cfg.max_steps, cfg.min_epochs) == (ADMET_LONG_STEPS, 15)
     assert cfg.tree_weight == ADMET_LONG_TREE_WEIGHT != RECIPES["admet"]["tree_weight"]
+    assert cfg.patience is None  # no early stopping where it was not measured
+    assert _cfg(["--data", large, "--recipe", "admet", "--patience", "3"]).patience == 3
     short = _cfg(["--data", small, "--recipe", "admet"])
     assert (short.max_steps, short.tree_weight) == (RECIPES["admet"]["max_steps"], RECIPES["admet"]["tree_weight"])
     assert _cfg(["--data", large, "--recipe", "admet", "--tree-weight", "0.5"]).tree_weight == "0.5"
