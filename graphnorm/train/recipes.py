@@ -45,7 +45,7 @@ RECIPES: dict[str, dict[str, Any]] = {
 # the ADMET boosters' 9 predictions at weight 0.7 (fixed: validation sets of 50-250
 # molecules overfit a fitted weight). The Graphormer stops after 2 validations without a
 # better score (ADMET_PATIENCE): on the 14 small TDC tables, cross-fitted on validation,
-# better on 13 task-seeds and worse on 12 (−0.12 %), with a third fewer steps
+# better on 14 task-seeds, worse on 12, equal on 44 (−0.12 %), with a third fewer steps
 # (experiments/results/tdc_admet/stopping/). `benchmark --suite tdc-admet --recipe admet` is
 # the board's default command; `train --data T --recipe admet` the same model on a user's table
 ADMET_PATIENCE = 2

@@ -128,8 +128,9 @@ def train(cfg: TrainConfig) -> dict:
                              check_on_train_epoch_end=False)] if cfg.patience else []
     speed = Throughput(started)
     averaging = [weight_averaging(cfg.ema_decay, cfg.recalibrate_batches > 0)] if cfg.ema_decay else []
-    callbacks = [best_cb, last_cb, *kept, *stopper, speed, *averaging,  # averaging first: it swaps weights in,
-                 RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed)]  # then BN re-estimated
+    # averaging before recalibration: it swaps the averaged weights in, then BN is re-estimated
+    callbacks = [best_cb, last_cb, *kept, *stopper, speed, *averaging,
+                 RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed)]
     progress = progress_callbacks(cfg.progress)
     callbacks += progress
     max_time = None
