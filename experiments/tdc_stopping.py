@@ -31,6 +31,9 @@ import numpy as np
 import pandas as pd
 
 PATIENCES = (1, 2, 3, 4)
+# patience as a share of the run's validations (rounded, at least 1): a run of a large table
+# validates more often over a longer schedule
+SHARES = (0.25, 0.3, 0.4)
 
 
 def member_runs(board: Path, tasks=None) -> list[Path]:
@@ -137,7 +140,9 @@ def analyze_run(member: Path, scratch: Path) -> list[dict]:
     binary = metric in ("rocauc", "auprc")
     halves = folds(y["val"], binary, seed)
     rows = []
-    for patience in (None, *PATIENCES):
+    rules = [(None, "full")] + [(p, f"patience {p}") for p in PATIENCES] + [
+        (max(1, round(share * len(steps))), f"share {share}") for share in SHARES]
+    for patience, rule in rules:
         cross, used = [], []
         for pick, judge in (halves, halves[::-1]):
             curve = [_score(metric, g[pick], y["val"][pick]) for g in graph["val"]]
@@ -149,7 +154,7 @@ def analyze_run(member: Path, scratch: Path) -> list[dict]:
         stop, best = stop_index(full_curve, higher, patience)
         mix = w_graph * graph["test"][best] + (1 - w_graph) * gbm["test"]
         rows.append(dict(task=member.parents[3].name, seed=seed, metric=metric,
-                         rule="full" if patience is None else f"patience {patience}",
+                         rule=rule, patience=patience,
                          val_cross=float(np.mean(cross)), test=_score(metric, mix, y["test"]),
                          steps_used=steps[stop] / total, best_step=steps[best], total_steps=total))
     return rows

@@ -78,9 +78,10 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--val-every-steps", dest="val_every_steps", type=int,
                    help="validate about every N optimizer steps (whole epochs) instead of "
                    "every epoch: cheaper on small tables")
-    p.add_argument("--patience", type=int,
-                   help="stop after N validations in a row without a better validation score "
-                   "(default: train the whole budget)")
+    p.add_argument("--patience", type=float,
+                   help="stop after N validations in a row without a better validation score; "
+                   "below 1, that share of the run's validations (default: train the whole "
+                   "budget; admet recipe on small tables: 0.3)")
     p.add_argument("--keep-checkpoints", dest="keep_checkpoints", action="store_const", const=True,
                    help="also keep every validation's checkpoint in OUT/checkpoints/")
     p.add_argument("--max-epochs", dest="max_epochs", type=int,

@@ -88,9 +88,10 @@ class TrainConfig:
     # steps, and validating every epoch cost as much as training (TDC dili, 6 steps/epoch)
     val_every_steps: Optional[int] = None
     # stop after this many validations in a row without a better score (Lightning's
-    # EarlyStopping on the validation metric); None: train the whole budget. The learning
-    # rate schedule still spans the whole budget, so a run that does not stop is unchanged
-    patience: Optional[int] = None
+    # EarlyStopping on the validation metric); below 1: that share of the run's validations
+    # (rounded, at least 1: a longer schedule waits longer); None: train the whole budget. The
+    # learning-rate schedule still spans the budget, so a run that does not stop is unchanged
+    patience: Optional[float] = None
     # also keep every validation's checkpoint (OUT/checkpoints/step=<k>.ckpt), e.g. to study
     # when to stop (experiments/tdc_stopping.py)
     keep_checkpoints: bool = False
@@ -132,8 +133,10 @@ class TrainConfig:
         tree_weight_rule(self.tree_weight)  # raises, naming the value
         if self.val_every_steps is not None and self.val_every_steps < 1:
             raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
-        if self.patience is not None and self.patience < 1:
-            raise ValueError(f"patience must be >= 1 validations, got {self.patience}")
+        if self.patience is not None and (self.patience <= 0 or not (
+                self.patience < 1 or float(self.patience).is_integer())):
+            raise ValueError(f"patience must be a number of validations (1, 2, ...) or a share of "
+                             f"them between 0 and 1, got {self.patience}")
         if self.num_workers is not None and self.num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
         if self.max_steps is not None and self.max_steps < 1:
@@ -158,6 +161,19 @@ class TrainConfig:
                 epochs = min(epochs, self.max_epochs)
         every = self.val_every_epochs(steps_per_epoch)
         return dataclasses.replace(self, max_epochs=-(-epochs // every) * every)
+
+    def patience_validations(self, steps_per_epoch: int) -> Optional[int]:
+        """``patience`` in validations for data with ``steps_per_epoch`` batches (a share
+        counts the validations of the epoch limit); None: no early stopping."""
+        if self.patience is None:
+            return None
+        if self.patience >= 1:
+            return int(self.patience)
+        if self.epochs_limit < 1:  # a time budget alone: the validations are not known
+            raise ValueError(f"patience {self.patience} is a share of the run's validations, "
+                             "which needs an epoch or step budget (not --max-time alone)")
+        validations = self.epochs_limit // self.val_every_epochs(steps_per_epoch)
+        return max(1, round(self.patience * validations))
 
     def val_every_epochs(self, steps_per_epoch: int) -> int:
         """Lightning's ``check_val_every_n_epoch``: ``val_every_steps`` in whole epochs (1 when

@@ -124,8 +124,9 @@ def train(cfg: TrainConfig) -> dict:
     kept = [ModelCheckpoint(dirpath=out / KEPT_CHECKPOINTS, filename="{step}", save_top_k=-1,
                             enable_version_counter=False)] if cfg.keep_checkpoints else []
     # --patience: after the checkpoints, so the validation that stops the run is saved too
-    stopper = [EarlyStopping(monitor=f"val/{metric}", mode=mode, patience=cfg.patience,
-                             check_on_train_epoch_end=False)] if cfg.patience else []
+    patience = cfg.patience_validations(dm.steps_per_epoch())
+    stopper = [EarlyStopping(monitor=f"val/{metric}", mode=mode, patience=patience,
+                             check_on_train_epoch_end=False)] if patience else []
     speed = Throughput(started)
     averaging = [weight_averaging(cfg.ema_decay, cfg.recalibrate_batches > 0)] if cfg.ema_decay else []
     # averaging before recalibration: it swaps the averaged weights in, then BN is re-estimated

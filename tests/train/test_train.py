@@ -85,8 +85,18 @@ def test_patience_stops_and_every_validation_is_kept(raw_dir, cache_root, zinc_s
     assert load_checkpoint(tmp_path / "checkpoints" / "step=4.ckpt").epoch == 0
 
 
-def test_patience_must_be_positive():
+def test_patience_is_validations_or_a_share_of_them():
     from graphnorm.train.config import TrainConfig
 
-    with pytest.raises(ValueError, match="patience must be >= 1"):
-        TrainConfig(patience=0)
+    for bad in (0, -1, 1.5):
+        with pytest.raises(ValueError, match="patience must be"):
+            TrainConfig(patience=bad)
+    assert TrainConfig(patience=3).patience_validations(10) == 3
+    assert TrainConfig().patience_validations(10) is None
+    # 345 steps of 23 a batch-epoch, validated every ~25 steps (1 epoch): 15 validations
+    assert TrainConfig(patience=0.3, max_epochs=15, val_every_steps=25).patience_validations(23) == 4
+    # 28 epochs of 6 steps, validated every 4 epochs: 7 validations -> 2
+    assert TrainConfig(patience=0.3, max_epochs=28, val_every_steps=25).patience_validations(6) == 2
+    assert TrainConfig(patience=0.01, max_epochs=28).patience_validations(6) == 1  # at least 1
+    with pytest.raises(ValueError, match="epoch or step budget"):
+        TrainConfig(patience=0.3, max_time="5m").patience_validations(6)
