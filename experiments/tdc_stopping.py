@@ -63,8 +63,9 @@ def train_one(member: Path, out: Path) -> None:
     config = json.loads((member / "metrics.json").read_text())["config"]
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
     cfg = TrainConfig(**{k: v for k, v in config.items() if k in fields})
-    cfg = dataclasses.replace(cfg, out=str(scratch / "model"), keep_checkpoints=True, progress=False,
-                              resume=False, threads=1)
+    # the whole budget, whatever the member's own rule was: the rules are simulated after
+    cfg = dataclasses.replace(cfg, out=str(scratch / "model"), keep_checkpoints=True, patience=None,
+                              progress=False, resume=False, threads=1)
     started = time.time()
     result = train(cfg)
     dm = GraphDataModule.from_config(cfg)
