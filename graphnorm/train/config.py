@@ -164,14 +164,14 @@ class TrainConfig:
 
     def patience_validations(self, steps_per_epoch: int) -> Optional[int]:
         """``patience`` in validations for data with ``steps_per_epoch`` batches (a share
-        counts the validations of the epoch limit); None: no early stopping."""
+        counts the validations of the epoch limit); None: no early stopping, also for a share
+        under a time budget alone, whose number of validations is not known (``train`` warns)."""
         if self.patience is None:
             return None
         if self.patience >= 1:
             return int(self.patience)
-        if self.epochs_limit < 1:  # a time budget alone: the validations are not known
-            raise ValueError(f"patience {self.patience} is a share of the run's validations, "
-                             "which needs an epoch or step budget (not --max-time alone)")
+        if self.epochs_limit < 1:
+            return None
         validations = self.epochs_limit // self.val_every_epochs(steps_per_epoch)
         return max(1, round(self.patience * validations))
 

@@ -125,6 +125,9 @@ def train(cfg: TrainConfig) -> dict:
                             enable_version_counter=False)] if cfg.keep_checkpoints else []
     # --patience: after the checkpoints, so the validation that stops the run is saved too
     patience = cfg.patience_validations(dm.steps_per_epoch())
+    if cfg.patience and not patience:
+        warnings.warn(f"patience {cfg.patience} is a share of the run's validations, whose number "
+                      "a time budget alone does not fix: training the whole budget", stacklevel=2)
     stopper = [EarlyStopping(monitor=f"val/{metric}", mode=mode, patience=patience,
                              check_on_train_epoch_end=False)] if patience else []
     speed = Throughput(started)

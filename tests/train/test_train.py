@@ -98,5 +98,6 @@ def test_patience_is_validations_or_a_share_of_them():
     # 28 epochs of 6 steps, validated every 4 epochs: 7 validations -> 2
     assert TrainConfig(patience=0.3, max_epochs=28, val_every_steps=25).patience_validations(6) == 2
     assert TrainConfig(patience=0.01, max_epochs=28).patience_validations(6) == 1  # at least 1
-    with pytest.raises(ValueError, match="epoch or step budget"):
-        TrainConfig(patience=0.3, max_time="5m").patience_validations(6)
+    # a time budget alone leaves the number of validations open: no stopping (train warns)
+    assert TrainConfig(patience=0.3, max_time="5m", max_epochs=-1).patience_validations(6) is None
+    assert TrainConfig(patience=2, max_time="5m", max_epochs=-1).patience_validations(6) == 2
