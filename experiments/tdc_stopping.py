@@ -82,12 +82,10 @@ def train_one(member: Path, out: Path) -> None:
     print(f"{member} -> {scratch}: {result['steps']} steps", flush=True)
 
 
-def _preds(folder: Path, split: str) -> np.ndarray:
-    return pd.read_csv(folder / f"predictions_{split}.csv.gz").filter(like="pred:").to_numpy()[:, 0]
-
-
-def _labels(folder: Path, split: str) -> np.ndarray:
-    return pd.read_csv(folder / f"predictions_{split}.csv.gz").filter(like="y:").to_numpy()[:, 0]
+def _read(folder: Path, split: str) -> tuple[np.ndarray, np.ndarray]:
+    """A run's predictions and labels of ``split`` (its ``predictions_<split>.csv.gz``)."""
+    frame = pd.read_csv(folder / f"predictions_{split}.csv.gz")
+    return frame.filter(like="pred:").to_numpy()[:, 0], frame.filter(like="y:").to_numpy()[:, 0]
 
 
 def _score(metric: str, pred: np.ndarray, y: np.ndarray) -> float:
@@ -134,10 +132,11 @@ def analyze_run(member: Path, scratch: Path) -> list[dict]:
     higher = HIGHER_IS_BETTER[metric]
     run = member.parent
     w_graph = read_member_weights(run, 2)[0]  # [graphormer, gbm]
-    gbm = {s: _preds(run / "gbm", s) for s in ("val", "test")}
+    gbm, y = {}, {}
+    for s in ("val", "test"):
+        gbm[s], y[s] = _read(run / "gbm", s)
     steps = sorted(int(p.name) for p in (scratch / "steps").iterdir())
-    graph = {s: np.stack([_preds(scratch / "steps" / str(k), s) for k in steps]) for s in ("val", "test")}
-    y = {s: _labels(run / "gbm", s) for s in ("val", "test")}
+    graph = {s: np.stack([_read(scratch / "steps" / str(k), s)[0] for k in steps]) for s in ("val", "test")}
     binary = metric in ("rocauc", "auprc")
     halves = folds(y["val"], binary, seed)
     rows = []
