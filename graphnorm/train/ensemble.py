@@ -152,6 +152,31 @@ def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list
     return out
 
 
+def member_predictions(files: list[Path], split: str, names: list[str]):
+    """``predict_loader``'s (predictions [M, N, T], labels [N, T], SMILES) from the members'
+    own prediction files of ``split`` (each written when its best model was scored): the
+    tree member then need not featurize the split's molecules again. None where a file is
+    missing or the members' rows differ; the members then predict again."""
+    import pandas as pd
+    import torch
+
+    frames = []
+    for f in files:
+        path = f.parent / predictions_file(split)
+        if not path.is_file():
+            return None
+        frames.append(pd.read_csv(path))
+    smiles = frames[0]["smiles"]
+    pred_cols, y_cols = [f"pred:{n}" for n in names], [f"y:{n}" for n in names]
+    if smiles.isna().any() or any(
+            not set(pred_cols + y_cols) <= set(df) or not df["smiles"].equals(smiles)
+            or not df[y_cols].equals(frames[0][y_cols]) for df in frames):
+        return None
+    # float32, as the members' predict_batch returns (the files hold them in float64)
+    preds = torch.stack([torch.tensor(df[pred_cols].to_numpy("float32")) for df in frames])
+    return preds, torch.tensor(frames[0][y_cols].to_numpy("float32")), smiles.tolist()
+
+
 def evaluate_ensemble(cfg) -> dict:
     import torch
 
@@ -164,22 +189,24 @@ def evaluate_ensemble(cfg) -> dict:
     from graphnorm.provenance import code_sha
 
     out = Path(cfg.out)
-    models = [load_member(p) for p in checkpoint_files(out)]
+    files = checkpoint_files(out)
+    models = [load_member(p) for p in files]
     dm = GraphDataModule.from_config(cfg, progress=False, num_workers=0)
     dm.setup()
     task = models[0].task
     metric, names = task["metric"], models[0].targets
     report = {"metric": metric, "members": len(models), "targets": names,
               "seeds": [cfg.seed + k for k in range(cfg.ensemble)], "ensemble": {},
-              "member_files": [str(p.relative_to(out)) for p in checkpoint_files(out)]}
-    members = [read_metrics(p.parent) for p in checkpoint_files(out)]
+              "member_files": [str(p.relative_to(out)) for p in files]}
+    members = [read_metrics(p.parent) for p in files]
     report["members_val"] = [m[f"val_{metric}"] for m in members]
     report["members_test"] = [m[f"test_{metric}"] for m in members]
     tree = [m.kind.tree for m in models]
     weights = None  # equal: the plain mean
     fit, prior = tree_weight_rule(cfg.tree_weight)
     for split in ("val", "test"):
-        preds, y, smiles = predict_loader(models, dm.loader(split, train=False))
+        preds, y, smiles = (member_predictions(files, split, names)
+                            or predict_loader(models, dm.loader(split, train=False)))
         if split == "val" and (fit or prior is not None) and any(tree) and not all(tree):
             weights = (fit_tree_weight(metric, preds, y, tree, prior) if fit else
                        member_weights(prior_weight(prior, tree), tree, preds.dtype))

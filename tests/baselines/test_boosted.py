@@ -124,6 +124,37 @@ def test_gbm_as_the_tree_member_of_an_ensemble(table, cache_root, tmp_path):
     np.testing.assert_allclose(files[2]["pred:qed_high"],
                                (files[0]["pred:qed_high"] + files[1]["pred:qed_high"]) / 2, atol=1e-5)
     assert json.loads((out / "gbm" / "metrics.json").read_text())["model"] == "gbm"
+    _the_members_files_score_as_the_members_predict(out)
+
+
+def _the_members_files_score_as_the_members_predict(out):
+    """The ensemble reads its members' own prediction files instead of featurizing the split's
+    molecules again for the trees: the same report either way, and a missing file or rows
+    that differ fall back to predicting."""
+    from graphnorm.train import ensemble
+    from graphnorm.train.config import TrainConfig
+
+    cfg = TrainConfig.from_dict(json.loads((out / "ensemble.json").read_text())["config"])
+    files = checkpoint_files(out)
+    read = ensemble.member_predictions(files, "test", ["qed_high"])
+    assert read is not None and read[0].shape[0] == 2
+    from_files = ensemble.evaluate_ensemble(cfg)
+    kept = ensemble.member_predictions
+    try:
+        ensemble.member_predictions = lambda *args: None
+        predicted = ensemble.evaluate_ensemble(cfg)
+    finally:
+        ensemble.member_predictions = kept
+    # the files hold the float32 predictions exactly: the same numbers, not nearly
+    assert from_files["ensemble"] == predicted["ensemble"]
+    assert from_files["mean_std"] == predicted["mean_std"]
+    test = out / "gbm" / "predictions_test.csv.gz"
+    frame = pd.read_csv(test)
+    frame.iloc[::-1].to_csv(test, index=False)  # another row order
+    assert ensemble.member_predictions(files, "test", ["qed_high"]) is None
+    test.unlink()
+    assert ensemble.member_predictions(files, "test", ["qed_high"]) is None
+    assert ensemble.member_predictions(files, "val", ["qed_high"]) is not None
 
 
 def test_tree_weight_is_chosen_on_validation():
