@@ -48,6 +48,8 @@ class GraphBatch:
     smiles: Optional[list] = None
     fingerprint: Optional[Tensor] = None  # float [B, bits] of 0/1, when featurized with them
     descriptors: Optional[Tensor] = None  # float [B, D] RDKit descriptors (chem/descriptors.py)
+    # float [B, N, K] random-walk PE, where the loader computed it (structural.RandomWalkCollate)
+    rwpe: Optional[Tensor] = None
 
     @property
     def num_graphs(self) -> int:

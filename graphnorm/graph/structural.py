@@ -3,9 +3,10 @@
 - ``random_walk_pe``: the random-walk positional encoding of Dwivedi et al. 2022, "Graph
   Neural Networks with Learnable Structural and Positional Representations",
   https://arxiv.org/abs/2110.07875: ``pe_i = [P_ii, (P^2)_ii, ..., (P^K)_ii]`` with
-  ``P = D^-1 A``. It equals PyG's ``AddRandomWalkPE`` (tested against it) but is computed per
-  padded batch with K small batched matmuls (~1 ms for 256 ZINC graphs), so cached datasets
-  and old checkpoints need no new field. A ring of size k returns a walk after k steps, so
+  ``P = D^-1 A``. It equals PyG's ``AddRandomWalkPE`` (tested against it). The training
+  loader computes it once per molecule (``RandomWalkCollate``); elsewhere (predict, serve) the
+  model computes it per padded batch with K small batched matmuls, so cached datasets and old
+  checkpoints need no new field. A ring of size k returns a walk after k steps, so
   the PE tells ring sizes apart -- which penalized logP needs (it subtracts ~3.5 per ring
   atom beyond 6) and which neither the atom features nor shortest paths show directly.
 - ``LocalGINE``: a GraphGPS-style local branch (Rampášek et al. 2022, "Recipe for a General,
@@ -19,7 +20,7 @@ import torch
 from torch import Tensor, nn
 from torch_geometric.nn import GINEConv
 
-from .collate import GraphBatch
+from .collate import GraphBatch, collate_graphs
 from .encodings import _MultiFeatureEmbedding
 
 
@@ -47,8 +48,52 @@ def random_walk_pe(batch: GraphBatch, steps: int) -> Tensor:
     return torch.stack(out, -1)
 
 
+def graph_random_walk_pe(edge_index: Tensor, num_nodes: int, steps: int) -> Tensor:
+    """:func:`random_walk_pe` of one graph, float [num_nodes, steps] (the same formula on its
+    own n x n matrix, not padded to a batch's largest graph)."""
+    adj = torch.zeros(num_nodes, num_nodes)
+    adj[edge_index[0], edge_index[1]] = 1.0
+    walk = adj / adj.sum(-1, keepdim=True).clamp(min=1)
+    power, out = walk, []
+    for k in range(steps):
+        out.append(power.diagonal())
+        if k + 1 < steps:
+            power = power @ walk
+    return torch.stack(out, -1)
+
+
+class RandomWalkCollate:
+    """``collate_graphs`` that also fills ``batch.rwpe`` [B, N, steps], each molecule's PE
+    computed once per process and kept by its SMILES (up to ``max_graphs`` molecules): the
+    training loader sees each molecule every epoch, and the padded per-batch computation of
+    :class:`RandomWalkEncoding` (16 [B, N, N] products per step) was ~6 % of a small TDC
+    table's training CPU. A loader without it (predict, serve) leaves ``rwpe`` None and the
+    model computes the same values itself."""
+
+    def __init__(self, steps: int, max_graphs: int = 50_000):
+        self.steps, self.max_graphs, self.memo = steps, max_graphs, {}
+
+    def _pe(self, graph) -> Tensor:
+        key = getattr(graph, "smiles", None)
+        pe = self.memo.get(key) if key is not None else None
+        if pe is None:
+            pe = graph_random_walk_pe(graph.edge_index, graph.num_nodes, self.steps)
+            if key is not None and len(self.memo) < self.max_graphs:
+                self.memo[key] = pe
+        return pe
+
+    def __call__(self, graphs) -> GraphBatch:
+        batch = collate_graphs(graphs)
+        B, N = batch.node_mask.shape
+        rwpe = torch.zeros(B * N, self.steps)
+        rwpe[batch.node_mask.reshape(-1)] = torch.cat([self._pe(g) for g in graphs])
+        batch.rwpe = rwpe.view(B, N, self.steps)
+        return batch
+
+
 class RandomWalkEncoding(nn.Module):
-    """``Linear(pe_i)`` added to atom i's token, pe = :func:`random_walk_pe` with K steps."""
+    """``Linear(pe_i)`` added to atom i's token, pe = :func:`random_walk_pe` with K steps
+    (``batch.rwpe`` where the loader precomputed it, :class:`RandomWalkCollate`)."""
 
     def __init__(self, steps: int, dim: int):
         super().__init__()
@@ -62,7 +107,10 @@ class RandomWalkEncoding(nn.Module):
 
     def forward(self, batch: GraphBatch) -> Tensor:
         """-> [B, N, dim], zero on padding atoms."""
-        pe = random_walk_pe(batch, self.steps).to(self.proj.weight.dtype)  # float64 models too
+        pe = batch.rwpe
+        if pe is None or pe.shape[-1] != self.steps:
+            pe = random_walk_pe(batch, self.steps)
+        pe = pe.to(self.proj.weight.dtype)  # float64 models too
         return self.proj(pe) * batch.node_mask.unsqueeze(-1)
 
 

@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader, DistributedSampler, Subset
 from graphnorm.data import DATASET_INFO, load_dataset
 from graphnorm.data.cache import GraphDataset
 from graphnorm.graph import LengthBucketSampler, collate_graphs
+from graphnorm.graph.structural import RandomWalkCollate
 from graphnorm.train.resumable_loader import ResumableLoader, rng_state
 
 
@@ -33,15 +34,17 @@ class GraphDataModule(L.LightningDataModule):
                   featurizer=cfg.featurizer_config(vocab), num_workers=cfg.loader_workers(),
                   limit_train=cfg.limit_train, limit_eval=cfg.limit_eval,
                   bucket_by_size=cfg.bucket_by_size, seed=cfg.seed, progress=cfg.progress,
-                  bucket_pool=cfg.bucket_pool, table=table)
+                  bucket_pool=cfg.bucket_pool, table=table, rwpe_steps=cfg.rwpe_steps or 0)
         return cls(cfg.dataset, **dict(kw, **overrides))
 
     def __init__(self, dataset: str, batch_size: int = 256, raw_dir: Optional[str] = None,
                  cache_root: Optional[str] = None, featurizer=None, num_workers: int = 0,
                  limit_train: Optional[int] = None, limit_eval: Optional[int] = None,
                  bucket_by_size: bool = True, seed: int = 0, progress: bool = True,
-                 bucket_pool: int = 4, table=None):
+                 bucket_pool: int = 4, table=None, rwpe_steps: int = 0):
         super().__init__()
+        # the model's random-walk PE, computed once per molecule by the loaders
+        self.collate = RandomWalkCollate(rwpe_steps) if rwpe_steps else collate_graphs
         self.table = table  # a TableSpec (own data, graphnorm/data/table_dataset.py) or None
         if table is not None:  # info (targets, num_tasks) is complete after setup()
             from graphnorm.data.info import TABLE_TASKS
@@ -140,7 +143,7 @@ class GraphDataModule(L.LightningDataModule):
         """Batches of a split; ``distributed``: only this rank's share (Lightning's hooks),
         otherwise all of it (e.g. scoring a checkpoint on rank 0 after training)."""
         ds = self.splits[split]
-        kw = dict(collate_fn=collate_graphs, num_workers=self.num_workers,
+        kw = dict(collate_fn=self.collate, num_workers=self.num_workers,
                   persistent_workers=self.num_workers > 0)
         world, rank = 1, 0
         if distributed and self.trainer is not None:
@@ -183,7 +186,7 @@ class GraphDataModule(L.LightningDataModule):
         gen = torch.Generator().manual_seed(seed)
         order = torch.randperm(len(ds), generator=gen)[: count * self.batch_size].tolist()
         for s in range(0, len(order), self.batch_size):
-            yield collate_graphs([ds[i] for i in order[s : s + self.batch_size]])
+            yield self.collate([ds[i] for i in order[s : s + self.batch_size]])
 
     def steps_per_epoch(self) -> int:
         """Batches per epoch on one device."""

@@ -6,7 +6,8 @@ from torch_geometric.transforms import AddRandomWalkPE
 
 from graphnorm.graph import Graphormer, GraphormerConfig, collate_graphs
 from graphnorm.chem import smiles_to_data
-from graphnorm.graph.structural import LocalGINE, padded_adjacency, random_walk_pe
+from graphnorm.graph.structural import (LocalGINE, RandomWalkCollate, padded_adjacency,
+                                        random_walk_pe)
 
 # a macrocycle (12-ring), fused rings, a salt (isolated ion), a chain
 MOLS = ["C1CCCCCCCCCCC1", "c1ccc2ccccc2c1", "C[NH3+].[O-]C(C)=O", "CCOCC(=O)N"]
@@ -41,6 +42,29 @@ def test_random_walk_pe_equals_pyg(graphs):
     ring = pe[0, 0]
     assert ring[11] > 0 and ring[10] == 0 and ring[9] > 0
     assert b.node_mask[0].sum() == 12
+
+
+def test_the_loader_computes_each_molecules_pe_once_and_the_model_reads_it(graphs):
+    collate = RandomWalkCollate(14, max_graphs=3)
+    b = collate(graphs)
+    torch.testing.assert_close(b.rwpe, random_walk_pe(b, 14), atol=1e-6, rtol=0)
+    assert b.rwpe[~b.node_mask].abs().sum() == 0
+    assert sorted(collate.memo) == sorted(MOLS[:3])  # kept up to max_graphs molecules
+    ring = collate.memo[MOLS[0]]
+    again = collate(graphs[::-1])  # another order: the kept values, placed by molecule
+    assert again.rwpe[3, :12].data_ptr() != ring.data_ptr() and torch.equal(again.rwpe[3, :12], ring)
+    torch.manual_seed(0)
+    model = Graphormer(GraphormerConfig(num_layers=2, hidden=16, ffn_hidden=16, heads=4,
+                                        rwpe_steps=14)).eval()
+    with torch.no_grad():
+        plain = collate_graphs(graphs)
+        assert plain.rwpe is None
+        torch.testing.assert_close(model(b), model(plain), atol=1e-5, rtol=0)
+        kept = b.rwpe
+        b.rwpe = kept + 1.0  # it reads the batch's values, it does not compute its own
+        assert not torch.allclose(model(b), model(plain), atol=1e-3)
+        b.rwpe = kept[..., :8]  # another length than the model's: it computes its own
+        torch.testing.assert_close(model(b), model(plain), atol=1e-5, rtol=0)
 
 
 def test_local_gine_matches_sparse_pyg(graphs):
