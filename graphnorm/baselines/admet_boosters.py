@@ -30,6 +30,7 @@ import numpy as np
 # shipped beside the pre-trained backbones (package data of graphnorm.pretrained)
 ADMET_FILE = Path(__file__).resolve().parents[1] / "pretrained" / "admet_boosters.json.gz"
 ADMET_FORMAT = 1
+VOLATILE = ("fit_cpu_s",)  # column keys that differ between equal fits
 
 
 class AdmetBoostersError(RuntimeError):
@@ -114,7 +115,10 @@ def _boosters_hash(path: str) -> str:
 
 @lru_cache(maxsize=4)
 def _hash(path: str, mtime_ns: int, size: int) -> str:  # ~25 MB of model text: hashed once
-    columns = _read(path, mtime_ns, size)[2]["columns"]
+    # what the boosters compute, not how long their fit took: a rebuild that gives the same
+    # boosters keeps the hash (and the gbm models fitted on their predictions)
+    columns = [{k: v for k, v in c.items() if k not in VOLATILE}
+               for c in _read(path, mtime_ns, size)[2]["columns"]]
     return hashlib.sha256(json.dumps(columns, sort_keys=True).encode()).hexdigest()[:16]
 
 

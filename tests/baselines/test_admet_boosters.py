@@ -56,6 +56,21 @@ def test_a_damaged_file_is_named(tmp_path):
         admet_features(np.zeros((1, 3), np.float32), other)
 
 
+def test_their_hash_follows_the_boosters_not_the_time_their_fit_took(tmp_path):
+    from graphnorm.baselines.admet_boosters import admet_signature
+
+    with gzip.open(ADMET_FILE, "rt") as f:
+        meta = json.load(f)
+    shipped = admet_signature()["admet"]
+    for name, edit in (("slower", lambda c: dict(c, fit_cpu_s=c.get("fit_cpu_s", 0) + 99)),
+                       ("other", lambda c: dict(c, booster=c["booster"].replace("tree", "tree", 1)
+                                                + "\n"))):
+        path = tmp_path / f"{name}.json.gz"
+        with gzip.open(path, "wt") as f:
+            json.dump(dict(meta, columns=[edit(c) for c in meta["columns"]]), f)
+        assert (admet_signature(path)["admet"] == shipped) == (name == "slower")
+
+
 def test_gbm_on_them_trains_saves_and_predicts(zinc_property_table, cache_root, tmp_path, capsys):
     table = tmp_path / "mols.csv"
     zinc_property_table.head(120).to_csv(table, index=False)
