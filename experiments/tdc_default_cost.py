@@ -116,12 +116,13 @@ def measure_protocol(task: str, scratch: Path, seeds: int, board: Path | None) -
     return row
 
 
+def _markdown(head: str, lines: list[str]) -> str:
+    return "\n".join([head, "|" + "---|" * (head.count("|") - 1), *lines]) + "\n"
+
+
 def seeds_table(rows: list[dict]) -> str:
     """The ``--seeds`` measurement: what each seed of the protocol costs, as a user pays it."""
-    head = ("| task | training molecules | member steps by seed | member CPU-s, mean | CPU-min per "
-            "1,000, mean | gbm: process / run CPU-s per seed | default: process / run | "
-            "ratio (process) | load start-end |")
-    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    lines = []
     for r in rows:
         member = sum(r["member"]) / len(r["member"])
         lines.append(
@@ -130,14 +131,13 @@ def seeds_table(rows: list[dict]) -> str:
             f"{r['default_process']:.1f} / {r['default_run']:.1f} | "
             f"{r['default_process'] / r['gbm_process']:.1f}x | "
             f"{r['load_start']:.1f}-{r['load_end']:.1f} |")
-    return "\n".join(lines) + "\n"
+    return _markdown("| task | training molecules | member steps by seed | member CPU-s, mean | "
+                     "CPU-min per 1,000, mean | gbm: process / run CPU-s per seed | default: "
+                     "process / run | ratio (process) | load start-end |", lines)
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| task | training molecules | member steps | member CPU-s | CPU-min per 1,000 | "
-            "gbm warm: run / process CPU-s | default warm: run / process | warm ratio (run) | "
-            "gbm cold: process | default cold: process | cold ratio (process) | load start-end |")
-    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    lines = []
     for r in rows:
         per_k = r["member"] / 60 / (r["train"] / 1000) if r.get("train") else float("nan")
         lines.append(
@@ -148,7 +148,10 @@ def table(rows: list[dict]) -> str:
             f"{r['gbm_cold_process']:.1f} | {r['default_cold_process']:.1f} | "
             f"{r['default_cold_process'] / r['gbm_cold_process']:.1f}x | "
             f"{r['load_start']:.1f}-{r['load_end']:.1f} |")
-    return "\n".join(lines) + "\n"
+    return _markdown("| task | training molecules | member steps | member CPU-s | CPU-min per "
+                     "1,000 | gbm warm: run / process CPU-s | default warm: run / process | warm "
+                     "ratio (run) | gbm cold: process | default cold: process | cold ratio "
+                     "(process) | load start-end |", lines)
 
 
 def protocol_table(rows: list[dict], seeds: int = 5) -> str:
