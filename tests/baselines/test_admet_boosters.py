@@ -28,8 +28,10 @@ def test_nine_properties_beside_maplight():
     extra = x[:, base.shape[1]:]
     binary = [j for j, n in enumerate(names) if "cyp" in n or n in ("admet_ames", "admet_hiv")]
     assert ((extra[:, binary] >= 0) & (extra[:, binary] <= 1)).all()  # probabilities
-    # not constant: the boosters read the molecules (caffeine and ibuprofen differ in logD)
-    assert np.ptp(extra[:, names.index("admet_lipophilicity")]) > 0.3
+    # not constant: the boosters read the molecules (two acids: ibuprofen's logD7.4 is ~2
+    # units above aspirin's)
+    logd = extra[:, names.index("admet_lipophilicity")]
+    assert logd[3] - logd[0] > 0.2
     sig = signature("maplight+admet")
     assert sig["admet_columns"] == names and len(sig["admet"]) == 16
 
