@@ -34,12 +34,11 @@ def padded_adjacency(batch: GraphBatch) -> Tensor:
     return adj.view(B, N, N)
 
 
-@torch.no_grad()
-def random_walk_pe(batch: GraphBatch, steps: int) -> Tensor:
-    """Return probabilities of 1..``steps``-step random walks, float [B, N, steps] (padding 0)."""
-    adj = padded_adjacency(batch)
-    deg = adj.sum(-1, keepdim=True)
-    walk = adj / deg.clamp(min=1)  # isolated atoms (salt ions) get a zero row, as in PyG
+def walk_returns(adj: Tensor, steps: int) -> Tensor:
+    """``[P_ii, (P^2)_ii, ..., (P^K)_ii]`` for adjacency ``adj`` [..., n, n], P = D^-1 A:
+    float [..., n, steps]."""
+    # isolated atoms (salt ions) get a zero row, as in PyG
+    walk = adj / adj.sum(-1, keepdim=True).clamp(min=1)
     power, out = walk, []
     for k in range(steps):
         out.append(power.diagonal(dim1=-2, dim2=-1))
@@ -48,18 +47,18 @@ def random_walk_pe(batch: GraphBatch, steps: int) -> Tensor:
     return torch.stack(out, -1)
 
 
+@torch.no_grad()
+def random_walk_pe(batch: GraphBatch, steps: int) -> Tensor:
+    """Return probabilities of 1..``steps``-step random walks, float [B, N, steps] (padding 0)."""
+    return walk_returns(padded_adjacency(batch), steps)
+
+
 def graph_random_walk_pe(edge_index: Tensor, num_nodes: int, steps: int) -> Tensor:
-    """:func:`random_walk_pe` of one graph, float [num_nodes, steps] (the same formula on its
-    own n x n matrix, not padded to a batch's largest graph)."""
+    """:func:`random_walk_pe` of one graph, float [num_nodes, steps] (on its own n x n matrix,
+    not padded to a batch's largest graph)."""
     adj = torch.zeros(num_nodes, num_nodes)
     adj[edge_index[0], edge_index[1]] = 1.0
-    walk = adj / adj.sum(-1, keepdim=True).clamp(min=1)
-    power, out = walk, []
-    for k in range(steps):
-        out.append(power.diagonal())
-        if k + 1 < steps:
-            power = power @ walk
-    return torch.stack(out, -1)
+    return walk_returns(adj, steps)
 
 
 class RandomWalkCollate:
