@@ -191,8 +191,6 @@ def evaluate_ensemble(cfg) -> dict:
     out = Path(cfg.out)
     files = checkpoint_files(out)
     models = [load_member(p) for p in files]
-    dm = GraphDataModule.from_config(cfg, progress=False, num_workers=0)
-    dm.setup()
     task = models[0].task
     metric, names = task["metric"], models[0].targets
     report = {"metric": metric, "members": len(models), "targets": names,
@@ -204,9 +202,14 @@ def evaluate_ensemble(cfg) -> dict:
     tree = [m.kind.tree for m in models]
     weights = None  # equal: the plain mean
     fit, prior = tree_weight_rule(cfg.tree_weight)
+    read = {split: member_predictions(files, split, names) for split in ("val", "test")}
+    checksum = members[0].get("data_checksum")  # the members' data: the ensemble's
+    if checksum is None or not all(read.values()):  # the members predict the splits again
+        dm = GraphDataModule.from_config(cfg, progress=False, num_workers=0)
+        dm.setup()
+        checksum = dm.checksum
     for split in ("val", "test"):
-        preds, y, smiles = (member_predictions(files, split, names)
-                            or predict_loader(models, dm.loader(split, train=False)))
+        preds, y, smiles = read[split] or predict_loader(models, dm.loader(split, train=False))
         if split == "val" and (fit or prior is not None) and any(tree) and not all(tree):
             weights = (fit_tree_weight(metric, preds, y, tree, prior) if fit else
                        member_weights(prior_weight(prior, tree), tree, preds.dtype))
@@ -223,5 +226,5 @@ def evaluate_ensemble(cfg) -> dict:
             report["spearman_abs_error_std"] = dict(zip(names, spearman_error_std(
                 mean.double().numpy(), std.double().numpy(), y.double().numpy())))
             report["mean_std"] = dict(zip(names, std.mean(0).tolist()))
-    report.update(data_checksum=dm.checksum, git_sha=code_sha(), config=cfg.to_dict())
+    report.update(data_checksum=checksum, git_sha=code_sha(), config=cfg.to_dict())
     return report
