@@ -126,6 +126,8 @@ def main() -> None:
                     except Exception as err:  # one failed row (e.g. an op without bf16) must not lose the rest
                         lines.append(f"{row} failed: {type(err).__name__}: {str(err)[:120]} | |")
                     print(lines[-1], flush=True)
+                    if args.out:  # row by row: a run stopped by its timeout keeps what it measured
+                        Path(args.out).write_text("\n".join(lines) + "\n")
     lines.append(f"\nload average after: {os.getloadavg()[0]:.2f}")
     if args.out:
         Path(args.out).write_text("\n".join(lines) + "\n")
