@@ -43,6 +43,27 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
     assert flags.tree_weight == "val:equal" and flags.forest_member is False
 
 
+def test_the_admet_recipe_has_3_blocks_below_the_long_rows(tmp_path):
+    from graphnorm.train.recipes import ADMET_LAYERS, ADMET_LONG_ROWS
+
+    def table(rows):
+        path = tmp_path / f"t{rows}.csv"
+        path.write_text("smiles,y\n" + "CCO,1.5\n" * rows)
+        return str(path)
+
+    small, large = table(ADMET_LONG_ROWS - 1), table(ADMET_LONG_ROWS)
+    assert ADMET_LAYERS == 3 and _cfg(["--data", small, "--recipe", "admet"]).model == {"num_layers": 3}
+    assert "num_layers" not in (_cfg(["--data", large, "--recipe", "admet"]).model or {})
+    # a depth the user sets is kept on either side; a named preset or a baseline comes whole
+    own = tmp_path / "own.yaml"
+    own.write_text(f"data: {large}\nrecipe: admet\nmodel:\n  num_layers: 2\n  hidden: 96\n")
+    assert _cfg(["--config", str(own)]).model == {"num_layers": 2, "hidden": 96}
+    own.write_text(f"data: {small}\nrecipe: admet\nmodel:\n  hidden: 96\n")
+    assert _cfg(["--config", str(own)]).model == {"num_layers": 3, "hidden": 96}
+    assert not (_cfg(["--data", small, "--recipe", "admet", "--preset", "small"]).model or {})
+    assert "num_layers" not in (_cfg(["--data", small, "--recipe", "admet", "--model", "gine"]).model or {})
+
+
 def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
     from graphnorm.train.recipes import ADMET_LONG_ROWS, ADMET_LONG_STEPS, ADMET_LONG_TREE_WEIGHT
 
