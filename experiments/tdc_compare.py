@@ -1,6 +1,7 @@
 """Two member combinations of ``tdc_members.py`` side by side, task-seed by task-seed: which is
 better on validation (what chooses) and on test (beside it), with a two-sided sign test and
-the mean relative change. ``--judge val_cv`` judges on the cross-fitted validation score
+the mean relative change with its 95 % bootstrap interval (seeds resampled within each task):
+how large a change the splits can see. ``--judge val_cv`` judges on the cross-fitted validation score
 (``tdc_members.py``'s ``val_cv``) instead: the fair score of a rule that fits on validation.
 
     python experiments/tdc_compare.py --by-seed A/members_by_seed.csv [--by-seed B/...] \\
@@ -13,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
@@ -41,6 +43,19 @@ def paired(rows: pd.DataFrame, new: str, old: str, judge: str = "val") -> pd.Dat
     return out.reset_index()
 
 
+def mean_interval(rel: pd.Series, task: pd.Series, draws: int = 4000, seed: int = 0) -> tuple:
+    """95 % percentile bootstrap interval of ``rel``'s mean, each draw resampling the rows of
+    every task with replacement (a task keeps its count of seeds, so every draw weighs the
+    tasks as the data do)."""
+    rng = np.random.default_rng(seed)
+    groups = [rel[task == t].to_numpy() for t in task.unique()]
+    means = np.zeros(draws)
+    for g in groups:
+        means += rng.choice(g, size=(draws, len(g))).sum(axis=1)
+    means /= sum(len(g) for g in groups)
+    return tuple(np.percentile(means, [2.5, 97.5]))
+
+
 def report(pairs: pd.DataFrame, new: str, old: str, command: str, judge: str = "val") -> str:
     note = (["val = cross-fitted on the validation rows (`val_cv`): the weights chosen on one "
              "half, scored on the other", ""] if judge == "val_cv" else [])
@@ -58,10 +73,12 @@ def report(pairs: pd.DataFrame, new: str, old: str, command: str, judge: str = "
         p = binomtest(wins, wins + losses).pvalue if wins + losses else float("nan")
         by_task = pairs.groupby("task")[f"{split}_rel"].mean()
         ties = len(pairs) - wins - losses
+        low, high = mean_interval(pairs[f"{split}_rel"], pairs["task"])
         lines.append(f"- {split}: new better on {wins} task-seeds, worse on {losses}"
                      f"{f', tied on {ties}' if ties else ''} (sign test p = {p:.3f}), "
                      f"on {int((by_task > 0).sum())} of {len(by_task)} tasks by the mean; "
-                     f"mean relative change {100 * pairs[f'{split}_rel'].mean():+.2f} %")
+                     f"mean relative change {100 * pairs[f'{split}_rel'].mean():+.2f} % "
+                     f"(95 % bootstrap interval {100 * low:+.2f} to {100 * high:+.2f} %)")
     return "\n".join(lines) + "\n"
 
 
