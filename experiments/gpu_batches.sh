@@ -13,12 +13,7 @@
 #
 #   run(command="bash experiments/gpu_batches.sh", carry=[".gpu"], timeout_s=480)
 #   DEVICE=cpu FAST_TIME=15s STEPS=4 BATCHES=16 COMPILE_TIMEOUT=30 bash experiments/gpu_batches.sh  # dry run
-set -u
-export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpu_batches_out}
-mkdir -p "$OUT"
-DEVICE=${DEVICE:-cuda}
-FAST_TIME=${FAST_TIME:-130s}
 STEPS=${STEPS:-40}
 BATCHES=${BATCHES:-64 256 1024}
 BATCH=${BATCH:-256}

@@ -17,12 +17,7 @@
 #
 #   run(command="bash experiments/gpu_session.sh", carry=[".gpu"], timeout_s=570)
 #   DEVICE=cpu FAST_TIME=20s SLIM_TIME=20s PREDICT_ROWS=200 STEPS=4 bash experiments/gpu_session.sh  # dry run
-set -u
-export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gpu_session_out}
-mkdir -p "$OUT"
-DEVICE=${DEVICE:-cuda}
-FAST_TIME=${FAST_TIME:-130s}
 SLIM_TIME=${SLIM_TIME:-130s}
 PREDICT_ROWS=${PREDICT_ROWS:-5000}
 STEPS=${STEPS:-50}

@@ -2,7 +2,14 @@
 # Sourced by the scripts that run on a lent GPU (experiments/gpu_session.sh, gpu_batches.sh):
 # installs the carried RDKit core and OGB (.gpu/, made by experiments/gpu_carry.sh) where the
 # machine has none, unpacks ZINC-subset as a table, writes the fast and slim recipes reading it
-# (/tmp/gpu_fast.yaml, /tmp/gpu_slim.yaml), and logs the machine. Expects OUT set.
+# (/tmp/gpu_fast.yaml, /tmp/gpu_slim.yaml), and logs the machine. Reads OUT, DEVICE and
+# FAST_TIME (defaults below); sets log and run.
+set -u
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/gpu_out}
+mkdir -p "$OUT"
+DEVICE=${DEVICE:-cuda}
+FAST_TIME=${FAST_TIME:-130s}
 T0=$(date +%s)
 log() { echo "[gpu_session +$(( $(date +%s) - T0 ))s] $*" | tee -a "$OUT/log.txt"; }
 run() { log "\$ $*"; "$@" 2>&1 | tee -a "$OUT/log.txt"; log "exit ${PIPESTATUS[0]}"; }

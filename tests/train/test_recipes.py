@@ -9,6 +9,13 @@ def _cfg(argv):
     return resolved(["train", *argv])
 
 
+def _table(folder, rows: int) -> str:
+    """A regression table of ``rows`` rows (the recipes' size rules read its length)."""
+    path = folder / f"t{rows}.csv"
+    path.write_text("smiles,y\n" + "CCO,1.5\n" * rows)
+    return str(path)
+
+
 def test_auto_picks_by_the_data():
     table = _cfg(["--data", "mols.csv"])
     assert table.recipe == "small-table" and table.featurizer == {"descriptors": True}
@@ -46,12 +53,7 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
 def test_the_admet_recipe_has_3_blocks_below_the_long_rows(tmp_path):
     from graphnorm.train.recipes import ADMET_LAYERS, ADMET_LONG_ROWS
 
-    def table(rows):
-        path = tmp_path / f"t{rows}.csv"
-        path.write_text("smiles,y\n" + "CCO,1.5\n" * rows)
-        return str(path)
-
-    small, large = table(ADMET_LONG_ROWS - 1), table(ADMET_LONG_ROWS)
+    small, large = _table(tmp_path, ADMET_LONG_ROWS - 1), _table(tmp_path, ADMET_LONG_ROWS)
     assert ADMET_LAYERS == 3 and _cfg(["--data", small, "--recipe", "admet"]).model == {"num_layers": 3}
     assert "num_layers" not in (_cfg(["--data", large, "--recipe", "admet"]).model or {})
     # a depth the user sets is kept on either side; a named preset or a baseline comes whole
@@ -67,12 +69,7 @@ def test_the_admet_recipe_has_3_blocks_below_the_long_rows(tmp_path):
 def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
     from graphnorm.train.recipes import ADMET_LONG_ROWS, ADMET_LONG_STEPS, ADMET_LONG_TREE_WEIGHT
 
-    def table(rows):
-        path = tmp_path / f"t{rows}.csv"
-        path.write_text("smiles,y\n" + "CCO,1.5\n" * rows)
-        return str(path)
-
-    large, small = table(ADMET_LONG_ROWS), table(ADMET_LONG_ROWS - 1)
+    large, small = _table(tmp_path, ADMET_LONG_ROWS), _table(tmp_path, ADMET_LONG_ROWS - 1)
     cfg = _cfg(["--data", large, "--recipe", "admet"])
     assert (cfg.max_steps, cfg.min_epochs) == (ADMET_LONG_STEPS, 15)
     assert cfg.tree_weight == ADMET_LONG_TREE_WEIGHT != RECIPES["admet"]["tree_weight"]
