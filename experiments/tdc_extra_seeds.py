@@ -25,11 +25,7 @@ from pathlib import Path
 
 from graphnorm.bench.tdc_suite import task_settings
 from graphnorm.data.tdc import admet_group_dir
-
-SMALL = ("bbb_martins bioavailability_ma caco2_wang clearance_hepatocyte_az clearance_microsome_az "
-         "cyp2c9_substrate_carbonmangels cyp2d6_substrate_carbonmangels "
-         "cyp3a4_substrate_carbonmangels dili half_life_obach herg hia_hou pgp_broccatelli "
-         "vdss_lombardo").split()
+from tdc_default_cost import SMALL  # experiments/: the 14 tasks below 2,500 rows
 FLAGS = {"data": "--data", "smiles_column": "--smiles-column", "task": "--task",
          "metric": "--metric", "split": "--split"}
 
