@@ -105,6 +105,11 @@ def main() -> None:
              "| config | model | batch | threads | mode | precision | collate ms | warm-up s | graphs/s |",
              "|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
+
+    def save(rows: list) -> None:
+        if args.out:
+            Path(args.out).write_text("\n".join(rows) + "\n")
+
     modes = ["eager"] + (["compiled"] if args.compile else []) + (["infer"] if args.infer else [])
     for spec in args.configs:
         path, _, model_name = spec.partition(":")
@@ -126,11 +131,9 @@ def main() -> None:
                     except Exception as err:  # one failed row (e.g. an op without bf16) must not lose the rest
                         lines.append(f"{row} failed: {type(err).__name__}: {str(err)[:120]} | |")
                     print(lines[-1], flush=True)
-                    if args.out:  # row by row: a run stopped by its timeout keeps what it measured
-                        Path(args.out).write_text("\n".join(lines) + "\n")
+                    save(lines)  # row by row: a run stopped by its timeout keeps what it measured
     lines.append(f"\nload average after: {os.getloadavg()[0]:.2f}")
-    if args.out:
-        Path(args.out).write_text("\n".join(lines) + "\n")
+    save(lines)
 
 
 if __name__ == "__main__":

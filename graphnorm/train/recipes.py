@@ -53,12 +53,11 @@ RECIPES: dict[str, dict[str, Any]] = {
 # on the 14 small TDC tables, against 4 blocks on the same code, validation +0.02 % (better by
 # the mean on 6 of 14 tasks; the rule written before the runs asked >= -0.15 % and >= 6),
 # at 14-25 % less CPU per step (experiments/results/tdc_admet/layers3_29/); 2 blocks lost on
-# validation (-0.52 %, layers2_29/). Large tables keep 4 (`_admet_large`): not measured there
+# validation (-0.52 %, layers2_29/). Large tables keep 4 (`_admet_sized`): not measured there
 ADMET_PATIENCE, ADMET_LAYERS = 0.3, 3
 RECIPES["admet"] = dict(RECIPES["small-table"], max_steps=150, min_epochs=15, val_every_steps=25,
                         patience=ADMET_PATIENCE, ensemble=1, forest_member=True,
-                        forest_model="gbm", tree_weight="0.7", tree_features="maplight+admet",
-                        model={"num_layers": ADMET_LAYERS})
+                        forest_model="gbm", tree_weight="0.7", tree_features="maplight+admet")
 RECIPE_NAMES = ("auto",) + tuple(RECIPES)
 # admet, tables of ADMET_LONG_ROWS rows or more: at least ADMET_LONG_STEPS steps. On
 # lipophilicity (4,200 rows) the 15-epoch Graphormer (690 steps) was best at its last epoch,
@@ -100,8 +99,8 @@ def auto_recipe(values: dict) -> str:
 
 def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
     """The recipes' choices that follow the table (``rows``, its task), for the Graphormer;
-    explicit values are kept. admet: a longer run and a fitted gbm weight on large tables
-    (`_admet_large`).
+    explicit values are kept. admet: 3 blocks on small tables, a longer run and a fitted gbm
+    weight on large ones (`_admet_sized`).
     small-table:
 
     - classification: the Graphormer and the Morgan-count forest, one member each, averaged
@@ -121,7 +120,7 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
     if merged.get("model_name") not in (None, DEFAULT_MODEL):
         return merged
     if merged.get("recipe") == "admet":
-        return _admet_large(merged, values, rows)
+        return _admet_sized(merged, values, rows)
     if merged.get("recipe") != "small-table":
         return merged
     out = dict(merged)
@@ -137,15 +136,17 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
     return out
 
 
-def _admet_large(merged: dict, values: dict, rows: int) -> dict:
-    """The admet recipe on a table of `ADMET_LONG_ROWS`+ rows: at least `ADMET_LONG_STEPS`
-    steps (still at least 15 epochs), the gbm weight fitted on validation
-    (`ADMET_LONG_TREE_WEIGHT`), no early stopping (measured on the small tables only; the
-    large ones were mostly best at their last validation) and the preset's 4 blocks (3 were
-    measured on the small tables only); an explicit length (steps, epochs, time), weight,
-    patience or block count is kept."""
+def _admet_sized(merged: dict, values: dict, rows: int) -> dict:
+    """The admet recipe by table size. Below `ADMET_LONG_ROWS` rows: a Graphormer of
+    `ADMET_LAYERS` blocks. From there: the preset's 4 blocks (3 were measured on the small
+    tables only), at least `ADMET_LONG_STEPS` steps (still at least 15 epochs), the gbm weight
+    fitted on validation (`ADMET_LONG_TREE_WEIGHT`) and no early stopping (measured on the
+    small tables only; the large ones were mostly best at their last validation). An explicit
+    length (steps, epochs, time), weight, patience, preset or block count is kept."""
     if rows < ADMET_LONG_ROWS:
-        return merged
+        if _given(values, ("preset",)) or "num_layers" in (merged.get("model") or {}):
+            return merged
+        return dict(merged, model={**(merged.get("model") or {}), "num_layers": ADMET_LAYERS})
     out = dict(merged)
     if not _given(values, ("patience",)):
         out["patience"] = None
@@ -153,8 +154,6 @@ def _admet_large(merged: dict, values: dict, rows: int) -> dict:
         out["max_steps"] = max(merged.get("max_steps") or 0, ADMET_LONG_STEPS)
     if not _given(values, ("tree_weight",)):
         out["tree_weight"] = ADMET_LONG_TREE_WEIGHT
-    if "num_layers" not in (values.get("model") or {}):
-        out["model"] = {k: v for k, v in (merged.get("model") or {}).items() if k != "num_layers"}
     return out
 
 
@@ -178,8 +177,7 @@ def backbone_conflicts(cfg) -> list[str]:
                                                               if k in recipe})
     out = [f"{k}: {getattr(cfg, k)}" for k, v in shape.items() if getattr(cfg, k) != v]
     out += [f"model: {k}" for k, v in sorted((cfg.model or {}).items())
-            if v != recipe.get("model", {}).get(k)
-            and not (k.endswith("_at") and k[:-3] in ADDABLE_AT_HEAD and v == "head")]
+            if not (k.endswith("_at") and k[:-3] in ADDABLE_AT_HEAD and v == "head")]
     out += [f"featurizer: {k}" for k in sorted(cfg.featurizer or {}) if k not in ADDABLE_AT_HEAD
             and (cfg.featurizer[k] != recipe.get("featurizer", {}).get(k))]
     return out
@@ -227,10 +225,8 @@ def apply_recipe(values: dict, recipe: Optional[str]) -> dict:
     if _given(values, _LENGTH_KEYS + ("max_steps",)):
         base.pop("min_epochs", None)  # --max-steps 10 means 10 steps, unless --min-epochs too
     if values.get("model_name") not in (None, DEFAULT_MODEL):  # a baseline keeps its own shape
-        for key in ("preset", "readout", "rwpe_steps", "local_mp", "model"):
+        for key in ("preset", "readout", "rwpe_steps", "local_mp"):
             base.pop(key, None)
-    if _given(values, ("preset",)):
-        base.pop("model", None)  # a preset the user names comes whole (admet's 3 blocks go)
     merged = dict(base)
     for key, value in values.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
