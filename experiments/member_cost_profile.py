@@ -53,6 +53,13 @@ def write_rerun_config(run: Path, out: Path, config: Path) -> Path:
 
     cfg = dict(read_metrics(run)["config"], out=str(out))
     cfg.pop("resume", None)
+    if cfg.get("data") and not Path(cfg["data"]).is_file():
+        # a suite run's table lived in its scratch cache (tdc_default_cost.py): the same
+        # table from today's cache (GRAPHNORM_CACHE), which the suite writes identically
+        from graphnorm.data.cache import cache_root
+
+        cfg.pop("cache_root", None)
+        cfg["data"] = str(cache_root() / "tdc" / "tables" / Path(cfg["data"]).name)
     config.write_text(yaml.safe_dump(cfg))
     return config
 
