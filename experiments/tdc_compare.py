@@ -30,8 +30,9 @@ def paired(rows: pd.DataFrame, new: str, old: str, judge: str = "val") -> pd.Dat
         raise SystemExit(f"no rows of {missing[0]!r}; the combinations there: "
                          f"{', '.join(sorted(set(rows['members'])))}")
     wide = rows[rows["members"].isin([new, old])].pivot_table(
-        index=["task", "metric", "seed"], columns="members", values=[judge, "test", "cpu_s"])
-    wide = wide.dropna()
+        index=["task", "metric", "seed"], columns="members", values=[judge, "test", "cpu_s"],
+        dropna=False)  # CPU-s may be unknown (a rescoring measures no run's CPU)
+    wide = wide.dropna(subset=[(c, m) for c in (judge, "test") for m in (new, old)])
     out = pd.DataFrame(index=wide.index)
     for split, column in (("val", judge), ("test", "test"), ("cpu_s", "cpu_s")):
         out[f"{split}_new"], out[f"{split}_old"] = wide[(column, new)], wide[(column, old)]
@@ -56,6 +57,10 @@ def mean_interval(rel: pd.Series, task: pd.Series, draws: int = 4000, seed: int 
     return tuple(np.percentile(means, [2.5, 97.5]))
 
 
+def _cpu(values: pd.Series) -> str:
+    return "-" if values.isna().all() else f"{values.mean():.0f}"
+
+
 def report(pairs: pd.DataFrame, new: str, old: str, command: str, judge: str = "val") -> str:
     note = (["val = cross-fitted on the validation rows (`val_cv`): the weights chosen on one "
              "half, scored on the other", ""] if judge == "val_cv" else [])
@@ -65,7 +70,7 @@ def report(pairs: pd.DataFrame, new: str, old: str, command: str, judge: str = "
     for (task, metric), g in pairs.groupby(["task", "metric"]):
         lines.append(f"| {task} | {metric} | {len(g)} | {g.val_new.mean():.4f} | "
                      f"{g.val_old.mean():.4f} | {g.test_new.mean():.4f} | {g.test_old.mean():.4f} "
-                     f"| {g.cpu_s_new.mean():.0f} | {g.cpu_s_old.mean():.0f} | "
+                     f"| {_cpu(g.cpu_s_new)} | {_cpu(g.cpu_s_old)} | "
                      f"{int(g.val_better.sum())} of {len(g)} |")
     lines.append("")
     for split in ("val", "test"):

@@ -10,11 +10,15 @@ does not, as test holds scaffolds neither does), and per task and seed:
 - ``base``: the member as the default fits it, on train; scored on A and on B;
 - ``refit``: fitted on train + B, scored on A, and on train + A, scored on B;
 
-each alone (``:gbm``) and averaged with the run's own Graphormer member at the default's weight
-(gbm 0.7; its validation predictions, which early stopping saw in both arms alike). A score is
+each alone (``:gbm``) and averaged with the run's own Graphormer member at the run's own weights
+(``ensemble.json``: gbm 0.7 on the small tables, fitted on validation on the large ones; the
+Graphormer's validation predictions, which early stopping saw, in both arms alike). A score is
 the mean of the two halves'. A half adds ~6 % to the training rows where the refit adds 12.5 %,
 so the check sees about half the gain. ``test``: base = the run's own test score; refit = the
-member fitted on all of train + validation, as the refit would be (beside, not chosen on).
+member fitted on all of train + validation, averaged with the run's Graphormer at its weights:
+what the default with ``--tree-refit`` scores, its Graphormer being deterministic (beside, not
+chosen on). The gbm reads the run's own boosters file (the leave-own-task-out ones on the large
+tasks).
 
 Writes a ``by_seed.csv`` in ``tdc_compare.py``'s form (labels base, refit, base:gbm,
 refit:gbm); ``base``'s train-only fit is checked against the run's stored predictions.
@@ -42,9 +46,6 @@ from graphnorm.data.table_dataset import canonical_and_scaffold
 from graphnorm.models import tree_kind
 from graphnorm.run_folder import read_metrics
 from graphnorm.tasks import compute_metric, task_scored_by
-
-GBM_WEIGHT = 0.7  # the admet recipe's tree_weight on the small tables
-
 
 def scaffold_halves(smiles: list[str], seed: int) -> tuple[np.ndarray, bool]:
     """bool [N] (True = half A) and whether a scaffold was split. Whole scaffold groups in a
@@ -91,7 +92,7 @@ def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame) -> list[dict]:
     trees = tree_kind("gbm").implementation()
     split = json.loads((run / "splits.json").read_text())
     idx = {s: _rows(split[s]) for s in ("train", "val", "test")}
-    y = table["Y"].to_numpy(float)
+    y = table["Y"].to_numpy(np.float32).astype(float)  # as the run's dataset holds labels
     stored = pd.read_csv(run / "gbm" / "predictions_val.csv.gz")
     graph = pd.read_csv(run / "model_0" / "predictions_val.csv.gz")["pred:Y"].to_numpy()
 
@@ -109,13 +110,13 @@ def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame) -> list[dict]:
     test_refit = fit_predict(idx["train"] + idx["val"], idx["test"])
     test_graph = pd.read_csv(run / "model_0" / "predictions_test.csv.gz")["pred:Y"].to_numpy()
     ens = read_metrics(run)
+    w = json.loads((run / "ensemble.json").read_text())["member_weights"][-1]  # gbm's, last
     yv, yt = y[val], y[idx["test"]]
     out = []
     for label, pred, test in (("base", base, ens[f"test_{metric}"]),
-                              ("refit", refit, _score(metric, GBM_WEIGHT * test_refit
-                                                      + (1 - GBM_WEIGHT) * test_graph, yt))):
+                              ("refit", refit, _score(metric, w * test_refit + (1 - w) * test_graph, yt))):
         for alone in (False, True):
-            p = pred if alone else GBM_WEIGHT * pred + (1 - GBM_WEIGHT) * graph
+            p = pred if alone else w * pred + (1 - w) * graph
             halves = [_score(metric, p[h], yv[h]) for h in (a, ~a)]
             t = (gbm[f"test_{metric}"] if label == "base" else _score(metric, test_refit, yt)) \
                 if alone else test
@@ -136,7 +137,8 @@ def check_task(folder: Path, seeds: int) -> list[dict]:
         raise SystemExit(f"{table_file}: not the table {runs[0]} was trained on (sha256)")
     table = pd.read_csv(table_file)
     started = time.process_time()
-    x = feature_matrix("maplight+admet", table["Drug"].tolist())
+    boosters = read_metrics(runs[0] / "gbm")["config"]["admet_boosters"]
+    x = feature_matrix("maplight+admet", table["Drug"].tolist(), boosters)
     rows = [r for run in runs for r in check_seed(run, x, table)]
     print(f"{folder.name}: {len(runs)} seeds, {time.process_time() - started:.0f} CPU-s, "
           f"largest drift from the stored base predictions "

@@ -153,6 +153,11 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     own.add_argument("--admet-boosters", dest="admet_boosters", metavar="FILE",
                      help="maplight+admet: read this boosters file instead of the shipped one "
                      "(same format; the run keeps a copy, which predict reads)")
+    own.add_argument("--tree-refit", dest="tree_refit", action=argparse.BooleanOptionalAction,
+                     help="fit the tree model (--model rf|gbm, or the tree member) once more on "
+                     "train + validation after validation is scored; the saved model and the "
+                     "test scores come from that fit (nothing of a tree model is chosen on "
+                     "validation). Default: on under --recipe admet, off otherwise")
     own.add_argument("--tree-weight", dest="tree_weight", metavar="{equal,val,W,val:W,val:equal}",
                      help="the tree member's weight in the ensemble mean: equal (one member like "
                      "the others), val (chosen on the validation split, graph members share "

@@ -40,6 +40,9 @@ class TrainConfig:
     # the kind's own (rf: morgan, gbm: maplight); gbm also reads maplight+admet
     admet_boosters: Optional[str] = None  # that set's boosters file; None: the shipped one
     # (benchmark --suite tdc-admet sets the leave-own-task-out file on the 8 large tasks)
+    tree_refit: bool = False  # a tree model (--model rf|gbm, or the tree member), once
+    # validation is scored, fitted again on train + validation: the saved model and its test
+    # predictions see those rows too; its validation scores stay the train-only fit's
     tree_weight: str = "equal"  # that member's weight in the mean: equal (one member like the
     # others) | val (chosen on the validation split from 0, 0.1, ..., 1; graph members share the
     # rest) | a fixed weight such as 0.7 | val:0.7 or val:equal (fitted, but 0.7 or one member's

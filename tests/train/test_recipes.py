@@ -40,7 +40,9 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
     cfg = _cfg(["--data", str(small), "--recipe", "admet"])
     assert cfg.recipe == "admet" and cfg.featurizer == {"descriptors": True}
     assert (cfg.forest_member, cfg.forest_model, cfg.tree_weight) == (True, "gbm", "0.7")
-    assert cfg.tree_features == "maplight+admet"
+    assert cfg.tree_features == "maplight+admet" and cfg.tree_refit is True
+    assert _cfg(["--data", str(small), "--recipe", "admet", "--no-tree-refit"]).tree_refit is False
+    assert _cfg(["--data", str(small)]).tree_refit is False  # small-table: not measured there
     assert cfg.ensemble == 1  # no small-table size rule: one Graphormer, not three
     assert (cfg.max_steps, cfg.min_epochs) == (RECIPES["admet"]["max_steps"], 15)
     assert cfg.patience == ADMET_PATIENCE  # the Graphormer stops early on small tables
