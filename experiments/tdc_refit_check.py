@@ -21,7 +21,9 @@ chosen on). The gbm reads the run's own boosters file (the leave-own-task-out on
 tasks).
 
 Writes a ``by_seed.csv`` in ``tdc_compare.py``'s form (labels base, refit, base:gbm,
-refit:gbm); ``base``'s train-only fit is checked against the run's stored predictions.
+refit:gbm); ``base``'s train-only fit is checked against the run's stored predictions
+(``drift``). ``--no-halves`` rescores a board instead: the refit's test scores beside the runs'
+own, validation as the command reports it (the train-only fit's).
 
     GRAPHNORM_RAW_DIR=../shared/datasets python experiments/tdc_refit_check.py \\
         --runs experiments/results/tdc_admet/seeds10/blocks3 --seeds 10 \\
@@ -84,7 +86,7 @@ def _score(metric: str, pred: np.ndarray, y: np.ndarray) -> float:
     return compute_metric(metric, torch.from_numpy(pred.reshape(-1, 1)), torch.from_numpy(y.reshape(-1, 1)))
 
 
-def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame) -> list[dict]:
+def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame, halves: bool = True) -> list[dict]:
     """The four rows of one task-seed (``run``: the seed's ensemble folder)."""
     gbm = read_metrics(run / "gbm")
     metric, seed = gbm["metric"], gbm["config"]["seed"]
@@ -103,31 +105,35 @@ def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame) -> list[dict]:
     val = np.array(idx["val"])
     base = fit_predict(idx["train"], val)
     drift = float(np.max(np.abs(base - stored["pred:Y"].to_numpy())))
-    a, mixed = scaffold_halves([table["Drug"][i] for i in val], seed)
-    refit = np.empty_like(base)
-    for half in (a, ~a):
-        refit[half] = fit_predict(idx["train"] + list(val[~half]), val[half])
     test_refit = fit_predict(idx["train"] + idx["val"], idx["test"])
     test_graph = pd.read_csv(run / "model_0" / "predictions_test.csv.gz")["pred:Y"].to_numpy()
     ens = read_metrics(run)
     w = json.loads((run / "ensemble.json").read_text())["member_weights"][-1]  # gbm's, last
     yv, yt = y[val], y[idx["test"]]
-    out = []
-    for label, pred, test in (("base", base, ens[f"test_{metric}"]),
-                              ("refit", refit, _score(metric, w * test_refit + (1 - w) * test_graph, yt))):
-        for alone in (False, True):
-            p = pred if alone else w * pred + (1 - w) * graph
-            halves = [_score(metric, p[h], yv[h]) for h in (a, ~a)]
-            t = (gbm[f"test_{metric}"] if label == "base" else _score(metric, test_refit, yt)) \
-                if alone else test
-            out.append(dict(task=run.parts[-4], metric=metric, seed=run.name,
-                            members=label + (":gbm" if alone else ""), val=float(np.mean(halves)),
-                            val_cv=float(np.mean(halves)), test=float(t), cpu_s=np.nan, w="",
-                            halves=f"{int(a.sum())}/{int((~a).sum())}", mixed=mixed, drift=drift))
-    return out
+    tests = {"base": ens[f"test_{metric}"], "refit": _score(metric, w * test_refit + (1 - w) * test_graph, yt),
+             "base:gbm": gbm[f"test_{metric}"], "refit:gbm": _score(metric, test_refit, yt)}
+    if halves:
+        a, mixed = scaffold_halves([table["Drug"][i] for i in val], seed)
+        refit = np.empty_like(base)
+        for half in (a, ~a):
+            refit[half] = fit_predict(idx["train"] + list(val[~half]), val[half])
+        vals = {}
+        for label, pred in (("base", base), ("refit", refit)):
+            for alone in (False, True):
+                p = pred if alone else w * pred + (1 - w) * graph
+                vals[label + (":gbm" if alone else "")] = float(np.mean(
+                    [_score(metric, p[h], yv[h]) for h in (a, ~a)]))
+        shape = dict(halves=f"{int(a.sum())}/{int((~a).sum())}", mixed=mixed)
+    else:  # what the command reports: validation from the train-only fit in both arms
+        vals = {"base": ens[f"val_{metric}"], "refit": ens[f"val_{metric}"],
+                "base:gbm": gbm[f"val_{metric}"], "refit:gbm": gbm[f"val_{metric}"]}
+        shape = dict(halves="", mixed=None)
+    return [dict(task=run.parts[-4], metric=metric, seed=run.name, members=label, val=vals[label],
+                 val_cv=vals[label], test=float(tests[label]), cpu_s=np.nan, w="", **shape,
+                 drift=drift) for label in tests]
 
 
-def check_task(folder: Path, seeds: int) -> list[dict]:
+def check_task(folder: Path, seeds: int, halves: bool = True) -> list[dict]:
     runs = sorted((folder / "runs").glob("*/seed*"), key=lambda p: int(p.name[4:]))[:seeds]
     split = json.loads((runs[0] / "splits.json").read_text())
     table_file = Path(split["file"])
@@ -139,7 +145,7 @@ def check_task(folder: Path, seeds: int) -> list[dict]:
     started = time.process_time()
     boosters = read_metrics(runs[0] / "gbm")["config"]["admet_boosters"]
     x = feature_matrix("maplight+admet", table["Drug"].tolist(), boosters)
-    rows = [r for run in runs for r in check_seed(run, x, table)]
+    rows = [r for run in runs for r in check_seed(run, x, table, halves)]
     print(f"{folder.name}: {len(runs)} seeds, {time.process_time() - started:.0f} CPU-s, "
           f"largest drift from the stored base predictions "
           f"{max(r['drift'] for r in rows):.2g}", flush=True)
@@ -152,6 +158,9 @@ def main() -> None:
     ap.add_argument("--tasks", help="comma-separated (default: every task folder)")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--no-halves", dest="halves", action="store_false",
+                    help="skip the validation halves: rows carry the runs' own validation "
+                    "scores and the refit's test score (rescoring a board)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     torch.set_num_threads(1)
@@ -159,7 +168,8 @@ def main() -> None:
         p.name for p in args.runs.iterdir() if (p / "runs").is_dir())
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = [r for rs in pool.map(check_task, [args.runs / t for t in tasks],
-                                     [args.seeds] * len(tasks)) for r in rs]
+                                     [args.seeds] * len(tasks), [args.halves] * len(tasks))
+                for r in rs]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(args.out, index=False)
     print(f"wrote {args.out} ({len(rows)} rows)")
