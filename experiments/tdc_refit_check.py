@@ -86,7 +86,8 @@ def _score(metric: str, pred: np.ndarray, y: np.ndarray) -> float:
     return compute_metric(metric, torch.from_numpy(pred.reshape(-1, 1)), torch.from_numpy(y.reshape(-1, 1)))
 
 
-def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame, halves: bool = True) -> list[dict]:
+def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame, halves: bool = True,
+               weights: tuple = ()) -> list[dict]:
     """The four rows of one task-seed (``run``: the seed's ensemble folder)."""
     gbm = read_metrics(run / "gbm")
     metric, seed = gbm["metric"], gbm["config"]["seed"]
@@ -123,6 +124,10 @@ def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame, halves: bool = Tru
                 p = pred if alone else w * pred + (1 - w) * graph
                 vals[label + (":gbm" if alone else "")] = float(np.mean(
                     [_score(metric, p[h], yv[h]) for h in (a, ~a)]))
+        for other in weights:  # the refitted member at other fixed weights (--weights)
+            p = other * refit + (1 - other) * graph
+            vals[f"refit w={other}"] = float(np.mean([_score(metric, p[h], yv[h]) for h in (a, ~a)]))
+            tests[f"refit w={other}"] = _score(metric, other * test_refit + (1 - other) * test_graph, yt)
         shape = dict(halves=f"{int(a.sum())}/{int((~a).sum())}", mixed=mixed)
     else:  # what the command reports: validation from the train-only fit in both arms
         vals = {"base": ens[f"val_{metric}"], "refit": ens[f"val_{metric}"],
@@ -133,7 +138,7 @@ def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame, halves: bool = Tru
                  drift=drift) for label in tests]
 
 
-def check_task(folder: Path, seeds: int, halves: bool = True) -> list[dict]:
+def check_task(folder: Path, seeds: int, halves: bool = True, weights: tuple = ()) -> list[dict]:
     runs = sorted((folder / "runs").glob("*/seed*"), key=lambda p: int(p.name[4:]))[:seeds]
     split = json.loads((runs[0] / "splits.json").read_text())
     table_file = Path(split["file"])
@@ -145,7 +150,7 @@ def check_task(folder: Path, seeds: int, halves: bool = True) -> list[dict]:
     started = time.process_time()
     boosters = read_metrics(runs[0] / "gbm")["config"]["admet_boosters"]
     x = feature_matrix("maplight+admet", table["Drug"].tolist(), boosters)
-    rows = [r for run in runs for r in check_seed(run, x, table, halves)]
+    rows = [r for run in runs for r in check_seed(run, x, table, halves, weights)]
     print(f"{folder.name}: {len(runs)} seeds, {time.process_time() - started:.0f} CPU-s, "
           f"largest drift from the stored base predictions "
           f"{max(r['drift'] for r in rows):.2g}", flush=True)
@@ -158,17 +163,21 @@ def main() -> None:
     ap.add_argument("--tasks", help="comma-separated (default: every task folder)")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--weights", default="", help="comma-separated gbm weights: rows "
+                    "'refit w=W', the refitted member averaged at W instead of the run's weight")
     ap.add_argument("--no-halves", dest="halves", action="store_false",
                     help="skip the validation halves: rows carry the runs' own validation "
                     "scores and the refit's test score (rescoring a board)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     torch.set_num_threads(1)
+    weights = tuple(float(w) for w in args.weights.split(",") if w)
     tasks = args.tasks.split(",") if args.tasks else sorted(
         p.name for p in args.runs.iterdir() if (p / "runs").is_dir())
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = [r for rs in pool.map(check_task, [args.runs / t for t in tasks],
-                                     [args.seeds] * len(tasks), [args.halves] * len(tasks))
+                                     [args.seeds] * len(tasks), [args.halves] * len(tasks),
+                                     [weights] * len(tasks))
                 for r in rs]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(args.out, index=False)
