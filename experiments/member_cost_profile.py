@@ -88,8 +88,10 @@ def _result(run: Path, metrics: dict, scratch: Path, child_cpu) -> dict:
 
 
 def _task(run: Path) -> str:
-    """A suite run's task: <bench>/<task>/runs/<variant>/seed<k>."""
-    return run.parts[-4] if len(run.parts) >= 4 else str(run)
+    """A suite run's task: <bench>/<task>/runs/<variant>/seed<k>[/model_<m>] (an ensemble's
+    Graphormer member lies one folder deeper)."""
+    parts = run.parts[:-1] if run.name.startswith("model_") else run.parts
+    return parts[-4] if len(parts) >= 4 else str(run)
 
 
 def row(r: dict) -> str:
