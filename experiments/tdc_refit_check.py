@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.baselines.tree_features import feature_matrix
+from graphnorm.baselines.tree_features import feature_matrix, width
 from graphnorm.data.cache import cache_root
 from graphnorm.data.table_dataset import canonical_and_scaffold
 from graphnorm.models import tree_kind
@@ -149,7 +149,11 @@ def check_task(folder: Path, seeds: int, halves: bool = True, weights: tuple = (
     table = pd.read_csv(table_file)
     started = time.process_time()
     boosters = read_metrics(runs[0] / "gbm")["config"]["admet_boosters"]
-    x = feature_matrix("maplight+admet", table["Drug"].tolist(), boosters)
+    # the rows the runs used: a row RDKit cannot read was skipped by the run (skipped_rows.csv)
+    used = sorted({r for run in runs for s in ("train", "val", "test")
+                   for r in _rows(json.loads((run / "splits.json").read_text())[s])})
+    x = np.full((len(table), width("maplight+admet", boosters)), np.nan, np.float32)
+    x[used] = feature_matrix("maplight+admet", table["Drug"][used].tolist(), boosters)
     rows = [r for run in runs for r in check_seed(run, x, table, halves, weights)]
     print(f"{folder.name}: {len(runs)} seeds, {time.process_time() - started:.0f} CPU-s, "
           f"largest drift from the stored base predictions "
@@ -174,13 +178,13 @@ def main() -> None:
     weights = tuple(float(w) for w in args.weights.split(",") if w)
     tasks = args.tasks.split(",") if args.tasks else sorted(
         p.name for p in args.runs.iterdir() if (p / "runs").is_dir())
-    with ProcessPoolExecutor(args.jobs) as pool:
-        rows = [r for rs in pool.map(check_task, [args.runs / t for t in tasks],
-                                     [args.seeds] * len(tasks), [args.halves] * len(tasks),
-                                     [weights] * len(tasks))
-                for r in rs]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame(rows).to_csv(args.out, index=False)
+    rows = []
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for done in pool.map(check_task, [args.runs / t for t in tasks], [args.seeds] * len(tasks),
+                             [args.halves] * len(tasks), [weights] * len(tasks)):
+            rows += done
+            pd.DataFrame(rows).to_csv(args.out, index=False)  # task by task: nothing lost
     print(f"wrote {args.out} ({len(rows)} rows)")
 
 
