@@ -46,6 +46,16 @@ def profile_parts(prof: Path) -> tuple[float, dict]:
     return total, parts
 
 
+def suite_table(path) -> Path:
+    """A TDC suite run's table: where the run read it, or, for a run of a scratch cache that
+    is gone (tdc_default_cost.py), the same table in today's cache (GRAPHNORM_CACHE), which
+    the suite writes identically (callers that need it exact check its sha256)."""
+    from graphnorm.data.cache import cache_root
+
+    path = Path(path)
+    return path if path.is_file() else cache_root() / "tdc" / "tables" / path.name
+
+
 def write_rerun_config(run: Path, out: Path, config: Path) -> Path:
     """RUN's resolved config (from its metrics.json), to train again into ``out``: written
     to ``config`` (YAML, for ``graphnorm train --config``)."""
@@ -56,10 +66,8 @@ def write_rerun_config(run: Path, out: Path, config: Path) -> Path:
     if cfg.get("data") and not Path(cfg["data"]).is_file():
         # a suite run's table lived in its scratch cache (tdc_default_cost.py): the same
         # table from today's cache (GRAPHNORM_CACHE), which the suite writes identically
-        from graphnorm.data.cache import cache_root
-
         cfg.pop("cache_root", None)
-        cfg["data"] = str(cache_root() / "tdc" / "tables" / Path(cfg["data"]).name)
+        cfg["data"] = str(suite_table(cfg["data"]))
     config.write_text(yaml.safe_dump(cfg))
     return config
 

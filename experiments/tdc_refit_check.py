@@ -43,11 +43,12 @@ import pandas as pd
 import torch
 
 from graphnorm.baselines.tree_features import feature_matrix, width
-from graphnorm.data.cache import cache_root
 from graphnorm.data.table_dataset import canonical_and_scaffold
+from graphnorm.data.table_split import file_split
 from graphnorm.models import tree_kind
 from graphnorm.run_folder import read_metrics
 from graphnorm.tasks import compute_metric, task_scored_by
+from member_cost_profile import suite_table  # experiments/
 
 def scaffold_halves(smiles: list[str], seed: int) -> tuple[np.ndarray, bool]:
     """bool [N] (True = half A) and whether a scaffold was split. Whole scaffold groups in a
@@ -77,9 +78,11 @@ def scaffold_halves(smiles: list[str], seed: int) -> tuple[np.ndarray, bool]:
     return a, mixed
 
 
-def _rows(names: list[str]) -> list[int]:
-    """splits.json's 'line N' (header = line 1) -> 0-based data row."""
-    return [int(n.split()[1]) - 2 for n in names]
+def _split(run: Path, table: pd.DataFrame) -> dict[str, list[int]]:
+    """The run's rows by split, read by the table layer's own reader of splits.json (which
+    refuses a table of another checksum; a CSV row's label is its line, header = line 1)."""
+    labels = [f"line {i + 2}" for i in range(len(table))]
+    return file_split(run / "splits.json", labels, table.attrs["sha256"])
 
 
 def _score(metric: str, pred: np.ndarray, y: np.ndarray) -> float:
@@ -93,8 +96,7 @@ def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame, halves: bool = Tru
     metric, seed = gbm["metric"], gbm["config"]["seed"]
     task = task_scored_by(metric)
     trees = tree_kind("gbm").implementation()
-    split = json.loads((run / "splits.json").read_text())
-    idx = {s: _rows(split[s]) for s in ("train", "val", "test")}
+    idx = _split(run, table)
     y = table["Y"].to_numpy(np.float32).astype(float)  # as the run's dataset holds labels
     stored = pd.read_csv(run / "gbm" / "predictions_val.csv.gz")
     graph = pd.read_csv(run / "model_0" / "predictions_val.csv.gz")["pred:Y"].to_numpy()
@@ -141,17 +143,14 @@ def check_seed(run: Path, x: np.ndarray, table: pd.DataFrame, halves: bool = Tru
 def check_task(folder: Path, seeds: int, halves: bool = True, weights: tuple = ()) -> list[dict]:
     runs = sorted((folder / "runs").glob("*/seed*"), key=lambda p: int(p.name[4:]))[:seeds]
     split = json.loads((runs[0] / "splits.json").read_text())
-    table_file = Path(split["file"])
-    if not table_file.is_file():  # a run of a scratch cache (tdc_default_cost.py): today's copy
-        table_file = cache_root() / "tdc" / "tables" / table_file.name
-    if hashlib.sha256(table_file.read_bytes()).hexdigest() != split["sha256"]:
-        raise SystemExit(f"{table_file}: not the table {runs[0]} was trained on (sha256)")
+    table_file = suite_table(split["file"])
+    checksum = hashlib.sha256(table_file.read_bytes()).hexdigest()
     table = pd.read_csv(table_file)
     started = time.process_time()
     boosters = read_metrics(runs[0] / "gbm")["config"]["admet_boosters"]
     # the rows the runs used: a row RDKit cannot read was skipped by the run (skipped_rows.csv)
-    used = sorted({r for run in runs for s in ("train", "val", "test")
-                   for r in _rows(json.loads((run / "splits.json").read_text())[s])})
+    table.attrs["sha256"] = checksum
+    used = sorted({r for run in runs for rows in _split(run, table).values() for r in rows})
     x = np.full((len(table), width("maplight+admet", boosters)), np.nan, np.float32)
     x[used] = feature_matrix("maplight+admet", table["Drug"][used].tolist(), boosters)
     rows = [r for run in runs for r in check_seed(run, x, table, halves, weights)]
