@@ -1,5 +1,6 @@
-"""Callbacks: throughput and wall time over a whole (resumed) run, 1-based epoch progress,
-the metrics history across resumes, and the learning-curve plot."""
+"""Callbacks: throughput, wall and CPU time over a whole (resumed) run, checkpoints that
+follow a moved run folder, 1-based epoch progress, the metrics history across resumes, and
+the learning-curve plot."""
 from __future__ import annotations
 
 import sys
@@ -7,19 +8,21 @@ import time
 from pathlib import Path
 
 import lightning as L
-from lightning.pytorch.callbacks import TQDMProgressBar
+from lightning.pytorch.callbacks import ModelCheckpoint, TQDMProgressBar
 
 
 class Throughput(L.Callback):
     """Graphs per second of the training loop (forward, backward, optimiser step), over all
     ranks (with DDP every rank steps in lockstep on its share of each global batch), and the
-    run's wall time. Both are saved in checkpoints, so a resumed run reports the whole run
-    (up to the checkpoint it resumed from), not only the part after the resume."""
+    run's wall time and this process's CPU time. All are saved in checkpoints, so a resumed
+    run reports the whole run (up to the checkpoint it resumed from), not only the part after
+    the resume (a board's CPU-s per seed would otherwise count a resumed run's tail)."""
 
-    def __init__(self, started: float | None = None):
+    def __init__(self, started: float | None = None, cpu_started: float | None = None):
         self.graphs, self.seconds, self._t0 = 0, 0.0, None
-        self.wall_before = 0.0  # wall time of earlier sessions of this run
+        self.wall_before = self.cpu_before = 0.0  # earlier sessions of this run
         self._session_start = time.time() if started is None else started  # incl. data setup
+        self._cpu_start = time.process_time() if cpu_started is None else cpu_started
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
         self._t0 = time.perf_counter()
@@ -37,12 +40,41 @@ class Throughput(L.Callback):
     def wall_time(self) -> float:
         return self.wall_before + time.time() - self._session_start
 
+    @property
+    def cpu_time(self) -> float:
+        return self.cpu_before + time.process_time() - self._cpu_start
+
     def state_dict(self) -> dict:
-        return {"graphs": self.graphs, "seconds": self.seconds, "wall_time": self.wall_time}
+        return {"graphs": self.graphs, "seconds": self.seconds, "wall_time": self.wall_time,
+                "cpu_time": self.cpu_time}
 
     def load_state_dict(self, state: dict) -> None:
         self.graphs, self.seconds = state.get("graphs", 0), state.get("seconds", 0.0)
-        self.wall_before = state.get("wall_time", 0.0)  # this session's setup time still counts
+        # this session's setup still counts; checkpoints before session 32 have no CPU time
+        self.wall_before, self.cpu_before = state.get("wall_time", 0.0), state.get("cpu_time", 0.0)
+
+
+class RunFolderCheckpoint(ModelCheckpoint):
+    """Lightning's ModelCheckpoint, whose saved state follows its run folder when the folder
+    is moved (another clone, a copied campaign, a renamed disk) before ``--resume``.
+
+    Lightning reloads only ``best_model_path`` when the checkpoint's ``dirpath`` differs from
+    today's, so the resumed run forgets the best score so far and the next validation, however
+    worse, overwrites best.ckpt: a silently wrong test score. Here the saved paths are rebased
+    onto today's folder and the whole state is reloaded."""
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        old, new = state_dict.get("dirpath"), self.dirpath
+        if old and new and old != new:
+            def rebase(path):
+                return new + path[len(old):] if isinstance(path, str) and path.startswith(old) else path
+
+            state_dict = dict(state_dict, dirpath=new,
+                              best_k_models={rebase(k): v for k, v in
+                                             (state_dict.get("best_k_models") or {}).items()},
+                              **{k: rebase(state_dict.get(k)) for k in
+                                 ("best_model_path", "kth_best_model_path", "last_model_path")})
+        super().load_state_dict(state_dict)
 
 
 class EpochProgressBar(TQDMProgressBar):

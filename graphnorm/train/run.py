@@ -15,11 +15,11 @@ from pathlib import Path
 
 import lightning as L
 import torch
-from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+from lightning.pytorch.callbacks import EarlyStopping
 from lightning.pytorch.loggers import CSVLogger
 
-from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchStats, Throughput, keep_history,
-                        merge_history, plot_learning_curve, weight_averaging)
+from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchStats, RunFolderCheckpoint,
+                        Throughput, keep_history, merge_history, plot_learning_curve, weight_averaging)
 from .config import TrainConfig
 from .datamodule import GraphDataModule
 from .evaluate import evaluate_checkpoint
@@ -112,16 +112,16 @@ def train(cfg: TrainConfig) -> dict:
     metric = dm.info["metric"]
     mode = "max" if HIGHER_IS_BETTER[metric] else "min"
     # best.ckpt at the best validation epoch; last.ckpt after every validation ...
-    best_cb = ModelCheckpoint(dirpath=out, filename=Path(BEST_CHECKPOINT).stem,
+    best_cb = RunFolderCheckpoint(dirpath=out, filename=Path(BEST_CHECKPOINT).stem,
                               monitor=f"val/{metric}", mode=mode,
                               save_top_k=1, save_last=True, enable_version_counter=False)
     # ... and every few steps, so a run killed mid-epoch loses little (monitor=None, fixed name)
-    last_cb = ModelCheckpoint(dirpath=out, filename=Path(LAST_CHECKPOINT).stem,
+    last_cb = RunFolderCheckpoint(dirpath=out, filename=Path(LAST_CHECKPOINT).stem,
                               every_n_train_steps=cfg.checkpoint_every_n_steps,
                               enable_version_counter=False)
     # --keep-checkpoints: every validation's weights, named by step (after recalibration)
     # (no monitor: Lightning refuses two checkpoint callbacks with the same one)
-    kept = [ModelCheckpoint(dirpath=out / KEPT_CHECKPOINTS, filename="{step}", save_top_k=-1,
+    kept = [RunFolderCheckpoint(dirpath=out / KEPT_CHECKPOINTS, filename="{step}", save_top_k=-1,
                             enable_version_counter=False)] if cfg.keep_checkpoints else []
     # --patience: after the checkpoints, so the validation that stops the run is saved too
     patience = cfg.patience_validations(dm.steps_per_epoch())
@@ -130,7 +130,7 @@ def train(cfg: TrainConfig) -> dict:
                       "a time budget alone does not fix: training the whole budget", stacklevel=2)
     stopper = [EarlyStopping(monitor=f"val/{metric}", mode=mode, patience=patience,
                              check_on_train_epoch_end=False)] if patience else []
-    speed = Throughput(started)
+    speed = Throughput(started, cpu_started)
     averaging = [weight_averaging(cfg.ema_decay, cfg.recalibrate_batches > 0)] if cfg.ema_decay else []
     # averaging before recalibration: it swaps the averaged weights in, then BN is re-estimated
     callbacks = [best_cb, last_cb, *kept, *stopper, speed, *averaging,
@@ -173,7 +173,7 @@ def train(cfg: TrainConfig) -> dict:
         # epochs count from 1 everywhere (progress bar, here, learning curve)
         "best_epoch": scores["epoch"] + 1 if validated else None, "epochs": trainer.current_epoch,
         "steps": trainer.global_step, "wall_time_s": round(speed.wall_time, 1),
-        "cpu_time_s": round(time.process_time() - cpu_started, 1),
+        "cpu_time_s": round(speed.cpu_time, 1),
         "budget_s": cfg.budget_s, "stopped_by": stopped_by, "model": cfg.model_name,
         "params": sum(p.numel() for p in module.model.parameters()),
         "train_graphs_per_s": round(speed.graphs_per_second, 1),

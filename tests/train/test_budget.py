@@ -77,6 +77,8 @@ def test_resume_reports_the_whole_run(raw_dir, cache_root, zinc_subset, tmp_path
     assert val["epoch"].tolist() == [0, 1, 2, 3]  # history of both sessions
     assert log.dropna(subset=["train/loss"])["step"].is_monotonic_increasing
     assert second["wall_time_s"] > first["wall_time_s"]  # not just the resumed part
+    # CPU too: the first session's, up to its last checkpoint, plus the second's (~2x)
+    assert second["cpu_time_s"] > 1.4 * first["cpu_time_s"]
     assert second["steps"] == 16 and second["train_graphs_per_s"] > 0
     assert second["best_epoch"] in (1, 2, 3, 4)  # epochs count from 1
     assert not list(tmp_path.rglob("metrics.part*.csv")) and not (tmp_path / "history").exists()

@@ -89,3 +89,36 @@ def test_schedule_length_is_lightnings_step_count(raw_dir, cache_root, zinc_subs
     monkeypatch.setattr(GraphormerModule, "configure_optimizers", configure_optimizers)
     result = train(tiny_config(raw_dir, cache_root, tmp_path, limit_train=200, max_epochs=3))
     assert seen["ours"] == seen["lightning"] == result["steps"] == 3 * 4  # 200 / 64 -> 4 batches
+
+
+def test_a_moved_run_folder_resumes_to_the_uninterrupted_run(raw_dir, cache_root, zinc_subset,
+                                                             tmp_path, monkeypatch):
+    """A campaign copied to another clone resumes there with its best score so far."""
+    import shutil
+
+    kw = dict(max_epochs=3, norm="sep:bn+ln", seed=3)
+    whole = train(tiny_config(raw_dir, cache_root, tmp_path / "whole", **kw))
+    _kill_at(monkeypatch, 6)  # after epoch 1's validation: a best score is in last.ckpt
+    with pytest.raises(_Killed):
+        train(tiny_config(raw_dir, cache_root, tmp_path / "cut", **kw))
+    monkeypatch.undo()
+    shutil.move(tmp_path / "cut", tmp_path / "moved")
+    resumed = train(tiny_config(raw_dir, cache_root, tmp_path / "moved", resume=True, **kw))
+    for key in ("val_mae", "test_mae", "best_epoch"):
+        assert resumed[key] == whole[key], key
+
+
+def test_checkpoint_state_follows_a_moved_run_folder(tmp_path):
+    """Lightning's own ModelCheckpoint forgets the best score when the folder moved; then the
+    next validation, however worse, would overwrite best.ckpt."""
+    from graphnorm.train.callbacks import RunFolderCheckpoint
+
+    saver = RunFolderCheckpoint(dirpath=tmp_path / "old", filename="best", monitor="val/mae")
+    best = f"{saver.dirpath}/best.ckpt"
+    saver.best_model_score, saver.best_model_path = torch.tensor(0.5), best
+    saver.best_k_models, saver.kth_best_model_path = {best: torch.tensor(0.5)}, best
+    loader = RunFolderCheckpoint(dirpath=tmp_path / "new", filename="best", monitor="val/mae")
+    loader.load_state_dict(saver.state_dict())
+    moved = f"{loader.dirpath}/best.ckpt"
+    assert loader.best_model_score == 0.5 and loader.best_model_path == moved
+    assert list(loader.best_k_models) == [moved] and loader.kth_best_model_path == moved
