@@ -94,6 +94,17 @@ def read_member_weights(run: str | os.PathLike, members: int):
     return [float(w) for w in weights]
 
 
+def read_member_average(run: str | os.PathLike) -> str:
+    """How an ensemble folder averages its members (``ensemble.json``'s ``member_average``,
+    `graphnorm.tasks.averaging`); ``mean`` where the file does not say (every ensemble before
+    session 32 averaged in the user's units, its weights fitted for that)."""
+    try:
+        average = json.loads((Path(run) / ENSEMBLE_FILE).read_text()).get("member_average")
+    except (OSError, ValueError, AttributeError):
+        return "mean"
+    return average if isinstance(average, str) else "mean"
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """A run's metrics.json as read: the values every reader needs, typed, and the whole

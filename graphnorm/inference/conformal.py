@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from graphnorm.run_folder import BEST_CHECKPOINT, predictions_file
+from graphnorm.tasks.averaging import average_members
 
 VAL_FILE = predictions_file("val")
 
@@ -44,7 +45,8 @@ def conformal_quantile(residuals: np.ndarray, level: float) -> float:
     return float("inf") if n == 0 or k > n else float(r[k - 1])
 
 
-def validation_predictions(checkpoints: Sequence[Path], weights=None) -> pd.DataFrame:
+def validation_predictions(checkpoints: Sequence[Path], weights=None,
+                           average: str = "mean") -> pd.DataFrame:
     """The validation predictions of a model (one run) or the mean of an ensemble's members
     (runs on one split): ``smiles``, ``y:<target>``, ``pred:<target>``. Refuses members
     that scored different molecules, and runs without the file (trained before it existed:
@@ -64,9 +66,9 @@ def validation_predictions(checkpoints: Sequence[Path], weights=None) -> pd.Data
                              "conformal intervals need one validation split for all members")
     preds = [c.replace("y:", "pred:", 1) for c in labels]
     out = frames[0][["smiles", *labels]].copy()
-    stacked = [f[preds].to_numpy(dtype=float) for f in frames]
-    # an ensemble's fitted member weights (ensemble.json), else the plain mean
-    out[preds] = np.mean(stacked, axis=0) if weights is None else np.average(stacked, axis=0, weights=weights)
+    stacked = np.stack([f[preds].to_numpy(dtype=float) for f in frames])
+    # averaged as the ensemble predicts: its fitted member weights (ensemble.json) and average
+    out[preds] = average_members(stacked, weights, average)
     return out
 
 

@@ -32,6 +32,7 @@ from graphnorm.chem.descriptor_values import shared_by_smiles
 from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs
 from graphnorm.tasks import resolve_task
+from graphnorm.tasks.averaging import average_for, average_members
 
 
 class ExtrapolationWarning(UserWarning):
@@ -63,7 +64,8 @@ class Predictor:
     it predicts from the same rows' SMILES, and counts as one member in the mean."""
 
     def __init__(self, loaded: LoadedModel | Sequence[LoadedModel], batch_size: int = 128,
-                 rows_per_pass: int = 20_000, weights: Optional[Sequence[float]] = None):
+                 rows_per_pass: int = 20_000, weights: Optional[Sequence[float]] = None,
+                 average: str = "mean"):
         from graphnorm.chem import FeaturizerConfig
 
         self.members = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
@@ -72,6 +74,11 @@ class Predictor:
         self.weights = None if weights is None else [float(w) for w in weights]
         if self.weights is not None and len(self.weights) != len(self.members):
             raise CheckpointError(f"{len(self.weights)} member weights for {len(self.members)} members")
+        # ... and how they are averaged (ensemble.json's member_average; graphnorm.tasks.averaging)
+        try:
+            self.average = average_for(resolve_task(self.members[0].task), average)
+        except ValueError as err:
+            raise CheckpointError(f"{self.members[0].path}: {err}: written by a newer graphnorm?") from err
         self.batch_size = batch_size
         self.rows_per_pass = max(1, rows_per_pass)  # molecules featurized and held at a time
         self.graph_members = [m for m in self.members if not m.kind.tree]  # registry entries
@@ -153,10 +160,7 @@ class Predictor:
             if m.kind.tree and done:  # one call per slice: trees vectorize
                 per_member[k, done] = m.predict_smiles([str(g.smiles) for _, g in graphs]).float()
         mean, std = np.full((n, len(cols)), np.nan), np.full((n, len(cols)), np.nan)
-        if self.weights is None:
-            mean[done] = per_member[:, done].mean(0).double().numpy()
-        else:
-            mean[done] = np.average(per_member[:, done].double().numpy(), axis=0, weights=self.weights)
+        mean[done] = average_members(per_member[:, done].double().numpy(), self.weights, self.average)
         std[done] = per_member[:, done].std(0, unbiased=False).double().numpy()
         return RowPredictions(mean, std, errors, flags)
 
@@ -224,7 +228,7 @@ class Predictor:
         if resolve_task(self.task).binary:
             raise ValueError("--interval is for regression models; calibrate a classifier's "
                              "probabilities with --calibrate platt|isotonic")
-        val = validation_predictions([m.path for m in self.members], self.weights)
+        val = validation_predictions([m.path for m in self.members], self.weights, self.average)
         q = interval_halfwidths(val, level)
         for target, width in q.items():
             if not np.isfinite(width):
@@ -257,7 +261,7 @@ class Predictor:
         if not resolve_task(self.task).binary:
             raise ValueError("--calibrate is for classification models; regression models "
                              "take --interval LEVEL")
-        val = validation_predictions([m.path for m in self.members], self.weights)
+        val = validation_predictions([m.path for m in self.members], self.weights, self.average)
         return {column: ProbabilityCalibrator(method).fit(val[f"pred:{target}"].to_numpy(float),
                                                           val[f"y:{target}"].to_numpy(float))
                 for column, target in zip(self.columns, self.loaded.targets)}
@@ -335,17 +339,20 @@ def load_predictor(checkpoint: str | Path | Sequence[str | Path], batch_size: in
     paths = [checkpoint] if isinstance(checkpoint, (str, Path)) else list(checkpoint)
     if not paths:
         raise CheckpointError("no checkpoint given")
-    from graphnorm.run_folder import read_member_weights
+    from graphnorm.run_folder import read_member_average, read_member_weights
 
     files = [f for p in paths for f in checkpoint_files(p)]
-    # one ensemble folder: the member weights it fitted on validation (pooled runs: equal)
-    weights = read_member_weights(paths[0], len(files)) if len(paths) == 1 and len(files) > 1 else None
+    # one ensemble folder: the member weights it fitted on validation and its average
+    # (pooled runs: the equal mean)
+    one = len(paths) == 1 and len(files) > 1
+    weights = read_member_weights(paths[0], len(files)) if one else None
+    average = read_member_average(paths[0]) if one else "mean"
     members = [load_member(f) for f in files]
     device = resolve_device(device)
     for m in members:
         if not m.kind.tree:
             m.to(device)
-    return Predictor(members, batch_size=batch_size, weights=weights)
+    return Predictor(members, batch_size=batch_size, weights=weights, average=average)
 
 
 def read_input(path: str | Path, smiles_column: Optional[str] = None) -> MoleculeTable:

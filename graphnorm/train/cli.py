@@ -165,6 +165,11 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
                      "member's share, unless validation prefers another weight by more than "
                      "one bootstrap standard error). Default: val:equal for regression tables "
                      "under the small-table recipe, equal otherwise")
+    own.add_argument("--member-average", dest="member_average", choices=["mean", "logodds"],
+                     help="how an ensemble averages its members on a classification task: mean "
+                     "of the probabilities, or logodds (the mean log-odds: a confident member "
+                     "weighs more). Regression always takes the mean. Default: logodds under "
+                     "--recipe admet, mean otherwise")
     own.add_argument("--split", help="scaffold, random, column:NAME (train/val/test per row), "
                      "file:RUN/splits.json (a previous run's split) or tdc:NAME (NAME says "
                      "test for the fixed test rows; the rest gets PyTDC's scaffold split)")

@@ -48,6 +48,8 @@ class TrainConfig:
     # rest) | a fixed weight such as 0.7 | val:0.7 or val:equal (fitted, but 0.7 or one member's
     # share unless the fit is better by more than one bootstrap standard error;
     # graphnorm/train/member_weights.py)
+    member_average: str = "mean"  # how an ensemble averages its members: mean (user units) |
+    # logodds (classification: the mean log-odds; regression stays mean; tasks/averaging.py)
     bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
     recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
     # each validation (size-bucketed batches skew them; 0 = keep the moving averages)
@@ -134,6 +136,9 @@ class TrainConfig:
         from graphnorm.train.member_weights import tree_weight_rule
 
         tree_weight_rule(self.tree_weight)  # raises, naming the value
+        from graphnorm.tasks.averaging import check_average
+
+        check_average(self.member_average)
         if self.val_every_steps is not None and self.val_every_steps < 1:
             raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
         if self.patience is not None and (self.patience <= 0 or not (

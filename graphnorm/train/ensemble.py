@@ -178,10 +178,9 @@ def member_predictions(files: list[Path], split: str, names: list[str]):
 
 
 def evaluate_ensemble(cfg) -> dict:
-    import torch
-
     from graphnorm.checkpoints import checkpoint_files, load_member
     from graphnorm.tasks import compute_metric, resolve_task
+    from graphnorm.tasks.averaging import average_for, average_members
     from graphnorm.train.datamodule import GraphDataModule
     from graphnorm.train.evaluate import predict_loader, prediction_frame
     from graphnorm.train.member_weights import (fit_tree_weight, member_weights, prior_weight,
@@ -201,6 +200,8 @@ def evaluate_ensemble(cfg) -> dict:
     report["members_test"] = [m[f"test_{metric}"] for m in members]
     tree = [m.kind.tree for m in models]
     weights = None  # equal: the plain mean
+    # --member-average logodds: a classifier's log-odds are averaged (graphnorm.tasks.averaging)
+    average = report["member_average"] = average_for(resolve_task(task), cfg.member_average)
     fit, prior = tree_weight_rule(cfg.tree_weight)
     read = {split: member_predictions(files, split, names) for split in ("val", "test")}
     checksum = members[0].get("data_checksum")  # the members' data: the ensemble's
@@ -211,11 +212,11 @@ def evaluate_ensemble(cfg) -> dict:
     for split in ("val", "test"):
         preds, y, smiles = read[split] or predict_loader(models, dm.loader(split, train=False))
         if split == "val" and (fit or prior is not None) and any(tree) and not all(tree):
-            weights = (fit_tree_weight(metric, preds, y, tree, prior) if fit else
+            weights = (fit_tree_weight(metric, preds, y, tree, prior, average) if fit else
                        member_weights(prior_weight(prior, tree), tree, preds.dtype))
             report["member_weights"] = [round(float(w), 6) for w in weights]
         std = preds.std(0, unbiased=False)
-        mean = preds.mean(0) if weights is None else torch.einsum("m,mnt->nt", weights.to(preds.dtype), preds)
+        mean = average_members(preds, weights, average)
         # the ensemble's own prediction files, as a single run's: benchmark seed ensembles,
         # `compare` and conformal coverage read them
         prediction_frame(names, mean, y, smiles).to_csv(out / predictions_file(split),

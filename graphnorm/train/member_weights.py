@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphnorm.tasks.averaging import MEAN, average_members
+
 WEIGHT_GRID = tuple(round(0.1 * k, 1) for k in range(11))
 BOOTSTRAP_DRAWS = 200
 
@@ -29,27 +31,25 @@ def member_weights(w: float, tree: list[bool], dtype):
     return torch.tensor([w if t else (1 - w) / graphs for t in tree], dtype=dtype)
 
 
-def _blend(preds, w: float, tree: list[bool]):
-    """The weighted mean [N, T] of the members' predictions [M, N, T]."""
-    import torch
-
-    return torch.einsum("m,mnt->nt", member_weights(w, tree, preds.dtype), preds)
+def _blend(preds, w: float, tree: list[bool], average: str = MEAN):
+    """The members' predictions [M, N, T] averaged at weight w (`average_members`): [N, T]."""
+    return average_members(preds, member_weights(w, tree, preds.dtype), average)
 
 
-def _score(metric, preds, y, w, tree):
+def _score(metric, preds, y, w, tree, average=MEAN):
     from graphnorm.tasks import compute_metric
 
-    return compute_metric(metric, _blend(preds, w, tree), y)
+    return compute_metric(metric, _blend(preds, w, tree, average), y)
 
 
 def beats_prior(metric: str, preds, y, tree: list[bool], w: float, prior: float,
-                draws: int = BOOTSTRAP_DRAWS, seed: int = 0) -> bool:
+                draws: int = BOOTSTRAP_DRAWS, seed: int = 0, average: str = MEAN) -> bool:
     """Whether weight ``w`` beats ``prior`` on these rows by more than one bootstrap standard
     error of the score difference (rows resampled with replacement, ``draws`` times)."""
     from graphnorm.tasks import HIGHER_IS_BETTER, compute_metric
 
     sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
-    fitted, kept = _blend(preds, w, tree), _blend(preds, prior, tree)  # once, not per draw
+    fitted, kept = _blend(preds, w, tree, average), _blend(preds, prior, tree, average)  # once
     gain = sign * (compute_metric(metric, fitted, y) - compute_metric(metric, kept, y))
     rng = np.random.default_rng(seed)
     n = preds.shape[1]
@@ -70,21 +70,22 @@ def prior_weight(prior, tree: list[bool]) -> float:
     return sum(tree) / len(tree) if prior == EQUAL else float(prior)
 
 
-def fit_tree_weight(metric: str, preds, y, tree: list[bool], prior=None):
+def fit_tree_weight(metric: str, preds, y, tree: list[bool], prior=None, average: str = MEAN):
     """Member weights [M]: the tree member's weight w from `WEIGHT_GRID` that scores best on
     these (validation) predictions [M, N, T], the graph members sharing 1 - w equally; with
     ``prior`` (a weight, or `EQUAL`), that w only where it beats the prior by more than one
-    standard error."""
+    standard error. ``average``: how the members are averaged (`average_members`)."""
     from graphnorm.tasks import HIGHER_IS_BETTER
 
     prior = None if prior is None else prior_weight(prior, tree)
 
-    scored = [(_score(metric, preds, y, w, tree), w) for w in WEIGHT_GRID]
+    scored = [(_score(metric, preds, y, w, tree, average), w) for w in WEIGHT_GRID]
     scored = [(v, w) for v, w in scored if not np.isnan(v)]
     if not scored:
         return member_weights(prior if prior is not None else sum(tree) / len(tree), tree, preds.dtype)
     best = (max if HIGHER_IS_BETTER[metric] else min)(scored, key=lambda t: t[0])[1]
-    if prior is not None and best != prior and not beats_prior(metric, preds, y, tree, best, prior):
+    if prior is not None and best != prior and not beats_prior(metric, preds, y, tree, best, prior,
+                                                                  average=average):
         best = prior
     return member_weights(best, tree, preds.dtype)
 

@@ -156,7 +156,37 @@ def test_gbm_as_the_tree_member_of_an_ensemble(table, cache_root, tmp_path):
     np.testing.assert_allclose(files[2]["pred:qed_high"],
                                (files[0]["pred:qed_high"] + files[1]["pred:qed_high"]) / 2, atol=1e-5)
     assert json.loads((out / "gbm" / "metrics.json").read_text())["model"] == "gbm"
+    assert json.loads((out / "ensemble.json").read_text())["member_average"] == "mean"
     _the_members_files_score_as_the_members_predict(out)
+
+
+def test_log_odds_averaging_is_recorded_and_predict_follows_it(table, cache_root, tmp_path):
+    """--member-average logodds (the admet recipe's): the ensemble's files, its scores and
+    ``predict`` (with its calibration on validation) all average the members' log-odds."""
+    from scipy.special import expit, logit
+
+    from graphnorm.inference.predict import load_predictor
+
+    out = tmp_path / "logodds"
+    assert main(["train", "--data", str(table), "--target-columns", "qed_high", "--task",
+                 "classification", "--split", "random", "--max-epochs", "2", "--forest-model",
+                 "gbm", "--tree-weight", "0.7", "--member-average", "logodds",
+                 "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
+    report = json.loads((out / "ensemble.json").read_text())
+    assert report["member_average"] == "logodds" and report["member_weights"] == [0.3, 0.7]
+    files = [pd.read_csv(out / d / "predictions_test.csv.gz") for d in ("model_0", "gbm", ".")]
+    p = [np.clip(f["pred:qed_high"].to_numpy(), 1e-6, 1 - 1e-6) for f in files[:2]]
+    pooled = expit(0.3 * logit(p[0]) + 0.7 * logit(p[1]))
+    np.testing.assert_allclose(files[2]["pred:qed_high"], pooled, atol=1e-5)
+    assert np.abs(pooled - (0.3 * p[0] + 0.7 * p[1])).max() > 1e-3  # not the plain mean
+    predictor = load_predictor(out)
+    got = predictor.predict(files[2]["smiles"].tolist()[:8])
+    np.testing.assert_allclose(got.prediction, files[2]["pred:qed_high"][:8], atol=1e-5)
+    assert set(predictor.calibrators("platt")) == {"prediction"}
+    report["member_average"] = "geometric"  # a newer format: named, not guessed
+    (out / "ensemble.json").write_text(json.dumps(report))
+    with pytest.raises(CheckpointError, match="member average 'geometric'"):
+        load_predictor(out)
 
 
 def _the_members_files_score_as_the_members_predict(out):

@@ -43,6 +43,10 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
     assert cfg.tree_features == "maplight+admet" and cfg.tree_refit is True
     assert _cfg(["--data", str(small), "--recipe", "admet", "--no-tree-refit"]).tree_refit is False
     assert _cfg(["--data", str(small)]).tree_refit is False  # small-table: not measured there
+    assert cfg.member_average == "logodds"  # classification: the members' mean log-odds
+    assert _cfg(["--data", str(small), "--recipe", "admet", "--member-average", "mean"]
+                ).member_average == "mean"
+    assert _cfg(["--data", str(small)]).member_average == "mean"  # a forest's 0/1 would rule
     assert cfg.ensemble == 1  # no small-table size rule: one Graphormer, not three
     assert (cfg.max_steps, cfg.min_epochs) == (RECIPES["admet"]["max_steps"], 15)
     assert cfg.patience == ADMET_PATIENCE  # the Graphormer stops early on small tables
