@@ -14,13 +14,16 @@ JSON reader accepts), written atomically so an interrupted write never leaves ha
 that a resumed benchmark would take for a finished run. `read_record` reads one as a typed
 `RunRecord` (metric, seed, val/test values, model) and names the file when it does not fit;
 `read_metrics` also requires the validation value that benchmarks, summaries and boards read.
-`refuse_overwrite` keeps a new run out of a folder that already holds a trained one.
+`refuse_overwrite` keeps a new run out of a folder that already holds a trained one;
+`hold_run` keeps a second process out of a folder that one is training now.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -164,3 +167,43 @@ def refuse_overwrite(out: Path, resume: bool) -> None:
         raise FileExistsError(
             f"{out} already holds a run ({', '.join(found)}): --resume continues it; to start "
             f"over, choose another --out or delete {out}")
+
+
+RUN_LOCK = ".{name}.running"  # beside the run folder: the lock of the process training it
+
+
+class RunInProgress(RuntimeError):
+    """Another process is training this run folder now (`hold_run`)."""
+
+
+@contextlib.contextmanager
+def hold_run(out: str | os.PathLike):
+    """Held while a run (a single model or an ensemble) trains in ``out``: a second process
+    that asks for the same folder -- two `benchmark` commands on one campaign, a `train`
+    started twice -- gets `RunInProgress` naming the holder instead of writing the same
+    last.ckpt and metrics.json at once. An ``flock`` on ``.<name>.running`` beside the folder
+    (the folder itself is created only once the data loaded): the kernel releases it when the
+    holding process ends, however it ends, so a killed run leaves no stale lock."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    if int(os.environ.get("LOCAL_RANK") or 0) or int(os.environ.get("NODE_RANK") or 0):
+        yield  # a DDP rank that Lightning started: part of the run its rank 0 holds
+        return
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / RUN_LOCK.format(name=out.name), "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise RunInProgress(f"{out} is being trained by {holder}; wait for it (a benchmark "
+                                "skips it and summarizes it once finished)") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {os.getpid()} on {socket.gethostname()}")
+        handle.flush()
+        yield

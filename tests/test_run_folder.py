@@ -57,3 +57,21 @@ def test_run_folder_names(tmp_path):
     assert not is_finished(tmp_path)
     write_metrics(tmp_path, {"metric": "mae", "seed": 0, "val_mae": 1.0, "test_mae": 2.0})
     assert is_finished(tmp_path)
+
+
+def test_a_run_folder_is_trained_by_one_process_at_a_time(tmp_path):
+    """Two processes on one run folder (two benchmarks on one campaign) would write the same
+    last.ckpt; the second is refused by name, and a killed holder leaves no stale lock."""
+    from held_runs import held_elsewhere
+
+    from graphnorm.run_folder import RunInProgress, hold_run
+
+    run = tmp_path / "runs" / "seed0"
+    with held_elsewhere(run, tmp_path / "flag") as holder:
+        with pytest.raises(RunInProgress, match=rf"{run} is being trained by process {holder.pid}"):
+            with hold_run(run):
+                pass
+    with hold_run(run):  # the holder was killed: free again
+        with hold_run(tmp_path / "runs" / "seed1"):  # another folder: its own lock
+            pass
+    assert not run.exists()  # the lock lives beside the folder, which the run creates

@@ -19,7 +19,7 @@ from typing import Sequence
 import pandas as pd
 
 from graphnorm.bench.summary import slug, summarize, variant
-from graphnorm.run_folder import LAST_CHECKPOINT, is_finished, read_metrics
+from graphnorm.run_folder import LAST_CHECKPOINT, RunInProgress, is_finished, read_metrics
 from graphnorm.train.processes import die_with_parent, train_run
 
 
@@ -125,10 +125,17 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
         if len(todo) == len(plan):
             raise FileNotFoundError(f"{out}: no finished run of this plan to summarize")
     elif jobs <= 1:
+        elsewhere = []
         for k, run_cfg in todo:
             print(f"[benchmark] run {k}/{len(plan)}: {_what(run_cfg)}", flush=True)
-            run_one(run_cfg)
+            try:
+                run_one(run_cfg)
+            except RunInProgress as err:  # another benchmark on this folder trains it now
+                elsewhere.append(skipped_line(k, len(plan), run_cfg, err))
+                print(elsewhere[-1], flush=True)
+                continue
             print(finished_line(k, len(plan), run_cfg), flush=True)
+        note_elsewhere(elsewhere)
     elif todo:
         _prepare_data(todo[0][1])
         run_parallel(todo, len(plan), jobs)
@@ -145,6 +152,17 @@ def finished_line(k: int, total: int, run_cfg) -> str:
                 f"(best epoch {r.get('best_epoch')}, {r.get('wall_time_s')} s)")
     except (OSError, ValueError, KeyError, TypeError) as err:  # never fail a benchmark on this
         return f"{head} finished (no result: {type(err).__name__}: {err})"
+
+
+def skipped_line(k: int, total: int, run_cfg, err: Exception) -> str:
+    return f"[benchmark] run {k}/{total}: {_what(run_cfg)} skipped: {err}"
+
+
+def note_elsewhere(skipped: list[str]) -> None:
+    if skipped:
+        print(f"[benchmark] {len(skipped)} run(s) are training in another process: the "
+              "summary below leaves them out; rerun (or --summary-only) once they finish",
+              flush=True)
 
 
 def _prepare_data(cfg) -> None:
@@ -169,15 +187,20 @@ def run_parallel(todo: list, total: int, jobs: int) -> None:
             run_cfg = dataclasses.replace(run_cfg, threads=run_cfg.threads or 1)
             futures[pool.submit(_train_labelled, run_cfg)] = (k, run_cfg)
             print(f"[benchmark] run {k}/{total}: {_what(run_cfg)} queued", flush=True)
+        elsewhere = []
         for fut in as_completed(futures):
             k, run_cfg = futures[fut]
             name = f"{variant(run_cfg.model_name, run_cfg.norm)} seed {run_cfg.seed}"
             try:
                 fut.result()
                 print(finished_line(k, total, run_cfg), flush=True)
+            except RunInProgress as err:  # another benchmark on this folder trains it now
+                elsewhere.append(skipped_line(k, total, run_cfg, err))
+                print(elsewhere[-1], flush=True)
             except Exception as err:  # keep the other runs; report at the end
                 failed.append(f"{name}: {type(err).__name__}: {err}")
                 print(f"[benchmark] run {k}/{total}: {name} FAILED: {err}", flush=True)
+    note_elsewhere(elsewhere)
     if failed:
         raise RuntimeError(f"{len(failed)} benchmark run(s) failed (rerun to retry them):\n"
                            + "\n".join(failed))

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.run_folder import (ENSEMBLE_FILE, LAST_CHECKPOINT, SPLITS_FILE, is_finished, json_safe,
-                                  member_dir, predictions_file, read_metrics, write_metrics)
+from graphnorm.run_folder import (ENSEMBLE_FILE, LAST_CHECKPOINT, SPLITS_FILE, hold_run, is_finished,
+                                  json_safe, member_dir, predictions_file, read_metrics, write_metrics)
 from graphnorm.train.processes import die_with_parent, train_run
 
 RUN_FILES = (SPLITS_FILE, "skipped_rows.csv", "data_report.json")
@@ -92,8 +92,14 @@ def _run(todo: list, jobs: int) -> None:
 
 
 def train_ensemble(cfg, jobs: int = 1) -> dict:
-    """Train the members that have no metrics.json yet, then write OUT/ensemble.json."""
+    """Train the members that have no metrics.json yet, then write OUT/ensemble.json (the
+    folder held against a second process: graphnorm.run_folder.hold_run)."""
     check_forest_member(cfg)
+    with hold_run(cfg.out):
+        return _train_ensemble(cfg, jobs)
+
+
+def _train_ensemble(cfg, jobs: int) -> dict:
     out = Path(cfg.out)
     members = member_configs(cfg)
     todo = [(k, m) for k, m in enumerate(members) if not is_finished(m.out)]

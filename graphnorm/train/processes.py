@@ -14,14 +14,16 @@ def train_run(cfg) -> dict:
     if parent is not None and not parent.is_alive():
         raise RuntimeError(f"not starting {cfg.out}: the process that queued it has ended")
     from graphnorm.models import model_kind
+    from graphnorm.run_folder import hold_run
 
-    if model_kind(cfg.model_name).tree:  # scikit-learn / LightGBM, no Lightning
-        from graphnorm.train.tree_run import train_trees
+    with hold_run(cfg.out):  # a second process on this folder: RunInProgress
+        if model_kind(cfg.model_name).tree:  # scikit-learn / LightGBM, no Lightning
+            from graphnorm.train.tree_run import train_trees
 
-        return train_trees(cfg)
-    from graphnorm.train.run import train
+            return train_trees(cfg)
+        from graphnorm.train.run import train
 
-    return train(cfg)
+        return train(cfg)
 
 
 def die_with_parent() -> None:

@@ -378,3 +378,26 @@ def test_a_summary_reads_each_prediction_file_once(tmp_path, monkeypatch):
     assert json.loads((tmp_path / "summary.json").read_text()) == before
     summary.summarize(tmp_path)  # a new summary reads the files again (they may have changed)
     assert len([p for p in reads if str(p).endswith("predictions_test.csv.gz")]) == 8
+
+
+def test_a_run_another_process_trains_is_skipped_and_left_out(tmp_path, monkeypatch, capsys):
+    """Two benchmark commands on one campaign: each trains what the other is not training."""
+    from held_runs import held_elsewhere
+
+    from graphnorm.run_folder import hold_run
+
+    def locked_fake(cfg):  # as processes.train_run: the fake run inside the folder's lock
+        with hold_run(cfg.out):
+            _fake_train(cfg)
+
+    monkeypatch.setattr(bench, "train_run", locked_fake)
+    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", max_epochs=3, progress=False)
+    busy = tmp_path / "runs" / "ln" / "seed1"
+    with held_elsewhere(busy, tmp_path / "flag") as holder:
+        df = bench.run_benchmark(cfg, norms=["ln"], seeds=3, out=tmp_path)
+    out = capsys.readouterr().out
+    assert f"run 2/3: ln seed 1 skipped: {busy} is being trained by process {holder.pid}" in out
+    assert "1 run(s) are training in another process" in out
+    assert not (busy / "metrics.json").exists()
+    assert (tmp_path / "runs" / "ln" / "seed2" / "metrics.json").is_file()
+    assert df.set_index("norm").loc["ln", "seeds"] == 2  # the summary of the finished ones
