@@ -32,7 +32,7 @@ from graphnorm.chem.descriptor_values import shared_by_smiles
 from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs
 from graphnorm.tasks import resolve_task
-from graphnorm.tasks.averaging import average_for, average_members
+from graphnorm.tasks.averaging import MEAN, average_for, average_members
 
 
 class ExtrapolationWarning(UserWarning):
@@ -65,7 +65,7 @@ class Predictor:
 
     def __init__(self, loaded: LoadedModel | Sequence[LoadedModel], batch_size: int = 128,
                  rows_per_pass: int = 20_000, weights: Optional[Sequence[float]] = None,
-                 average: str = "mean"):
+                 average: str = MEAN):
         from graphnorm.chem import FeaturizerConfig
 
         self.members = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
@@ -346,7 +346,7 @@ def load_predictor(checkpoint: str | Path | Sequence[str | Path], batch_size: in
     # (pooled runs: the equal mean)
     one = len(paths) == 1 and len(files) > 1
     weights = read_member_weights(paths[0], len(files)) if one else None
-    average = read_member_average(paths[0]) if one else "mean"
+    average = read_member_average(paths[0]) if one else MEAN
     members = [load_member(f) for f in files]
     device = resolve_device(device)
     for m in members:
