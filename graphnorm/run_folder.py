@@ -193,17 +193,28 @@ def hold_run(out: str | os.PathLike):
         yield  # a DDP rank that Lightning started: part of the run its rank 0 holds
         return
     out = Path(out)
+    created = [p for p in out.parents if not p.exists()]  # deepest first
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / RUN_LOCK.format(name=out.name), "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    lock = out.parent / RUN_LOCK.format(name=out.name)
+    try:
+        with open(lock, "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise RunInProgress(f"{out} is being trained by {holder}; wait for it (a "
+                                    "benchmark skips it and summarizes it once finished)") from None
             handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            raise RunInProgress(f"{out} is being trained by {holder}; wait for it (a benchmark "
-                                "skips it and summarizes it once finished)") from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"process {os.getpid()} on {socket.gethostname()}")
-        handle.flush()
-        yield
+            handle.truncate()
+            handle.write(f"process {os.getpid()} on {socket.gethostname()}")
+            handle.flush()
+            yield
+    finally:
+        if created and not out.exists():  # failed before any output: leave no folder behind
+            lock.unlink(missing_ok=True)
+            for folder in created:
+                try:
+                    folder.rmdir()
+                except OSError:  # not empty: someone else's now
+                    break
