@@ -30,9 +30,9 @@ import pandas as pd
 import torch
 
 from graphnorm.tasks import compute_metric
+from graphnorm.tasks.averaging import LOGODDS, MEAN, average_members
 
 CLASSIFICATION = {"rocauc", "auprc"}
-EPS = 1e-6  # probabilities clipped before the log-odds (a member's 0 or 1 stays finite)
 
 
 def _read(run: Path, member: str, split: str) -> pd.DataFrame:
@@ -40,13 +40,11 @@ def _read(run: Path, member: str, split: str) -> pd.DataFrame:
 
 
 def combine(preds: np.ndarray, weights: np.ndarray, space: str) -> np.ndarray:
-    """Weighted mean over members [M, N] in ``space`` (mean, log10, logodds), in user units."""
+    """Weighted mean over members [M, N] in ``space`` (mean, log10, logodds), in user units:
+    the package's `average_members` (log10 only here: it lost, RULE.md)."""
     if space == "log10":
-        return 10 ** np.einsum("m,mn->n", weights, np.log10(preds))
-    if space == "logodds":
-        p = np.clip(preds, EPS, 1 - EPS)
-        return 1 / (1 + np.exp(-np.einsum("m,mn->n", weights, np.log(p / (1 - p)))))
-    return np.einsum("m,mn->n", weights, preds)
+        return 10 ** average_members(np.log10(preds), weights, MEAN)
+    return average_members(preds, weights, LOGODDS if space == "logodds" else MEAN)
 
 
 def _score(metric: str, pred: np.ndarray, y: np.ndarray) -> float:
@@ -64,9 +62,9 @@ def check_seed(run: Path, task: str) -> list[dict]:
         frames = [_read(run, m, split) for m in members]
         if not all(f["smiles"].equals(frames[0]["smiles"]) for f in frames):
             raise SystemExit(f"{run}: the members' {split} rows differ")
-        preds = np.stack([f["pred:Y"].to_numpy(float) for f in frames])
+        preds = np.stack([f["pred:Y"].to_numpy(float) for f in frames])[..., None]  # [M, N, 1]
         y = frames[0]["y:Y"].to_numpy(float)
-        mean = combine(preds, weights, "mean")
+        mean = combine(preds, weights, "mean")[:, 0]
         stored = pd.read_csv(run / f"predictions_{split}.csv.gz")["pred:Y"].to_numpy(float)
         drift = float(np.abs(mean - stored).max())
         if drift > 1e-4 * max(1.0, float(np.abs(stored).max())):
@@ -74,7 +72,7 @@ def check_seed(run: Path, task: str) -> list[dict]:
                              f"{split} predictions by {drift:.3g}")
         scores.setdefault("mean", {})[split] = _score(metric, mean, y)
         if space and (space != "log10" or (preds > 0).all()):
-            scores.setdefault(f"fitted:{space}", {})[split] = _score(metric, combine(preds, weights, space), y)
+            scores.setdefault(f"fitted:{space}", {})[split] = _score(metric, combine(preds, weights, space)[:, 0], y)
     return [dict(task=task, metric=metric, seed=run.name, members=arm, val=s["val"], val_cv=s["val"],
                  test=s["test"], cpu_s=np.nan, w=float(weights[members.index("gbm")]))
             for arm, s in scores.items()]
