@@ -14,8 +14,9 @@ of padding atoms are 0 and stay 0), which a function ``edit(e) -> e'`` may repla
 - GINE / GIN-VN: ``e_i = AtomEncoder(x_i)``, the node features of the first layer; bonds
   and the virtual node stay.
 
-Both are the output of ``model.atom_encoder`` (a forward hook): padded ``[B, N, D]`` in the
-Graphormer, sparse ``[sum N, D]`` in ``node_mask`` order in the GNNs. So "the baseline" (``e = 0``) is the same molecular graph with atoms of no element, not an empty graph.
+Both are the output of ``model.atom_encoder`` (a forward hook): sparse ``[sum N, D]`` in
+``node_mask`` order (the Graphormer's tokens travel packed, ``graphnorm.nn.packing``), padded
+here for ``edit``. So "the baseline" (``e = 0``) is the same molecular graph with atoms of no element, not an empty graph.
 """
 from __future__ import annotations
 
@@ -42,10 +43,10 @@ def architecture(model: nn.Module) -> str:
 def edited_atom_embeddings(model: nn.Module, node_mask: Tensor, edit: Edit) -> Iterator[None]:
     """Within the block, every forward of ``model`` replaces its atom embeddings ``e`` by
     ``edit(e)`` (padded ``[B, N, D]``; ``node_mask`` bool ``[B, N]`` of the batch that will run)."""
-    sparse = architecture(model) == "gnn"
+    architecture(model)  # refuses what has no atom encoder to edit
 
     def hook(module, args, output):
-        if not sparse:  # [B, N, D] already
+        if output.dim() == 3:  # [B, N, D] already
             return edit(output)
         padded = output.new_zeros(*node_mask.shape, output.shape[-1])
         padded[node_mask] = output
@@ -70,6 +71,9 @@ def captured_attention(model: nn.Module, store: list) -> Iterator[None]:
         x = args[0]
         bias = args[1] if len(args) > 1 else kwargs.get("bias")
         pad = args[2] if len(args) > 2 else kwargs.get("key_padding_mask")
+        packing = args[3] if len(args) > 3 else kwargs.get("packing")
+        if packing is not None:  # packed tokens [B + T, D]: padded again, 0 on padding
+            x = packing.unpack(x)
         store.append((module, x.detach(), None if bias is None else bias.detach(), pad))
 
     handles = [block.attn.register_forward_hook(hook, with_kwargs=True)

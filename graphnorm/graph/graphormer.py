@@ -31,6 +31,7 @@ from torch import Tensor, nn
 
 from ..chem.config import ZINC_ATOM_DIMS, ZINC_BOND_DIMS, FeaturizerConfig, vocab_dims
 from ..nn import ATTENTION_IMPLS, TransformerBlock, TransformerEncoder
+from ..nn.packing import TokenPacking
 from .collate import GraphBatch
 from .config_io import ConfigIO, check_dropouts
 from .encodings import (AtomEncoder, AttentionBias, CentralityEncoding, DescriptorEncoder,
@@ -165,47 +166,54 @@ class Graphormer(nn.Module):
     def num_parameters(self, trainable: bool = True) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable)
 
-    def _tokens(self, batch: GraphBatch) -> Tensor:
-        """Final-norm token states [B, L, D] ([VNode] at position 0)."""
+    def _tokens(self, batch: GraphBatch) -> tuple[Tensor, TokenPacking]:
+        """Final-norm token states, packed: ``[B + T, D]``, the B [VNode]s first, then the
+        T real atoms in PyG's order (``graphnorm.nn.packing``: the token-wise work skips the
+        padding that one large molecule gives its whole batch), and their packing."""
         bias = self.attn_bias(batch)  # [B, H, L, L], -inf on padded keys, shared by all blocks
-        nodes = self.atom_encoder(batch.x) + self.degree_encoder(batch.degree, batch.node_mask)
+        mask = batch.node_mask
+        packing = TokenPacking(batch.token_padding_mask)
+        nodes = self.atom_encoder(batch.x[mask]) + self.degree_encoder(batch.degree[mask], mask[mask])
         if self.rwpe is not None:
-            nodes = nodes + self.rwpe(batch)
+            nodes = nodes + self.rwpe(batch, packed=True)
         special = self.vnode  # [1, 1, D], or [B, 1, D] with the molecules' fingerprints
         if self._fingerprint_enters("vnode"):
             special = special + self.fingerprint(batch).unsqueeze(1)
         if self._descriptors_enter("vnode"):
             special = special + self.descriptors(batch).unsqueeze(1)
-        return self.transformer(nodes, ~batch.node_mask, special=special, bias=bias,
-                                local_input=batch)
+        h = self.transformer(nodes, special=special, bias=bias, local_input=batch, packing=packing)
+        return h, packing
 
-    def readout(self, h: Tensor, node_mask: Tensor) -> Tensor:
-        """The head's input from final-norm tokens h [B, L, D]: [B, D] or [B, 2D]."""
-        mode = self.config.readout
-        parts = [h[:, 0]] if mode.startswith("vnode") else []
+    def readout(self, h: Tensor, packing: TokenPacking) -> Tensor:
+        """The head's input from packed final-norm tokens h [B + T, D]: [B, D] or [B, 2D]."""
+        mode, B = self.config.readout, packing.specials
+        parts = [h[:B]] if mode.startswith("vnode") else []
         if mode.endswith("sum") or mode.endswith("mean"):
-            atoms = (h[:, 1:] * node_mask.unsqueeze(-1)).sum(1)
+            atoms = packing.token_sum(h)
             if mode.endswith("mean"):
-                atoms = atoms / node_mask.sum(1, keepdim=True).clamp(min=1)
+                atoms = atoms / packing.lengths().clamp(min=1).unsqueeze(1).to(atoms.dtype)
             parts.append(atoms)
         return parts[0] if len(parts) == 1 else torch.cat(parts, -1)
 
+    @staticmethod
+    def _embeddings(h: Tensor, packing: TokenPacking, node_mask: Tensor) -> GraphEmbeddings:
+        return GraphEmbeddings(h[:packing.specials], packing.unpack(h)[:, 1:], node_mask)
+
     def encode(self, batch: GraphBatch) -> GraphEmbeddings:
         """Embeddings after the final norm: ([VNode] [B, D], atoms [B, N, D], node_mask)."""
-        h = self._tokens(batch)
-        return GraphEmbeddings(h[:, 0], h[:, 1:], batch.node_mask)
+        return self._embeddings(*self._tokens(batch), batch.node_mask)
 
     def forward(self, batch: GraphBatch, return_embeddings: bool = False):
         """Predictions [B, num_tasks]; with ``return_embeddings`` also :class:`GraphEmbeddings`."""
-        h = self._tokens(batch)
-        features = self.readout(h, batch.node_mask)
+        h, packing = self._tokens(batch)
+        features = self.readout(h, packing)
         if self._fingerprint_enters("head"):
             features = torch.cat([features, self.fingerprint(batch)], -1)
         if self._descriptors_enter("head"):
             features = torch.cat([features, self.descriptors(batch)], -1)
         pred = self.head(features)  # [B, T]
         if return_embeddings:
-            return pred, GraphEmbeddings(h[:, 0], h[:, 1:], batch.node_mask)
+            return pred, self._embeddings(h, packing, batch.node_mask)
         return pred
 
 

@@ -104,17 +104,20 @@ class RandomWalkEncoding(nn.Module):
         nn.init.normal_(self.proj.weight, std=0.02)
         nn.init.zeros_(self.proj.bias)
 
-    def forward(self, batch: GraphBatch) -> Tensor:
-        """-> [B, N, dim], zero on padding atoms."""
+    def forward(self, batch: GraphBatch, packed: bool = False) -> Tensor:
+        """-> [B, N, dim], zero on padding atoms; ``packed``: [T, dim], the real atoms."""
         pe = batch.rwpe
         if pe is None or pe.shape[-1] != self.steps:
             pe = random_walk_pe(batch, self.steps)
         pe = pe.to(self.proj.weight.dtype)  # float64 models too
+        if packed:
+            return self.proj(pe[batch.node_mask])
         return self.proj(pe) * batch.node_mask.unsqueeze(-1)
 
 
 class LocalGINE(nn.Module):
-    """``GINEConv`` over the bonds of the atom tokens of a padded ``[B, 1 + N, D]`` stack.
+    """``GINEConv`` over the bonds of the atom tokens of a padded ``[B, 1 + N, D]`` stack (or a
+    packed ``[B + T, D]`` one, ``graphnorm.nn.packing``).
 
     ``h_i' = MLP((1 + eps) h_i + sum_{j -> i} ReLU(h_j + E_bond[e_ji]))``; the [VNode]
     (position 0, no bonds) and padding rows get 0.
@@ -132,9 +135,12 @@ class LocalGINE(nn.Module):
         self.conv.reset_parameters()
 
     def forward(self, h: Tensor, batch: GraphBatch) -> Tensor:
-        mask = batch.node_mask
-        nodes = h[:, 1:][mask]  # [sum N, D] in PyG's sparse order
+        B, mask = batch.num_graphs, batch.node_mask
+        packed = h.dim() == 2  # [B + T, D]: the [VNode]s, then the atoms in PyG's order
+        nodes = h[B:] if packed else h[:, 1:][mask]  # [sum N, D] in PyG's sparse order
         out = self.conv(nodes, batch.edge_index, self.bond_encoder(batch.edge_attr))
+        if packed:
+            return torch.cat([out.new_zeros(B, out.shape[1]), out])
         full = out.new_zeros(h.shape)  # out's dtype: bf16 under autocast, where h may be fp32
         full[:, 1:][mask] = out
         return full

@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .dropout import keep_mask
+from .packing import TokenPacking
 
 ATTENTION_IMPLS = ("auto", "sdpa", "math")
 
@@ -214,7 +215,9 @@ class MultiheadAttention(nn.Module):
 
     Shapes:
         ``forward(x [B, L, D], bias [B, H, L, L] | None, key_padding_mask bool [B, L] | None)
-        -> [B, L, D]``; True in ``key_padding_mask`` = padding.
+        -> [B, L, D]``; True in ``key_padding_mask`` = padding. With ``packing``
+        (:class:`~graphnorm.nn.packing.TokenPacking`) x and the output are packed
+        ``[B + T, D]``: the projections skip the padding, attention runs padded.
     """
 
     def __init__(self, dim: int, heads: int, dropout: float = 0.0, impl: str = "auto"):
@@ -228,11 +231,14 @@ class MultiheadAttention(nn.Module):
         self.out = nn.Linear(dim, dim)
 
     def forward(self, x: Tensor, bias: Tensor | None = None,
-                key_padding_mask: Tensor | None = None) -> Tensor:
+                key_padding_mask: Tensor | None = None,
+                packing: TokenPacking | None = None) -> Tensor:
         p = self.dropout if self.training else 0.0
         qkv = fast_linear(x, self.qkv)
+        if packing is not None:  # x packed [B + T, D]: attention reads the padded layout
+            qkv = packing.unpack(qkv)
         if bias is None:
-            B, L, D = x.shape
+            B, L, D = qkv.shape[0], qkv.shape[1], x.shape[-1]
             q, k, v = qkv.view(B, L, 3, self.heads, D // self.heads).permute(2, 0, 3, 1, 4)
             # boolean SDPA masks mean "may attend"; [B, 1, 1, L] broadcasts over heads, queries
             mask = None if key_padding_mask is None else ~key_padding_mask[:, None, None, :]
@@ -242,7 +248,7 @@ class MultiheadAttention(nn.Module):
             if key_padding_mask is not None:  # callers whose bias already masks pads pass None
                 bias = bias.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
             y = biased_attention(qkv, bias, self.heads, p, self.impl)
-        return fast_linear(y, self.out)
+        return fast_linear(y if packing is None else packing.pack(y), self.out)
 
     def extra_repr(self) -> str:
         return f"heads={self.heads}, dropout={self.dropout}, impl={self.impl!r}"

@@ -17,6 +17,7 @@ https://arxiv.org/abs/2205.12454). Every norm is called with the token padding m
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Optional
 
 import torch.nn.functional as F
@@ -25,6 +26,7 @@ from torch import Tensor, nn
 from ..norms import build_norm
 from .attention import MultiheadAttention, fast_linear
 from .dropout import residual_dropout
+from .packing import TokenPacking
 
 
 class FeedForward(nn.Module):
@@ -71,7 +73,9 @@ class TransformerBlock(nn.Module):
 
     Shapes:
         ``forward(h [B, L, D], padding_mask [B, L] | None, bias [B, H, L, L] | None,
-        key_padding_mask [B, L] | None, local_input=None) -> [B, L, D]``
+        key_padding_mask [B, L] | None, local_input=None) -> [B, L, D]``; with ``packing``
+        (:class:`~graphnorm.nn.packing.TokenPacking`) h and the output are packed
+        ``[B + T, D]`` (the local branch then reads packed tokens too)
     """
 
     def __init__(self, dim: int, heads: int, ffn_hidden: int, attn_norm: str = "ln",
@@ -105,13 +109,22 @@ class TransformerBlock(nn.Module):
 
     def forward(self, h: Tensor, padding_mask: Optional[Tensor] = None,
                 bias: Optional[Tensor] = None, key_padding_mask: Optional[Tensor] = None,
-                local_input: Any = None) -> Tensor:
-        pad, p, train = padding_mask, self.dropout, self.training
-        x = self.attn_norm(h, pad) if self.pre_norm else h
-        y = residual_dropout(h, self.attn(x, bias, key_padding_mask), p, train)
+                local_input: Any = None, packing: Optional[TokenPacking] = None) -> Tensor:
+        p, train = self.dropout, self.training
+        attn_norm, ffn_norm = (partial(_norm, n, padding_mask, packing)
+                               for n in (self.attn_norm, self.ffn_norm))
+        x = attn_norm(h) if self.pre_norm else h
+        drop = partial(residual_dropout, p=p, training=train, packing=packing)
+        y = drop(h, self.attn(x, bias, key_padding_mask, packing))
         if self.local is not None:  # GraphGPS: attention and local branch both read x
-            y = residual_dropout(y, self.local(x, local_input), p, train)
+            y = drop(y, self.local(x, local_input))
         if not self.pre_norm:
-            y = self.attn_norm(y, pad)
-            return self.ffn_norm(residual_dropout(y, self.ffn(y), p, train), pad)
-        return residual_dropout(y, self.ffn(self.ffn_norm(y, pad)), p, train)
+            y = attn_norm(y)
+            return ffn_norm(drop(y, self.ffn(y)))
+        return drop(y, self.ffn(ffn_norm(y)))
+
+
+def _norm(norm: nn.Module, padding_mask: Optional[Tensor], packing: Optional[TokenPacking],
+          x: Tensor) -> Tensor:
+    """``norm`` on padded tokens (with their mask) or packed ones (its ``forward_packed``)."""
+    return norm(x, padding_mask) if packing is None else norm.forward_packed(x, packing.specials)

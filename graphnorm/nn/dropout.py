@@ -30,19 +30,28 @@ def keep_mask(shape, p: float, dtype: torch.dtype = torch.float32) -> Tensor:
     return torch.ge(lanes, round(p * 65536) - 32768, out=torch.empty(shape, dtype=dtype))
 
 
-def residual_dropout(h: Tensor, y: Tensor, p: float, training: bool) -> Tensor:
+def _mask(x: Tensor, p: float, packing) -> Tensor:
+    """The CPU keep mask of ``x``; for packed tokens (``graphnorm.nn.packing``) drawn on the
+    padded shape and packed, so that a seed draws the same masks either way."""
+    if packing is None:
+        return keep_mask(x.shape, p, x.dtype)
+    shape = (packing.batch_size, packing.length, x.shape[-1])
+    return packing.pack(keep_mask(shape, p, x.dtype))
+
+
+def residual_dropout(h: Tensor, y: Tensor, p: float, training: bool, packing=None) -> Tensor:
     """``h + dropout(y)``; on CPU a single ``addcmul`` applies mask, scale and residual."""
     if not training or p == 0.0:
         return h + y
     if y.device.type != "cpu" or p >= 1.0:
         return h + F.dropout(y, p, training=True)
-    return torch.addcmul(h, y, keep_mask(y.shape, p, y.dtype), value=1.0 / (1.0 - p))
+    return torch.addcmul(h, y, _mask(y, p, packing), value=1.0 / (1.0 - p))
 
 
-def dropout(x: Tensor, p: float, training: bool) -> Tensor:
+def dropout(x: Tensor, p: float, training: bool, packing=None) -> Tensor:
     """Inverted dropout ``x * m / (1 - p)`` with the cheap CPU mask of :func:`keep_mask`."""
     if not training or p == 0.0:
         return x
     if x.device.type != "cpu" or p >= 1.0:
         return F.dropout(x, p, training=True)
-    return x * keep_mask(x.shape, p, x.dtype).mul_(1.0 / (1.0 - p))
+    return x * _mask(x, p, packing).mul_(1.0 / (1.0 - p))

@@ -23,6 +23,7 @@ from torch import Tensor, nn
 
 from ..norms import build_norm, constant_special_spec
 from .block import TransformerBlock
+from .packing import TokenPacking
 from .dropout import dropout as input_dropout
 
 
@@ -65,7 +66,10 @@ class TransformerEncoder(nn.Module):
         stack prepends it (L = N + 1) and extends ``padding_mask`` (never padding); without,
         ``x`` already holds the special token at position 0. ``bias`` must already be
         -inf at padded keys (a bias module builds it once per forward); without a bias
-        the attention masks padded keys itself.
+        the attention masks padded keys itself. With ``packing``
+        (:class:`~graphnorm.nn.packing.TokenPacking`) the tokens travel packed: ``x [T, D]``
+        (the ordinary tokens; ``[B + T, D]`` with the specials first when ``special`` is
+        None) -> ``[B + T, D]``; the same function, without the padding's token-wise work.
     """
 
     def __init__(self, dim: int, depth: int, heads: int, ffn_hidden: int, norm: str = "ln",
@@ -95,7 +99,9 @@ class TransformerEncoder(nn.Module):
 
     def forward(self, x: Tensor, padding_mask: Optional[Tensor] = None,
                 special: Optional[Tensor] = None, bias: Optional[Tensor] = None,
-                local_input: Any = None) -> Tensor:
+                local_input: Any = None, packing: Optional[TokenPacking] = None) -> Tensor:
+        if packing is not None:
+            return self._packed(x, special, bias, local_input, packing)
         pad = padding_mask
         if special is not None:
             B = x.shape[0]
@@ -109,3 +115,18 @@ class TransformerEncoder(nn.Module):
         for block in self.blocks:
             h = block(h, pad, bias, key_pad, local_input)
         return h if self.final_norm is None else self.final_norm(h, pad)
+
+    def _packed(self, x: Tensor, special: Optional[Tensor], bias: Optional[Tensor],
+                local_input: Any, packing: TokenPacking) -> Tensor:
+        """``forward`` on packed tokens: x ``[T, D]`` ordinary tokens (or ``[B + T, D]`` with
+        the specials first when ``special`` is None) -> ``[B + T, D]``."""
+        if special is not None:
+            x = torch.cat([special.expand(packing.specials, 1, -1).squeeze(1), x])
+        S = packing.specials
+        if self.emb_norm is not None:
+            x = self.emb_norm.forward_packed(x, S)
+        h = input_dropout(x, self.input_dropout, self.training, packing)
+        key_pad = packing.padding_mask if bias is None else None
+        for block in self.blocks:
+            h = block(h, None, bias, key_pad, local_input, packing)
+        return h if self.final_norm is None else self.final_norm.forward_packed(h, S)

@@ -4,6 +4,9 @@ Every norm maps ``x: [B, L, D]`` and ``padding_mask: [B, L]`` (True = padding) t
 ``[B, L, D]``. Position 0 holds the special token ([VNode] in graphs, [CLS] in text and
 vision) and is never padding. Norms with batch statistics compute them over real tokens
 only, so padded values never reach the output of real tokens.
+
+``forward_packed(x [R, D], specials)`` is the same norm on tokens stored packed (no padding):
+rows ``[0, specials)`` are the special tokens, the rest ordinary ones (``graphnorm.nn.packing``).
 """
 from __future__ import annotations
 
@@ -27,6 +30,12 @@ class TokenNorm(nn.Module):
 
     def forward(self, x: Tensor, padding_mask: Optional[Tensor] = None) -> Tensor:
         raise NotImplementedError
+
+    def forward_packed(self, x: Tensor, specials: int) -> Tensor:
+        """The norm of packed tokens ``x [R, D]``, the first ``specials`` rows special: every
+        row is a real token, so one sequence without padding holds them all (a norm that
+        treats the special tokens apart, SepNorm, overrides this)."""
+        return self.forward(x.unsqueeze(0), None).squeeze(0)
 
     def extra_repr(self) -> str:
         return f"{self.dim}, spec={self.spec!r}"

@@ -40,3 +40,8 @@ class SepNorm(TokenNorm):
         rest_mask = None if padding_mask is None else padding_mask[:, 1:]
         tail = self.tokens(x[:, 1:], rest_mask)
         return torch.cat([head, tail], dim=1)
+
+    def forward_packed(self, x: Tensor, specials: int) -> Tensor:
+        # the special tokens as B sequences of one token, the rest as one sequence
+        head = self.special(x[:specials].unsqueeze(1), None).squeeze(1)
+        return torch.cat([head, self.tokens.forward_packed(x[specials:], 0)])

@@ -9,6 +9,7 @@ from graphnorm.explain.methods import (METHODS, attention_probs, attention_rollo
                                        check_method, integrated_gradients, model_output,
                                        occlusion)
 from graphnorm.explain.sites import captured_attention
+from graphnorm.nn.packing import TokenPacking
 from graphnorm.inference.predict import Predictor
 from tiny_checkpoint import write_checkpoint
 
@@ -104,8 +105,9 @@ def test_attention_probs_reproduce_each_block(loaded):
         B, L, D = x.shape
         v = F.linear(x, attn.qkv.weight, attn.qkv.bias).view(B, L, 3, attn.heads, -1)[:, :, 2]
         y = (probs @ v.transpose(1, 2)).transpose(1, 2).reshape(B, L, D)
-        real = torch.cat([torch.ones(B, 1, dtype=torch.bool), batch.node_mask], 1)
-        torch.testing.assert_close(F.linear(y, attn.out.weight, attn.out.bias)[real], out[real],
+        # the blocks' tokens travel packed: the [VNode]s, then the real atoms
+        packing = TokenPacking(batch.token_padding_mask)
+        torch.testing.assert_close(packing.pack(F.linear(y, attn.out.weight, attn.out.bias)), out,
                                    rtol=1e-4, atol=1e-5)
 
 

@@ -240,3 +240,45 @@ def test_first_norm_keeps_batch_statistics_off_the_constant_vnode():
         assert isinstance(model.final_norm.special, kind)
     plain = Graphormer(GraphormerConfig(num_layers=1, hidden=16, ffn_hidden=16, heads=4, norm="bn"))
     assert isinstance(plain.blocks[0].attn_norm, BatchNorm)  # not SepNorm: atoms vary, left alone
+
+
+def _padded_forward(model, batch):
+    """The model's prediction with the tokens padded ``[B, L, D]`` all the way (the layout
+    before ``graphnorm.nn.packing``), for comparing against the packed forward."""
+    mask = batch.node_mask
+    nodes = model.atom_encoder(batch.x) + model.degree_encoder(batch.degree, mask)
+    if model.rwpe is not None:
+        nodes = nodes + model.rwpe(batch)
+    h = model.transformer(nodes, ~mask, special=model.vnode, bias=model.attn_bias(batch),
+                          local_input=batch)
+    atoms = (h[:, 1:] * mask.unsqueeze(-1)).sum(1)
+    if model.config.readout.endswith("mean"):
+        atoms = atoms / mask.sum(1, keepdim=True)
+    return model.head(torch.cat([h[:, 0], atoms], -1))
+
+
+@pytest.mark.parametrize("readout", ["vnode+sum", "vnode+mean"])
+def test_packed_tokens_equal_the_padded_layout(graphs, readout):
+    """The tokens travel packed (the [VNode]s, then the real atoms): the same predictions,
+    gradients and BN statistics as the padded layout, in training (batch statistics, dropout
+    masks) and in evaluation, with the GINE branch and random-walk PE."""
+    model = warm_up(tiny("sep:bn+bn", local_mp="gine", rwpe_steps=4, readout=readout,
+                         dropout=0.1, input_dropout=0.1), graphs)
+    batch = collate_graphs(graphs)
+    assert batch.node_mask.logical_not().any()  # the batch has padding
+    for train in (True, False):
+        model.train(train)
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+        results = []
+        for forward in (lambda b: model(b), lambda b: _padded_forward(model, b)):
+            model.load_state_dict(state)
+            torch.manual_seed(3)
+            out = forward(batch)
+            grads = torch.autograd.grad(out.square().sum(), list(model.parameters()))
+            results.append((out, grads, {k: v.clone() for k, v in model.state_dict().items()}))
+        (packed, g_packed, s_packed), (padded, g_padded, s_padded) = results
+        torch.testing.assert_close(packed, padded, atol=F64_ATOL, rtol=0)
+        for a, b in zip(g_packed, g_padded):
+            torch.testing.assert_close(a, b, atol=F64_ATOL, rtol=1e-9)
+        for key in s_packed:
+            torch.testing.assert_close(s_packed[key], s_padded[key], atol=F64_ATOL, rtol=0, msg=key)

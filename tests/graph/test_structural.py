@@ -5,6 +5,7 @@ from torch_geometric.data import Data
 from torch_geometric.transforms import AddRandomWalkPE
 
 from graphnorm.graph import Graphormer, GraphormerConfig, collate_graphs
+from graphnorm.nn.packing import TokenPacking
 from graphnorm.chem import smiles_to_data
 from graphnorm.graph.structural import (LocalGINE, RandomWalkCollate, padded_adjacency,
                                         random_walk_pe)
@@ -131,7 +132,8 @@ def test_sum_readout_grows_with_size():
                                         readout="sum", norm="ln")).eval()
     h = torch.randn(2, 4, 16)
     mask = torch.tensor([[True, True, False], [True, True, True]])
-    r = model.readout(h, mask)
+    packing = TokenPacking(torch.cat([torch.zeros(2, 1, dtype=torch.bool), ~mask], 1))
+    r = model.readout(packing.pack(h), packing)
     torch.testing.assert_close(r[0], h[0, 1:3].sum(0))
     torch.testing.assert_close(r[1], h[1, 1:].sum(0))
 

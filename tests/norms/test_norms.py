@@ -182,3 +182,23 @@ def test_vector_isobn_is_isobn_on_one_token():
     vec, tok = VectorIsoBN(D).train(), IsoBN(D).train()
     torch.testing.assert_close(vec(h), tok(h[:, None], None)[:, 0], atol=0, rtol=0)
     assert int(vec.iso.num_batches_tracked) == 1
+
+
+@pytest.mark.parametrize("spec", NORM_SPECS)
+@pytest.mark.parametrize("training", [True, False])
+def test_packed_tokens_get_the_padded_norm(spec, training):
+    """``forward_packed`` on the real tokens (the specials first) gives the padded call's
+    outputs and running statistics: SepNorm keeps the special tokens apart there too."""
+    norm = build_norm(spec, D).train(training)
+    x, pad = _batch()
+    x = x.double()
+    norm.double()
+    state = {k: v.clone() for k, v in norm.state_dict().items()}
+    padded = norm(x, pad)
+    after_padded = {k: v.clone() for k, v in norm.state_dict().items()}
+    norm.load_state_dict(state)
+    real = ~pad[:, 1:]
+    packed = norm.forward_packed(torch.cat([x[:, 0], x[:, 1:][real]]), x.shape[0])
+    torch.testing.assert_close(packed, torch.cat([padded[:, 0], padded[:, 1:][real]]))
+    for key, value in norm.state_dict().items():
+        torch.testing.assert_close(value, after_padded[key], msg=key)
