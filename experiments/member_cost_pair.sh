@@ -6,7 +6,9 @@
 # usage: OLD=/tmp/old_wt bash experiments/member_cost_pair.sh TASK [TASK ...]
 # OLD=none: this checkout only, two tasks at a time. Runs in /tmp/cost; the feature cache of
 # this checkout serves both trees. A task may name another campaign's seed-0 run: BENCH:TASK
-# (e.g. g1500l:ppbr_az, gsize:solubility_aqsoldb; default bench g150).
+# (e.g. g1500l:ppbr_az, gsize:solubility_aqsoldb; default bench g150); of an ensemble's run
+# (board31:dili) its Graphormer member, model_0. SERIAL=1: old, then new, one run at a time
+# (nothing beside either; the other core idle).
 set -e
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -21,8 +23,9 @@ config() {  # config VER [BENCH:]TASK: that run's resolved config, to train into
   python -c "import sys; sys.path.insert(0, 'experiments')
 from pathlib import Path
 from member_cost_profile import write_rerun_config
-write_rerun_config(Path('experiments/results/tdc_admet/$bench/$task/runs/sep-bn-bn/seed0'),
-                   Path('/tmp/cost/$1/$task'), Path('/tmp/cost/$1_$task.yaml'))"
+run = Path('experiments/results/tdc_admet/$bench/$task/runs/sep-bn-bn/seed0')
+run = run / 'model_0' if (run / 'model_0').is_dir() else run
+write_rerun_config(run, Path('/tmp/cost/$1/$task'), Path('/tmp/cost/$1_$task.yaml'))"
 }
 
 train() {  # train VER TASK [TREE]: python -m puts the working directory first on sys.path
@@ -59,8 +62,12 @@ fi
 for task in "$@"; do
   config old "$task"; config new "$task"
   echo "$task load $(cut -d' ' -f1-3 /proc/loadavg)"
-  train old "${task#*:}" "$OLD" &
-  train new "${task#*:}" &
-  wait
+  if [ -n "$SERIAL" ]; then
+    train old "${task#*:}" "$OLD"; train new "${task#*:}"
+  else
+    train old "${task#*:}" "$OLD" &
+    train new "${task#*:}" &
+    wait
+  fi
   report old "${task#*:}"; report new "${task#*:}"
 done

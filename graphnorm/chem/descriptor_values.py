@@ -188,17 +188,40 @@ def _rdkit_positions() -> dict:
     return {name: (fn, k) for k, (name, fn) in enumerate(rdkit_descriptor_list())}
 
 
-_by_smiles: dict | None = None  # SMILES -> {position in RDKit's list: value or exception}
+class _Known:
+    """One SMILES's descriptors computed so far, by position in RDKit's list: an array, not
+    a dict of floats, so that a table of 10,000+ molecules costs ~20 MB, not ~300."""
+
+    def __init__(self, size: int):
+        self.values = np.full(size, np.nan)
+        self.known = np.zeros(size, dtype=bool)
+        self.errors: dict[int, Exception] = {}
+
+    def get(self, position: int) -> float | Exception:
+        return self.errors.get(position, self.values[position])
+
+    def put(self, position: int, result: float | Exception) -> None:
+        self.known[position] = True
+        if isinstance(result, Exception):
+            self.errors[position] = result
+        else:
+            self.values[position] = result
+
+
+_by_smiles: dict | None = None  # SMILES -> _Known
 
 
 @contextlib.contextmanager
 def shared_by_smiles():
     """Within it, a SMILES's descriptors are computed once for everyone who asks with that
-    SMILES. ``graphnorm predict`` of the small-table recipe needs them twice per row: the
-    Graphormer's 205 inputs and the gbm member's MapLight vector (all 217), each from
-    ``Chem.MolFromSmiles`` of the same string. `Predictor.predict_rows` opens it around one
-    slice of rows and the memo goes with it, so memory stays bounded by the slice. Only for
-    callers whose molecule is ``Chem.MolFromSmiles(smiles)``: the key is the string."""
+    SMILES: the Graphormer's 205 inputs and the gbm member's MapLight vector (all 217), each
+    from ``Chem.MolFromSmiles`` of the same string. `Predictor.predict_rows` opens it around
+    one slice of rows (memory bounded by the slice), `graphnorm.train.ensemble` around an
+    ensemble's members (the Graphormer's table featurized, then gbm's MapLight vectors: on
+    an empty cache the descriptors were computed twice, 3-5 % of the admet default's CPU per
+    seed). Only for callers whose molecule is ``Chem.MolFromSmiles(smiles)``: the key is the
+    string. Featurizing workers of a process pool (tables above ~2,000 rows) fill their own
+    copies, which end with them."""
     global _by_smiles
     outer = _by_smiles
     _by_smiles = {} if outer is None else outer
@@ -218,7 +241,11 @@ def descriptor_values(mol, functions: Sequence[tuple[str, Callable]], smiles: st
     position and its exception in the dict; non-finite values are returned as they are, for
     the caller to judge."""
     rdkit_fns = _rdkit_positions()
-    memo = _by_smiles.setdefault(smiles, {}) if _by_smiles is not None and smiles is not None else {}
+    memo = None
+    if _by_smiles is not None and smiles is not None:
+        memo = _by_smiles.get(smiles)
+        if memo is None:
+            memo = _by_smiles[smiles] = _Known(len(rdkit_fns))
     values = np.empty(len(functions), dtype=np.float64)
     errors: dict[int, Exception] = {}
     shared: dict[Callable, dict | None] = {}
@@ -226,12 +253,12 @@ def descriptor_values(mol, functions: Sequence[tuple[str, Callable]], smiles: st
         own, position = rdkit_fns.get(name, (None, None))
         if own is not fn:
             position = None
-        if position in memo:
-            result = memo[position]
+        if memo is not None and position is not None and memo.known[position]:
+            result = memo.get(position)
         else:
             result = _value(mol, name, fn, _GROUPS.get(name) if own is fn else None, shared)
-            if position is not None:
-                memo[position] = result
+            if memo is not None and position is not None:
+                memo.put(position, result)
         if isinstance(result, Exception):
             values[k], errors[k] = np.nan, result
         else:

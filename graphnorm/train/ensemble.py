@@ -94,8 +94,10 @@ def _run(todo: list, jobs: int) -> None:
 def train_ensemble(cfg, jobs: int = 1) -> dict:
     """Train the members that have no metrics.json yet, then write OUT/ensemble.json (the
     folder held against a second process: graphnorm.run_folder.hold_run)."""
+    from graphnorm.chem.descriptor_values import shared_by_smiles
+
     check_forest_member(cfg)
-    with hold_run(cfg.out):
+    with hold_run(cfg.out), shared_by_smiles():  # the members' RDKit descriptors, once
         return _train_ensemble(cfg, jobs)
 
 

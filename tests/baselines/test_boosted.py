@@ -160,6 +160,25 @@ def test_gbm_as_the_tree_member_of_an_ensemble(table, cache_root, tmp_path):
     _the_members_files_score_as_the_members_predict(out)
 
 
+def test_an_ensembles_members_compute_each_molecules_descriptors_once(table, tmp_path, monkeypatch):
+    """On an empty cache the Graphormer's descriptor inputs and gbm's MapLight vectors of an
+    ensemble come from one computation per molecule (graphnorm.train.ensemble opens
+    ``shared_by_smiles``): the EState indices, shared by both, once per molecule."""
+    import graphnorm.chem.descriptor_values as dv
+
+    calls = []
+    estate = dv._GROUPS["MaxEStateIndex"]
+    monkeypatch.setitem(dv._GROUPS, "MaxEStateIndex", lambda mol: calls.append(1) or estate(mol))
+    small = tmp_path / "mols.csv"
+    pd.read_csv(table).head(60).to_csv(small, index=False)
+    out = tmp_path / "pair"
+    assert main(["train", "--data", str(small), "--target-columns", "logp", "--split", "random",
+                 "--max-epochs", "1", "--forest-model", "gbm", "--cache-root", str(tmp_path / "cache"),
+                 "--out", str(out), *[a for a in TINY if a != "--no-descriptors"]]) == 0
+    assert len(json.loads((out / "ensemble.json").read_text())["member_files"]) >= 2
+    assert len(calls) == 60
+
+
 def test_log_odds_averaging_is_recorded_and_predict_follows_it(table, cache_root, tmp_path):
     """--member-average logodds (the admet recipe's): the ensemble's files, its scores and
     ``predict`` (with its calibration on validation) all average the members' log-odds."""
