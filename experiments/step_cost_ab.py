@@ -28,7 +28,8 @@ def member(bench: str, task: str) -> Path:
 
 
 def step_cost(run: Path, epochs: int) -> list[float]:
-    """This process's code: CPU ms per step of each timed epoch (after one warm-up pass)."""
+    """This process's code: the share of real tokens in the epoch's padded batches, then CPU
+    ms per step of each timed epoch (after one warm-up pass)."""
     import time
 
     import torch
@@ -72,7 +73,9 @@ def step_cost(run: Path, epochs: int) -> list[float]:
         return (time.process_time() - start) / len(batches) * 1000
 
     epoch()  # warm-up
-    return [epoch() for _ in range(epochs)]
+    real = sum(int(b.node_mask.sum()) + b.num_graphs for b in batches)
+    padded = sum(b.num_graphs * (b.max_nodes + 1) for b in batches)
+    return [real / padded] + [epoch() for _ in range(epochs)]
 
 
 def main() -> None:
@@ -86,13 +89,14 @@ def main() -> None:
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: time RUN in this process
     args = ap.parse_args()
     if args.one:
-        print(" ".join(f"{v:.2f}" for v in step_cost(Path(args.one), args.epochs)))
+        print(" ".join(f"{v:.3f}" for v in step_cost(Path(args.one), args.epochs)))
         return
     env = dict(os.environ, GRAPHNORM_CACHE=os.environ.get("GRAPHNORM_CACHE", str(ROOT / "data/cache")))
     lines = [f"command: `python experiments/step_cost_ab.py --old {args.old} --tasks {args.tasks} "
              f"--bench {args.bench} --epochs {args.epochs} --rounds {args.rounds}`", "",
-             "| task | round | load (1 min) | old: min ms/step | new: min ms/step | change |",
-             "|---|---|---|---|---|---|"]
+             "| task | real tokens in the padded batches | round | load (1 min) | old: min ms/step | "
+             "new: min ms/step | change |",
+             "|---|---|---|---|---|---|---|"]
     for task in args.tasks.split(","):
         run = member(args.bench, task)
         for r in range(args.rounds):
@@ -103,8 +107,9 @@ def main() -> None:
                        "--tasks", task, "--epochs", str(args.epochs)]
                 out = subprocess.run(cmd, cwd=tree, env=dict(env, PYTHONPATH=str(tree)), check=True,
                                      capture_output=True, text=True).stdout.split()
-                mins.append(min(map(float, out)))
-            lines.append(f"| {task} | {r} | {load:.2f} | {mins[0]:.1f} | {mins[1]:.1f} | "
+                real = float(out[0])
+                mins.append(min(map(float, out[1:])))
+            lines.append(f"| {task} | {real:.2f} | {r} | {load:.2f} | {mins[0]:.1f} | {mins[1]:.1f} | "
                          f"{100 * (mins[1] / mins[0] - 1):+.0f} % |")
             print(lines[-1], flush=True)
     if args.out:
