@@ -30,7 +30,7 @@ PARTS = (
     ("checkpoints", "model_checkpoint.py", "_save_checkpoint"),
     ("train()", "graphnorm/train/run.py", "train"),
     # inside every forward pass (training, recalibration, validation): forward only
-    ("attention bias", "graph/encodings.py", "forward"),
+    ("attention bias", "graph/attention_bias.py", "forward"),
     ("random-walk PE", "graph/structural.py", "random_walk_pe"),
 )
 

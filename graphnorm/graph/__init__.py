@@ -11,7 +11,7 @@ from .options import LOCAL_MP, READOUTS, SEP_SLOTS
 _LAZY = {
     "SPD_PAD": "collate", "SPD_UNREACHABLE": "collate", "GraphBatch": "collate",
     "LengthBucketSampler": "collate", "collate_graphs": "collate",
-    "AtomEncoder": "encodings", "AttentionBias": "encodings", "CentralityEncoding": "encodings",
+    "AtomEncoder": "encodings", "AttentionBias": "attention_bias", "CentralityEncoding": "encodings",
     "EdgeEncoding": "encodings", "SpatialEncoding": "encodings",
     "GraphEmbeddings": "graphormer", "Graphormer": "graphormer", "GraphormerBlock": "graphormer",
     "GraphormerConfig": "graphormer", "graphormer_slim": "graphormer", "vocab_dims": "graphormer",

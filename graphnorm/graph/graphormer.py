@@ -34,8 +34,8 @@ from ..nn import ATTENTION_IMPLS, TransformerBlock, TransformerEncoder
 from ..nn.packing import TokenPacking
 from .collate import GraphBatch
 from .config_io import ConfigIO, check_dropouts
-from .encodings import (AtomEncoder, AttentionBias, CentralityEncoding, DescriptorEncoder,
-                        FingerprintEncoder)
+from .attention_bias import AttentionBias
+from .encodings import AtomEncoder, CentralityEncoding, DescriptorEncoder, FingerprintEncoder
 from .options import FINGERPRINT_AT, LOCAL_MP, READOUTS, SEP_SLOTS
 from .structural import LocalGINE, RandomWalkEncoding
 

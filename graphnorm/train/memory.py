@@ -8,7 +8,7 @@ the mmap threshold at 32 MiB (the most glibc accepts on 64-bit) and the trim thr
 1 GiB lets the heap keep its peak: ogbg-molhiv steps took 8 % less CPU, ZINC within noise
 (experiments/results/speed/malloc.md). The process holds its peak memory, which a training
 run reaches anyway. Blocks above 32 MiB are still mapped per use: hence the attention
-bias's 16 MiB chunks (graph/encodings.py).
+bias's 16 MiB chunks (graph/attention_bias.py).
 """
 from __future__ import annotations
 
