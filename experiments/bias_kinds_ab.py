@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from step_cost_ab import member  # noqa: E402
+from step_cost_ab import member, member_module  # noqa: E402
 
 
 def every_pair_its_own_kind(edge_attr, path, spd):
@@ -32,31 +32,7 @@ def every_pair_its_own_kind(edge_attr, path, spd):
 
 
 def measure(run: Path, rounds: int) -> dict:
-    import tempfile
-
-    import yaml
-
-    from member_cost_profile import write_rerun_config
-    from graphnorm.train.config import TrainConfig
-    from graphnorm.train.datamodule import GraphDataModule
-    from graphnorm.train.memory import hold_freed_memory
-    from graphnorm.train.model_config import model_config_for
-    from graphnorm.train.module import GraphormerModule
-
-    with tempfile.TemporaryDirectory() as tmp:
-        values = yaml.safe_load(write_rerun_config(run, Path(tmp) / "out", Path(tmp) / "c.yaml").read_text())
-    cfg = TrainConfig(**{k: v for k, v in values.items() if k in TrainConfig.__dataclass_fields__})
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    hold_freed_memory()
-    dm = GraphDataModule.from_config(cfg)
-    dm.setup()
-    module = GraphormerModule(model_config_for(cfg, dm.info, dm.featurizer), dict(dm.info, name=dm.name),
-                              cfg.to_dict(), *dm.target_stats(None), dm.steps_per_epoch(),
-                              dm.train_domain(), dm.featurizer.to_dict())
-    if getattr(module.model, "descriptors", None) is not None:
-        module.model.descriptors.fit_scaling(dm.train_descriptors())
-    module.log = lambda *a, **k: None
+    module, dm = member_module(run)
     batches = list(dm.train_dataloader())
     bias = module.model.attn_bias
     shipped = bias.distinct_pairs

@@ -27,10 +27,10 @@ def member(bench: str, task: str) -> Path:
     return run / "model_0" if (run / "model_0").is_dir() else run
 
 
-def step_cost(run: Path, epochs: int) -> list[float]:
-    """This process's code: the share of real tokens in the epoch's padded batches, then CPU
-    ms per step of each timed epoch (after one warm-up pass)."""
-    import time
+def member_module(run: Path):
+    """RUN's Graphormer rebuilt from its metrics.json config, fresh weights (seed 0), and its
+    data module set up, in this process (one thread, memory held as ``train()`` holds it)."""
+    import tempfile
 
     import torch
     import yaml
@@ -43,7 +43,6 @@ def step_cost(run: Path, epochs: int) -> list[float]:
     from graphnorm.train.model_config import model_config_for
     from graphnorm.train.module import GraphormerModule
 
-    import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         values = yaml.safe_load(write_rerun_config(run, Path(tmp) / "out", Path(tmp) / "c.yaml").read_text())
     cfg = TrainConfig(**{k: v for k, v in values.items() if k in TrainConfig.__dataclass_fields__})
@@ -60,6 +59,17 @@ def step_cost(run: Path, epochs: int) -> list[float]:
     if encoder is not None:
         encoder.fit_scaling(dm.train_descriptors())
     module.log = lambda *a, **k: None  # no Trainer here
+    return module, dm
+
+
+def step_cost(run: Path, epochs: int) -> list[float]:
+    """This process's code: the share of real tokens in the epoch's padded batches, then CPU
+    ms per step of each timed epoch (after one warm-up pass)."""
+    import time
+
+    import torch
+
+    module, dm = member_module(run)
     opt = torch.optim.AdamW(module.parameters(), lr=1e-3)
     batches = list(dm.train_dataloader())
     module.train()

@@ -25,15 +25,23 @@ def git_sha() -> str:
     return sha + ("+dirty" if dirty else "")
 
 
-def cpu_model() -> str:
-    """E.g. ``AMD EPYC (2 cpus)``: timings differ between hosts, so results name theirs."""
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """E.g. ``AMD EPYC (family 25 model 1, avx2; 2 cpus)``: timings differ between hosts, so
+    results name theirs. A cloud VM's model name can hide the generation and its vector
+    width (session 34: the same commands took 1.4-1.9x the CPU-s on an AVX2 "AMD EPYC" that
+    they took on the "AMD EPYC" before)."""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} cpus)"
+        info = dict(line.split(":", 1) for line in cpuinfo.read_text().splitlines() if ":" in line)
+        info = {k.strip(): v.strip() for k, v in info.items()}
     except OSError:
-        pass
-    return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cpus)"
+        info = {}
+    if "model name" not in info:
+        return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cpus)"
+    flags = set(info.get("flags", "").split())
+    simd = next((f for f in ("avx512f", "avx2", "avx", "sse4_2") if f in flags), None)
+    detail = ", ".join(p for p in (f"family {info['cpu family']} model {info['model']}"
+                                   if "cpu family" in info and "model" in info else "", simd) if p)
+    return f"{info['model name']} ({detail + '; ' if detail else ''}{os.cpu_count()} cpus)"
 
 
 @functools.lru_cache(maxsize=1)
