@@ -15,6 +15,21 @@ def graphs():
     return [smiles_to_data(s, vocab="zinc") for s in MOLS]
 
 
+def assert_matches_reference(ab: AttentionBias, b) -> tuple:
+    """The fused bias equals the term-by-term one: -inf at the same places, values, and the
+    parameters' gradients under a random upstream gradient. Returns (fused, finite mask)."""
+    ref, fused = ab.reference(b), ab(b)
+    finite = torch.isfinite(ref)
+    assert torch.equal(finite, torch.isfinite(fused))
+    assert torch.allclose(fused[finite], ref[finite], atol=1e-5)
+    g = torch.randn_like(ref).masked_fill(~finite, 0)
+    ga = torch.autograd.grad((fused.masked_fill(~finite, 0) * g).sum(), list(ab.parameters()))
+    gb = torch.autograd.grad((ref.masked_fill(~finite, 0) * g).sum(), list(ab.parameters()))
+    for x, y in zip(ga, gb):
+        assert torch.allclose(x, y, atol=1e-4)
+    return fused.detach(), finite
+
+
 def test_fused_bias_equals_reference(graphs):
     ab = AttentionBias(heads=4, max_dist=20, edge_feature_dims=(3,), max_hops=5)
     for p in ab.parameters():
@@ -22,16 +37,9 @@ def test_fused_bias_equals_reference(graphs):
     with torch.no_grad():
         ab.spatial.embedding.weight[-1] = 0  # the padding bucket stays zero, as in training
     b = collate_graphs(graphs)
-    fused, ref = ab(b), ab.reference(b)
-    finite = torch.isfinite(ref)
+    fused, finite = assert_matches_reference(ab, b)
     assert fused.shape == (len(graphs), 4, b.max_nodes + 1, b.max_nodes + 1)
-    assert torch.equal(finite, torch.isfinite(fused)) and not finite[..., 0].logical_not().any()
-    assert torch.allclose(fused[finite], ref[finite], atol=1e-5)
-    g = torch.randn_like(ref).masked_fill(~finite, 0)
-    ga = torch.autograd.grad((fused.masked_fill(~finite, 0) * g).sum(), list(ab.parameters()))
-    gb = torch.autograd.grad((ref.masked_fill(~finite, 0) * g).sum(), list(ab.parameters()))
-    for x, y in zip(ga, gb):
-        assert torch.allclose(x, y, atol=1e-4)
+    assert not finite[..., 0].logical_not().any()
     small = AttentionBias(4, 20, (3,), 5, chunk_bytes=1)  # one atom pair per chunk
     small.load_state_dict(ab.state_dict())
     assert torch.allclose(small(b)[finite], fused[finite])
@@ -54,16 +62,8 @@ def test_bias_of_distinct_pair_kinds_equals_reference(rows):
         ab.spatial.embedding.weight[-1] = 0
     if rows:
         ab.key_limit = 0
-    ref, fused = ab.reference(b), ab(b)
-    finite = torch.isfinite(ref)
-    assert torch.equal(finite, torch.isfinite(fused))
-    assert torch.allclose(fused[finite], ref[finite], atol=1e-5)
+    assert_matches_reference(ab, b)
     mask = b.node_mask
     on = (mask[:, :, None] & mask[:, None, :]).view(-1)
     first, kind = ab.distinct_pairs(b.edge_attr, b.path.view(-1, b.path.shape[-1])[on], b.spd.view(-1)[on])
     assert len(first) < kind.numel() and torch.equal(kind[first], torch.arange(len(first)))
-    g = torch.randn_like(ref).masked_fill(~finite, 0)
-    ga = torch.autograd.grad((fused.masked_fill(~finite, 0) * g).sum(), list(ab.parameters()))
-    gb = torch.autograd.grad((ref.masked_fill(~finite, 0) * g).sum(), list(ab.parameters()))
-    for x, y in zip(ga, gb):
-        assert torch.allclose(x, y, atol=1e-4)
