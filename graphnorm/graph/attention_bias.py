@@ -110,8 +110,7 @@ class AttentionBias(nn.Module):
         nn.init.normal_(self.virtual_distance, std=0.02)
 
     def forward(self, batch: GraphBatch) -> Tensor:
-        B, N = batch.node_mask.shape
-        L, H = N + 1, self.heads
+        N, H = batch.node_mask.shape[1], self.heads
         S = self.spatial.num_buckets
         table = self.edge.hop_table(self.edge.hops(batch.path))  # [K*V, H]
         dummy = S + table.shape[0]
@@ -148,7 +147,7 @@ class AttentionBias(nn.Module):
         n and the bonds' kinds (distinct feature rows of the batch's edges) into one int64,
         so one 1-D ``unique`` sorts P numbers; where it would not fit, rows are compared."""
         K, S = self.edge.hops(path), self.spatial.num_buckets
-        digits = [int(c.max()) + 1 if len(c) else 1 for c in edge_attr.unbind(1)]
+        digits = [d + 1 for d in self.edge.edge_embedding.feature_dims]  # values 1..d (+1 coded)
         if math.prod(digits) < self.key_limit:  # each edge's feature row as one number
             bond = edge_attr.new_zeros(len(edge_attr))
             for column, digit in zip(edge_attr.unbind(1), digits):
@@ -158,13 +157,12 @@ class AttentionBias(nn.Module):
             bond = torch.unique(edge_attr, dim=0, return_inverse=True)[1]
         radix = (int(bond.max()) + 2) if len(bond) else 1  # 0: no edge at this hop
         hops = F.pad(bond + 1, (0, 1))[path[:, :K]]  # [P, K]; id -1 -> the appended 0
-        n = spd.clamp(min=1, max=K) - 1
+        n, bucket = spd.clamp(min=1, max=K) - 1, self.spatial.buckets(spd)
         if S * K * radix ** K < self.key_limit:
             weights = radix ** torch.arange(K, device=path.device)
-            key = ((hops * weights).sum(1) * K + n) * S + self.spatial.buckets(spd)
-            kind = torch.unique(key, return_inverse=True)[1]
+            kind = torch.unique(((hops * weights).sum(1) * K + n) * S + bucket, return_inverse=True)[1]
         else:  # thousands of distinct bonds: compare whole rows
-            rows = torch.cat([self.spatial.buckets(spd).unsqueeze(1), n.unsqueeze(1), hops], 1)
+            rows = torch.cat([bucket.unsqueeze(1), n.unsqueeze(1), hops], 1)
             kind = torch.unique(rows, dim=0, return_inverse=True)[1]
         order = torch.arange(len(kind), device=kind.device)
         first = order.new_full((int(kind.max()) + 1 if len(kind) else 0,), len(kind))
