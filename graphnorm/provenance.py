@@ -31,17 +31,18 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     width (session 34: the same commands took 1.4-1.9x the CPU-s on an AVX2 "AMD EPYC" that
     they took on the "AMD EPYC" before)."""
     try:
-        info = dict(line.split(":", 1) for line in cpuinfo.read_text().splitlines() if ":" in line)
-        info = {k.strip(): v.strip() for k, v in info.items()}
+        lines = (line.split(":", 1) for line in cpuinfo.read_text().splitlines() if ":" in line)
+        info = {k.strip(): v.strip() for k, v in lines}  # the last processor's, like the first
     except OSError:
         info = {}
     if "model name" not in info:
         return f"{platform.processor() or platform.machine()} ({os.cpu_count()} cpus)"
     flags = set(info.get("flags", "").split())
-    simd = next((f for f in ("avx512f", "avx2", "avx", "sse4_2") if f in flags), None)
-    detail = ", ".join(p for p in (f"family {info['cpu family']} model {info['model']}"
-                                   if "cpu family" in info and "model" in info else "", simd) if p)
-    return f"{info['model name']} ({detail + '; ' if detail else ''}{os.cpu_count()} cpus)"
+    parts = ([f"family {info['cpu family']} model {info['model']}"]
+             if "cpu family" in info and "model" in info else [])
+    parts += [f for f in ("avx512f", "avx2", "avx", "sse4_2") if f in flags][:1]  # the widest
+    detail = f"{', '.join(parts)}; " if parts else ""
+    return f"{info['model name']} ({detail}{os.cpu_count()} cpus)"
 
 
 @functools.lru_cache(maxsize=1)
