@@ -68,11 +68,16 @@ def collated(cfg, dm, n: int) -> tuple[list, float]:
     return batches, (time.process_time() - t0) / len(batches) * 1e3
 
 
-def measure(cfg, dm, batches, mode: str, device: str = "cpu", amp: str = "fp32") -> tuple[float, float]:
+def measure(cfg, dm, batches, mode: str, device: str = "cpu", amp: str = "fp32",
+            group_pairs: bool | None = None) -> tuple[float, float]:
     """(warm-up seconds, graphs/s) of the batches after the first 3 (warm-up); ``mode``
     eager, compiled (torch.compile, dynamic shapes) or infer (eval-mode forwards)."""
     torch.manual_seed(0)
     model = build_model(model_config_for(cfg, dm.info, dm.featurizer)).to(device)
+    if group_pairs is not None:  # AttentionBias.group_pairs: None = on the CPU only
+        for m in model.modules():
+            if hasattr(m, "distinct_pairs"):
+                m.group_pairs = group_pairs
     model.train(mode != "infer")
     opt = None if mode == "infer" else torch.optim.AdamW(model.parameters(), lr=1e-4)
     if mode == "compiled":
@@ -92,15 +97,19 @@ def main() -> None:
     ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     ap.add_argument("--amp", nargs="+", default=["fp32"], choices=["fp32", "bf16"],
                     help="precisions to time (bf16: autocast)")
+    ap.add_argument("--group-pairs", choices=["on", "off"],
+                    help="force AttentionBias.group_pairs (default: the code's own choice)")
     ap.add_argument("--out")
     args = ap.parse_args()
+    group = {"on": True, "off": False, None: None}[args.group_pairs]
     raw = os.environ.get("GRAPHNORM_RAW_DIR")
     where = (f"{torch.cuda.get_device_name(args.device)}, torch {torch.__version__}"
              if args.device.startswith("cuda") else f"CPU, torch {torch.__version__}")
     lines = [f"# Throughput per recipe (ZINC-subset, size-bucketed batches, {args.steps} steps "
              f"after 3 warm-up steps) on {where}", "",
              f"Command: `python experiments/bench_recipes.py{' --compile' if args.compile else ''}"
-             f"{' --infer' if args.infer else ''} --device {args.device} --amp {' '.join(args.amp)}`; "
+             f"{' --infer' if args.infer else ''} --device {args.device} --amp {' '.join(args.amp)}"
+             f"{' --group-pairs ' + args.group_pairs if args.group_pairs else ''}`; "
              f"load average before: {os.getloadavg()[0]:.2f}", "",
              "| config | model | batch | threads | mode | precision | collate ms | warm-up s | graphs/s |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -126,7 +135,7 @@ def main() -> None:
                     row = (f"| {Path(path).name} | {cfg.model_name} | {cfg.batch_size} | {threads} "
                            f"| {mode} | {amp} | {collate_ms:.1f} |")
                     try:
-                        warm, gps = measure(cfg, dm, batches, mode, args.device, amp)
+                        warm, gps = measure(cfg, dm, batches, mode, args.device, amp, group)
                         lines.append(f"{row} {warm:.1f} | {gps:.1f} |")
                     except Exception as err:  # one failed row (e.g. an op without bf16) must not lose the rest
                         lines.append(f"{row} failed: {type(err).__name__}: {str(err)[:120]} | |")

@@ -7,7 +7,7 @@ Ying et al. 2021, https://arxiv.org/abs/2106.05234 (Sec. 3.1, Eq. 6-7, "Special 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -99,6 +99,9 @@ class AttentionBias(nn.Module):
         super().__init__()
         self.heads, self.chunk_bytes = heads, chunk_bytes
         self.key_limit = 2 ** 62  # distinct_pairs: one int64 key per pair below this
+        # pairs grouped by kind (None: on the CPU only). On a GPU the grouping's sorts and
+        # host reads cost more than the rows they save (experiments/results/gpu/README.md)
+        self.group_pairs: Optional[bool] = None
         self.spatial = SpatialEncoding(max_dist, heads)
         self.edge = EdgeEncoding(edge_feature_dims, heads, max_hops)
         self.virtual_distance = nn.Parameter(torch.empty(heads))  # [H]
@@ -123,8 +126,10 @@ class AttentionBias(nn.Module):
         path = batch.path.view(-1, batch.path.shape[-1])[pairs]
         # a batch's ~40,000 pairs repeat ~2,000 descriptor rows (distance, bonds on the path):
         # x is built for one pair of each kind, and the pairs read their kind's row
-        first, kind = self.distinct_pairs(batch.edge_attr, path, spd)  # [U], [P]
-        spd, path = spd[first], path[first]
+        kind = None
+        if self.group_pairs if self.group_pairs is not None else not spd.is_cuda:
+            first, kind = self.distinct_pairs(batch.edge_attr, path, spd)  # [U], [P]
+            spd, path = spd[first], path[first]
         e_cols, e_vals = self.edge.pair_columns(batch.edge_attr, path, spd, start=S, none=dummy)
         cols = torch.cat([self.spatial.buckets(spd).unsqueeze(1), e_cols], 1)  # [U, J]
         vals = torch.cat([e_vals.new_ones(len(spd), 1), e_vals.expand_as(e_cols)], 1)
@@ -137,7 +142,7 @@ class AttentionBias(nn.Module):
             x.scatter_(1, cols[s : s + step], vals[s : s + step])
             parts.append(_OneHotTimes.apply(x, weight))  # [u, H]
         kind_bias = torch.cat(parts) if len(parts) != 1 else parts[0]  # [U, H]; U >= 1 (an atom)
-        pair_bias = kind_bias.index_select(0, kind)  # [P, H]; backward: one index_add
+        pair_bias = kind_bias if kind is None else kind_bias.index_select(0, kind)  # [P, H]
         key_pad = batch.token_padding_mask[:, None, None, :]  # [B, 1, 1, L]
         return _DenseBias.apply(pair_bias, self.virtual_distance, pairs, N, key_pad)
 

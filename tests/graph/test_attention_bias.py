@@ -45,11 +45,11 @@ def test_fused_bias_equals_reference(graphs):
     assert torch.allclose(small(b)[finite], fused[finite])
 
 
-@pytest.mark.parametrize("rows", [False, True])
+@pytest.mark.parametrize("rows", ["key", "rows", "ungrouped"])
 def test_bias_of_distinct_pair_kinds_equals_reference(rows):
     """OGB bonds (3 feature columns), a salt (unreachable pairs) and paths longer than the hops
-    read: the bias built once per kind of pair is every pair's own, in the packed int64 key and
-    in the row comparison used when the key would overflow."""
+    read: the bias built once per kind of pair is every pair's own, in the packed int64 key, in
+    the row comparison used when the key would overflow, and ungrouped (a GPU's default)."""
     from graphnorm.chem.config import vocab_dims
 
     mols = ["CC(=O)Oc1ccccc1C(=O)O.[Na+]", "C#CC=CCN(C)C/C=C/c1ccc2ccccc2c1", "O=S(=O)(N)c1ccccc1CCCCCCCCCC",
@@ -60,9 +60,14 @@ def test_bias_of_distinct_pair_kinds_equals_reference(rows):
         torch.nn.init.normal_(p)
     with torch.no_grad():
         ab.spatial.embedding.weight[-1] = 0
-    if rows:
+    if rows == "rows":
         ab.key_limit = 0
+    if rows == "ungrouped":  # one row per pair: distinct_pairs must not run
+        ab.group_pairs = False
+        ab.distinct_pairs = None
     assert_matches_reference(ab, b)
+    if rows == "ungrouped":
+        return
     mask = b.node_mask
     on = (mask[:, :, None] & mask[:, None, :]).view(-1)
     first, kind = ab.distinct_pairs(b.edge_attr, b.path.view(-1, b.path.shape[-1])[on], b.spd.view(-1)[on])
