@@ -99,8 +99,9 @@ class AttentionBias(nn.Module):
         super().__init__()
         self.heads, self.chunk_bytes = heads, chunk_bytes
         self.key_limit = 2 ** 62  # distinct_pairs: one int64 key per pair below this
-        # pairs grouped by kind (None: on the CPU only). On a GPU the grouping's sorts and
-        # host reads cost more than the rows they save (experiments/results/gpu/README.md)
+        # pairs grouped by kind (None: on the CPU only). On an H200, eval forwards of sessions
+        # 33-34's code ran ~1/3 slower than before them; the grouping's sorts and four host
+        # reads per forward are the suspect, not yet timed alone (results/gpu/code_ab_h200.md)
         self.group_pairs: Optional[bool] = None
         self.spatial = SpatialEncoding(max_dist, heads)
         self.edge = EdgeEncoding(edge_feature_dims, heads, max_hops)
