@@ -78,7 +78,7 @@ def measure(run: Path, steps: int, rounds: int) -> list[str]:
         ref = ref or now
         change = max(float(((a - b).abs() / b.abs().clamp_min(1e-3)).max()) for a, b in zip(now, ref))
         ms = times[layout]
-        rows.append(f"| {run.parts[-4] if run.name.startswith('model') else run.parts[-3]} | {len(dm.splits['train'])} "
+        rows.append(f"| {run.parts[-5] if run.name.startswith('model') else run.parts[-4]} | {len(dm.splits['train'])} "
                     f"| {layout[0]}x{layout[1]} | {min(ms):.0f} | {statistics.median(ms):.0f} "
                     f"| {statistics.median(ms) / step:.2f} | {loss:.4g} | {change:.3f} |")
         print(rows[-1], flush=True)

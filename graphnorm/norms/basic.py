@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Optional
 
 import torch
@@ -71,6 +72,9 @@ class BatchNorm(TokenNorm):
         self.register_buffer("running_mean", torch.zeros(dim))
         self.register_buffer("running_var", torch.ones(dim))
         self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long))
+        # a deque of (count, mean, biased var) of the last training batches, when kept
+        # (graphnorm.norms.calibrate.keep_batch_moments): running statistics without extra passes
+        self.batch_moments: Optional[deque] = None
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -90,6 +94,8 @@ class BatchNorm(TokenNorm):
                 self.running_mean.lerp_(mean.detach(), self.momentum)
                 self.running_var.lerp_(unbiased.detach(), self.momentum)
                 self.num_batches_tracked += 1
+                if self.batch_moments is not None:
+                    self.batch_moments.append((count.detach(), mean.detach(), var.detach()))
         else:
             mean, var = self.running_mean, self.running_var
         return (x - mean) * torch.rsqrt(var + self.eps) * self.weight + self.bias

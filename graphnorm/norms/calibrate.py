@@ -7,9 +7,17 @@ text) they describe the wrong population. Here each running estimate becomes the
 average of the batch statistics of the given batches, layer by layer in one train-mode pass
 per batch; weights do not change, other modules stay in evaluation mode (no dropout).
 Works for the core's BatchNorm and IsoBN and for ``torch.nn`` BatchNorm layers.
+
+Without extra passes (:func:`keep_batch_moments`, :func:`load_batch_moments`; the core's
+BatchNorm only): each BatchNorm keeps the count, mean and variance of its last training
+batches, and the running estimates become those of their union by the law of total variance,
+``mu = sum_b n_b mu_b / N``, ``var = sum_b n_b (var_b + (mu_b - mu)^2) / (N - 1)``. Size-
+bucketed batches then give the statistics of all their molecules together, not the mean of
+per-bucket ones; the price is that the last batches ran on slightly older weights.
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Callable, Iterable
 
 import torch
@@ -60,3 +68,33 @@ def _reset(norm: nn.Module) -> None:
             buf.copy_(torch.eye(buf.shape[-1]))
         elif name.startswith("running"):
             buf.zero_()
+
+
+def keep_batch_moments(model: nn.Module, num_batches: int) -> bool:
+    """Make every batch-statistics norm of ``model`` keep its last ``num_batches`` training
+    batch moments. False (nothing kept) when one of them is not the core's BatchNorm (IsoBN,
+    ``torch.nn`` BatchNorm), whose statistics only :func:`recalibrate_batch_stats` gives."""
+    norms = batch_stat_norms(model)
+    if not norms or not all(isinstance(m, BatchNorm) for m in norms):
+        return False
+    for m in norms:
+        m.batch_moments = deque(maxlen=num_batches)
+    return True
+
+
+@torch.no_grad()
+def load_batch_moments(model: nn.Module) -> int:
+    """Running statistics of every kept BatchNorm from the union of its kept batches; returns
+    the number of batches used (0, nothing changed, when some norm kept none)."""
+    norms = batch_stat_norms(model)
+    if not norms or not all(getattr(m, "batch_moments", None) for m in norms):
+        return 0
+    for m in norms:
+        counts, means, variances = (torch.stack(t) for t in zip(*m.batch_moments))
+        n = counts.to(means.dtype).unsqueeze(1)  # [K, 1]
+        total = n.sum()
+        mean = (n * means).sum(0) / total
+        spread = (n * (variances + (means - mean) ** 2)).sum(0)
+        m.running_mean.copy_(mean)
+        m.running_var.copy_(spread / (total - 1).clamp(min=1))
+    return min(len(m.batch_moments) for m in norms)

@@ -193,17 +193,31 @@ class RecalibrateBatchStats(L.Callback):
     with random-batch statistics on one ``sep:bn+ln`` checkpoint). Checkpoints are written
     after validation, so they carry the recalibrated statistics; with weight averaging
     (:func:`weight_averaging`) those of the averaged weights.
+
+    With ``source="training"`` no batch is run for it: the BatchNorms keep the moments of
+    their last ``num_batches`` training batches, and the statistics become those of the
+    union (:func:`graphnorm.norms.load_batch_moments`); random batches remain the fallback
+    where a norm cannot keep them (IsoBN) or none was kept yet.
     """
 
-    def __init__(self, num_batches: int = 8, seed: int = 0):
-        self.num_batches, self.seed = num_batches, seed
+    def __init__(self, num_batches: int = 8, seed: int = 0, source: str = "random"):
+        self.num_batches, self.seed, self.source = num_batches, seed, source
+        self.keeping = False
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        from graphnorm.norms import keep_batch_moments
+
+        if self.source == "training" and self.num_batches:
+            self.keeping = keep_batch_moments(pl_module.model, self.num_batches)
 
     def on_validation_epoch_start(self, trainer, pl_module) -> None:
         # at epoch start, after the EMA callback (listed before this one) swapped the averaged
         # weights in: the statistics are those of the weights being validated
-        from graphnorm.norms import recalibrate_batch_stats
+        from graphnorm.norms import load_batch_moments, recalibrate_batch_stats
 
         if trainer.sanity_checking or not self.num_batches:
+            return
+        if self.keeping and load_batch_moments(pl_module.model):
             return
         dm = trainer.datamodule
         batches = dm.random_batches(self.num_batches, seed=self.seed + trainer.current_epoch)

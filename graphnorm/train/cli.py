@@ -97,6 +97,9 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recalibrate-batches", dest="recalibrate_batches", type=int,
                    help="before each validation, BatchNorm statistics from this many random "
                    "training batches (default 8; 0 keeps the moving averages)")
+    p.add_argument("--recalibrate-from", dest="recalibrate_source", choices=["random", "training"],
+                   help="those batches: random ones run for it (default), or the last training "
+                        "batches' own statistics (no extra forward passes; BatchNorm only)")
     p.add_argument("--lr", type=float)
     p.add_argument("--loss", choices=list(REGRESSION.losses),
                    help="regression loss on standardized targets: l1 (MAE) or mse (RMSE)")

@@ -53,6 +53,9 @@ class TrainConfig:
     bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
     recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
     # each validation (size-bucketed batches skew them; 0 = keep the moving averages)
+    recalibrate_source: str = "random"  # random: that many extra forward passes | training:
+    # the union of the last that many training batches, no extra pass (BatchNorm only; with
+    # ema_decay random, since the averaged weights did not run those batches)
     # model: graphormer (Graphormer-slim by default) or a PyG baseline, see graphnorm.models
     model_name: str = "graphormer"  # --model graphormer | gine | gin-vn
     preset: Optional[str] = None  # None: the model's default (graphormer: slim, GNNs: base)
@@ -139,6 +142,8 @@ class TrainConfig:
         from graphnorm.tasks.averaging import check_average
 
         check_average(self.member_average)
+        if self.recalibrate_source not in ("random", "training"):
+            raise ValueError(f"recalibrate_source must be random or training, got {self.recalibrate_source!r}")
         if self.val_every_steps is not None and self.val_every_steps < 1:
             raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
         if self.patience is not None and (self.patience <= 0 or not (

@@ -63,7 +63,11 @@ ADMET_PATIENCE, ADMET_LAYERS = 0.3, 3
 # averaged (`member_average`): validation +0.22 % (-0.26 to +0.64) on 90 small task-seeds,
 # +0.07 % (+0.01 to +0.12) on the 4 large tables, +0.19 % (-0.21 to +0.54) pooled, by rules
 # written before each check (experiments/results/tdc_admet/combine32/)
+# BatchNorm statistics before each validation from the last 8 training batches' own moments
+# (`recalibrate_source`), not 8 random batches run for it: those cost 4-7 training steps per
+# validation, 15-25 % of the member (experiments/results/tdc_admet/cost/recal_layouts.md)
 RECIPES["admet"] = dict(RECIPES["small-table"], max_steps=150, min_epochs=15, val_every_steps=25,
+                        recalibrate_source="training",
                         patience=ADMET_PATIENCE, ensemble=1, forest_member=True,
                         forest_model="gbm", tree_weight="0.7", tree_features="maplight+admet",
                         tree_refit=True, member_average="logodds")

@@ -134,7 +134,8 @@ def train(cfg: TrainConfig) -> dict:
     averaging = [weight_averaging(cfg.ema_decay, cfg.recalibrate_batches > 0)] if cfg.ema_decay else []
     # averaging before recalibration: it swaps the averaged weights in, then BN is re-estimated
     callbacks = [best_cb, last_cb, *kept, *stopper, speed, *averaging,
-                 RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed)]
+                 RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed,
+                                       "random" if cfg.ema_decay else cfg.recalibrate_source)]
     progress = progress_callbacks(cfg.progress)
     callbacks += progress
     max_time = None

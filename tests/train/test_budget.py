@@ -141,6 +141,29 @@ def test_bucketed_training_leaves_random_batch_statistics(raw_dir, cache_root, z
         torch.testing.assert_close(before, bn.running_mean, atol=1e-5, rtol=0)
 
 
+@pytest.mark.parametrize("norm,source,random_runs", [("sep:bn+bn", "training", False),
+                                                      ("sep:bn+bn", "random", True),
+                                                      ("sep:isobn+bn", "training", True)])
+def test_recalibration_from_training_batches_runs_no_extra_batch(raw_dir, cache_root, tmp_path,
+                                                                 monkeypatch, norm, source, random_runs):
+    """--recalibrate-from training: the statistics come from the training batches' own moments,
+    so no random batch is drawn; IsoBN, which keeps none, falls back to random batches."""
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.train.datamodule import GraphDataModule
+
+    drawn = []
+    draw = GraphDataModule.random_batches
+    monkeypatch.setattr(GraphDataModule, "random_batches",
+                        lambda self, *a, **k: drawn.append(a) or draw(self, *a, **k))
+    cfg = tiny_config(raw_dir, cache_root, tmp_path, max_epochs=2, limit_train=256, batch_size=32,
+                      norm=norm, recalibrate_source=source)
+    train(cfg)
+    assert bool(drawn) == random_runs
+    bn = [m for m in load_checkpoint(tmp_path / "best.ckpt").model.modules() if isinstance(m, BatchNorm)]
+    assert all(m.running_var.min() > 0 for m in bn)
+    assert not bn or any(m.running_mean.abs().sum() > 0 for m in bn)
+
+
 def test_only_linear_weights_are_decayed():
     model = Graphormer(GraphormerConfig(num_layers=2, hidden=16, ffn_hidden=16, heads=4,
                                         local_mp="gine", rwpe_steps=4))
