@@ -202,13 +202,23 @@ class RecalibrateBatchStats(L.Callback):
 
     def __init__(self, num_batches: int = 8, seed: int = 0, source: str = "random"):
         self.num_batches, self.seed, self.source = num_batches, seed, source
-        self.keeping = False
+        self.norms, self.restored = [], None
 
     def on_train_start(self, trainer, pl_module) -> None:
-        from graphnorm.norms import keep_batch_moments
+        from graphnorm.norms import batch_stat_norms, keep_batch_moments
 
-        if self.source == "training" and self.num_batches:
-            self.keeping = keep_batch_moments(pl_module.model, self.num_batches)
+        if self.source == "training" and self.num_batches and keep_batch_moments(pl_module.model, self.num_batches):
+            self.norms = batch_stat_norms(pl_module.model)
+            if self.restored and len(self.restored) == len(self.norms):
+                for norm, kept in zip(self.norms, self.restored):
+                    norm.batch_moments.extend(kept)
+
+    # the kept moments travel in last.ckpt: a resumed run validates as an uninterrupted one
+    def state_dict(self) -> dict:
+        return {"moments": [list(m.batch_moments) for m in self.norms]} if self.norms else {}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.restored = state_dict.get("moments")
 
     def on_validation_epoch_start(self, trainer, pl_module) -> None:
         # at epoch start, after the EMA callback (listed before this one) swapped the averaged
@@ -217,7 +227,7 @@ class RecalibrateBatchStats(L.Callback):
 
         if trainer.sanity_checking or not self.num_batches:
             return
-        if self.keeping and load_batch_moments(pl_module.model):
+        if self.norms and load_batch_moments(pl_module.model):
             return
         dm = trainer.datamodule
         batches = dm.random_batches(self.num_batches, seed=self.seed + trainer.current_epoch)

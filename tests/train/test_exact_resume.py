@@ -51,6 +51,25 @@ def test_resumed_run_equals_uninterrupted_run(raw_dir, cache_root, zinc_subset, 
         assert torch.equal(tensor, b["state_dict"][name]), name
 
 
+def test_resume_keeps_the_training_batch_moments(raw_dir, cache_root, zinc_subset, tmp_path, monkeypatch):
+    """--recalibrate-from training: the BatchNorm moments kept before a kill (step 2 of the
+    4 before the first validation) travel in last.ckpt, so the resumed run's validations and
+    weights are the uninterrupted run's (without them its first validation would read 2
+    batches instead of 4)."""
+    kw = dict(max_epochs=3, norm="sep:bn+bn", seed=3, recalibrate_source="training")
+    whole = train(tiny_config(raw_dir, cache_root, tmp_path / "whole", **kw))
+    _kill_at(monkeypatch, 2)
+    with pytest.raises(_Killed):
+        train(tiny_config(raw_dir, cache_root, tmp_path / "cut", **kw))
+    resumed = train(tiny_config(raw_dir, cache_root, tmp_path / "cut", resume=True, **kw))
+    for key in ("val_mae", "test_mae", "best_epoch"):
+        assert resumed[key] == whole[key], key
+    a = torch.load(tmp_path / "whole" / "best.ckpt", weights_only=False, map_location="cpu")
+    b = torch.load(tmp_path / "cut" / "best.ckpt", weights_only=False, map_location="cpu")
+    for name, tensor in a["state_dict"].items():
+        assert torch.equal(tensor, b["state_dict"][name]), name
+
+
 def _cut_run(raw_dir, cache_root, out, monkeypatch, **kw):
     _kill_at(monkeypatch, 2)
     with pytest.raises(_Killed):
