@@ -52,20 +52,20 @@ def test_resumed_run_equals_uninterrupted_run(raw_dir, cache_root, zinc_subset, 
 
 
 def test_resume_keeps_the_training_batch_moments(raw_dir, cache_root, zinc_subset, tmp_path, monkeypatch):
-    """--recalibrate-from training: the BatchNorm moments kept before a kill (step 2 of the
-    4 before the first validation) travel in last.ckpt, so the resumed run's validations and
-    weights are the uninterrupted run's (without them its first validation would read 2
-    batches instead of 4)."""
+    """--recalibrate-from training: the BatchNorm moments kept before a kill (at step 10 of
+    12, the last validation reads steps 5-12) travel in last.ckpt, so the resumed run's
+    statistics and scores are the uninterrupted run's (without them its last validation
+    would read 2 batches instead of 8)."""
     kw = dict(max_epochs=3, norm="sep:bn+bn", seed=3, recalibrate_source="training")
     whole = train(tiny_config(raw_dir, cache_root, tmp_path / "whole", **kw))
-    _kill_at(monkeypatch, 2)
+    _kill_at(monkeypatch, 10)
     with pytest.raises(_Killed):
         train(tiny_config(raw_dir, cache_root, tmp_path / "cut", **kw))
     resumed = train(tiny_config(raw_dir, cache_root, tmp_path / "cut", resume=True, **kw))
     for key in ("val_mae", "test_mae", "best_epoch"):
         assert resumed[key] == whole[key], key
-    a = torch.load(tmp_path / "whole" / "best.ckpt", weights_only=False, map_location="cpu")
-    b = torch.load(tmp_path / "cut" / "best.ckpt", weights_only=False, map_location="cpu")
+    a = torch.load(tmp_path / "whole" / "last.ckpt", weights_only=False, map_location="cpu")
+    b = torch.load(tmp_path / "cut" / "last.ckpt", weights_only=False, map_location="cpu")
     for name, tensor in a["state_dict"].items():
         assert torch.equal(tensor, b["state_dict"][name]), name
 
