@@ -28,6 +28,16 @@ def _kill_at(monkeypatch, step: int) -> None:
     monkeypatch.setattr(GraphormerModule, "training_step", training_step)
 
 
+def _assert_same_run(whole: dict, resumed: dict, tmp_path) -> None:
+    """The same scores, and the same weights and statistics in last.ckpt."""
+    for key in ("val_mae", "test_mae", "best_epoch"):
+        assert resumed[key] == whole[key], key
+    a = torch.load(tmp_path / "whole" / "last.ckpt", weights_only=False, map_location="cpu")
+    b = torch.load(tmp_path / "cut" / "last.ckpt", weights_only=False, map_location="cpu")
+    for name, tensor in a["state_dict"].items():
+        assert torch.equal(tensor, b["state_dict"][name]), name
+
+
 # 256 graphs at batch 64: 4 steps per epoch; step 2 is mid-epoch, step 4 the epoch boundary
 # (last.ckpt written after epoch 1's validation), step 6 mid-epoch after an epoch boundary
 @pytest.mark.parametrize("kill_step", [2, 4, 6])
@@ -43,12 +53,7 @@ def test_resumed_run_equals_uninterrupted_run(raw_dir, cache_root, zinc_subset, 
     resumed = train(tiny_config(raw_dir, cache_root, tmp_path / "cut", resume=True, **kw))
     assert resumed["steps"] == whole["steps"] == 12
     assert resumed["resumes"] == [{"step": kill_step, "exact": True}] and "resumes" not in whole
-    for key in ("val_mae", "test_mae", "best_epoch"):
-        assert resumed[key] == whole[key], key
-    a = torch.load(tmp_path / "whole" / "last.ckpt", weights_only=False, map_location="cpu")
-    b = torch.load(tmp_path / "cut" / "last.ckpt", weights_only=False, map_location="cpu")
-    for name, tensor in a["state_dict"].items():
-        assert torch.equal(tensor, b["state_dict"][name]), name
+    _assert_same_run(whole, resumed, tmp_path)
 
 
 def test_resume_keeps_the_training_batch_moments(raw_dir, cache_root, zinc_subset, tmp_path, monkeypatch):
@@ -62,12 +67,7 @@ def test_resume_keeps_the_training_batch_moments(raw_dir, cache_root, zinc_subse
     with pytest.raises(_Killed):
         train(tiny_config(raw_dir, cache_root, tmp_path / "cut", **kw))
     resumed = train(tiny_config(raw_dir, cache_root, tmp_path / "cut", resume=True, **kw))
-    for key in ("val_mae", "test_mae", "best_epoch"):
-        assert resumed[key] == whole[key], key
-    a = torch.load(tmp_path / "whole" / "last.ckpt", weights_only=False, map_location="cpu")
-    b = torch.load(tmp_path / "cut" / "last.ckpt", weights_only=False, map_location="cpu")
-    for name, tensor in a["state_dict"].items():
-        assert torch.equal(tensor, b["state_dict"][name]), name
+    _assert_same_run(whole, resumed, tmp_path)
 
 
 def _cut_run(raw_dir, cache_root, out, monkeypatch, **kw):
