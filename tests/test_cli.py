@@ -131,6 +131,11 @@ def test_batch_order_flags_reach_the_train_config():
     assert resolved(["train"]).num_workers is None  # TrainConfig.loader_workers decides
     assert resolved(["benchmark", "--out", "o", "--recalibrate-batches", "2"]).recalibrate_batches == 2
     assert resolved(["train"]).recalibrate_batches == 8
+    assert resolved(["train"]).recalibrate_source == "random"
+    assert resolved(["train", "--recalibrate-from", "training"]).recalibrate_source == "training"
+    assert resolved(["train", "--recipe", "admet"]).recalibrate_source == "training"
+    with pytest.raises(ValueError, match="recalibrate_source must be random or training"):
+        TrainConfig(recalibrate_source="moving")
 
 
 def test_loader_workers_feed_a_gpu_and_stay_off_on_the_cpu(monkeypatch):

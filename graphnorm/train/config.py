@@ -143,7 +143,8 @@ class TrainConfig:
 
         check_average(self.member_average)
         if self.recalibrate_source not in ("random", "training"):
-            raise ValueError(f"recalibrate_source must be random or training, got {self.recalibrate_source!r}")
+            raise ValueError(f"recalibrate_source must be random or training, "
+                             f"got {self.recalibrate_source!r}")
         if self.val_every_steps is not None and self.val_every_steps < 1:
             raise ValueError(f"val_every_steps must be >= 1, got {self.val_every_steps}")
         if self.patience is not None and (self.patience <= 0 or not (
