@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from graphnorm.graph import LengthBucketSampler, collate_graphs
+from graphnorm.graph import AttentionBias, LengthBucketSampler, collate_graphs
 from graphnorm.models import build_model
 from graphnorm.train.config import TrainConfig
 from graphnorm.train.datamodule import GraphDataModule, graph_sizes
@@ -76,7 +76,7 @@ def measure(cfg, dm, batches, mode: str, device: str = "cpu", amp: str = "fp32",
     model = build_model(model_config_for(cfg, dm.info, dm.featurizer)).to(device)
     if group_pairs is not None:  # AttentionBias.group_pairs: None = on the CPU only
         for m in model.modules():
-            if hasattr(m, "distinct_pairs"):
+            if isinstance(m, AttentionBias):
                 m.group_pairs = group_pairs
     model.train(mode != "infer")
     opt = None if mode == "infer" else torch.optim.AdamW(model.parameters(), lr=1e-4)
@@ -101,7 +101,7 @@ def main() -> None:
                     help="force AttentionBias.group_pairs (default: the code's own choice)")
     ap.add_argument("--out")
     args = ap.parse_args()
-    group = {"on": True, "off": False, None: None}[args.group_pairs]
+    group = None if args.group_pairs is None else args.group_pairs == "on"
     raw = os.environ.get("GRAPHNORM_RAW_DIR")
     where = (f"{torch.cuda.get_device_name(args.device)}, torch {torch.__version__}"
              if args.device.startswith("cuda") else f"CPU, torch {torch.__version__}")

@@ -128,7 +128,7 @@ class AttentionBias(nn.Module):
         # a batch's ~40,000 pairs repeat ~2,000 descriptor rows (distance, bonds on the path):
         # x is built for one pair of each kind, and the pairs read their kind's row
         kind = None
-        if self.group_pairs if self.group_pairs is not None else not spd.is_cuda:
+        if not spd.is_cuda if self.group_pairs is None else self.group_pairs:
             first, kind = self.distinct_pairs(batch.edge_attr, path, spd)  # [U], [P]
             spd, path = spd[first], path[first]
         e_cols, e_vals = self.edge.pair_columns(batch.edge_attr, path, spd, start=S, none=dummy)

@@ -70,16 +70,17 @@ def _reset(norm: nn.Module) -> None:
             buf.zero_()
 
 
-def keep_batch_moments(model: nn.Module, num_batches: int) -> bool:
+def keep_batch_moments(model: nn.Module, num_batches: int) -> list[BatchNorm]:
     """Make every batch-statistics norm of ``model`` keep its last ``num_batches`` training
-    batch moments. False (nothing kept) when one of them is not the core's BatchNorm (IsoBN,
-    ``torch.nn`` BatchNorm), whose statistics only :func:`recalibrate_batch_stats` gives."""
+    batch moments; returns those norms. Empty (nothing kept) when one of them is not the
+    core's BatchNorm (IsoBN, ``torch.nn`` BatchNorm), whose statistics only
+    :func:`recalibrate_batch_stats` gives."""
     norms = batch_stat_norms(model)
-    if not norms or not all(isinstance(m, BatchNorm) for m in norms):
-        return False
+    if not all(isinstance(m, BatchNorm) for m in norms):
+        return []
     for m in norms:
         m.batch_moments = deque(maxlen=num_batches)
-    return True
+    return norms
 
 
 @torch.no_grad()

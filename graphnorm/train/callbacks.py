@@ -205,12 +205,11 @@ class RecalibrateBatchStats(L.Callback):
         self.norms, self.restored = [], None
 
     def on_train_start(self, trainer, pl_module) -> None:
-        from graphnorm.norms import batch_stat_norms, keep_batch_moments
+        from graphnorm.norms import keep_batch_moments
 
-        model = pl_module.model
-        if self.source == "training" and self.num_batches and keep_batch_moments(model, self.num_batches):
-            self.norms = batch_stat_norms(model)
-            if self.restored and len(self.restored) == len(self.norms):
+        if self.source == "training" and self.num_batches:
+            self.norms = keep_batch_moments(pl_module.model, self.num_batches)
+            if self.norms and self.restored and len(self.restored) == len(self.norms):
                 for norm, kept in zip(self.norms, self.restored):
                     norm.batch_moments.extend(kept)
 
