@@ -175,12 +175,18 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=1,
                     help="above 1: the whole protocol, one command per variant and task")
     ap.add_argument("--board", type=Path, help="with --seeds: keep the default's runs here")
+    ap.add_argument("--final", action="store_true",
+                    help="pass --final: score test.csv (and append to the suite's test ledger)")
     args = ap.parse_args()
+    if args.final:  # without it the suite scores validation only
+        for flags in VARIANTS.values():
+            flags.append("--final")
     tasks = args.tasks.split(",")
     with ThreadPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(lambda t: measure(t, args.scratch) if args.seeds == 1 else
                              measure_protocol(t, args.scratch, args.seeds, args.board), tasks))
-    flags = f" --seeds {args.seeds}" + (f" --board {args.board}" if args.board else "")
+    flags = (f" --seeds {args.seeds}" + (f" --board {args.board}" if args.board else "")
+             + (" --final" if args.final else ""))
     text = (f"command: `python experiments/tdc_default_cost.py --tasks {args.tasks} --jobs {args.jobs}"
             f"{flags} --out {args.out}` ({code_sha()[:7]}, {cpu_model()}, one thread per command)\n\n"
             + (table(rows) + "\n" + protocol_table(rows) if args.seeds == 1 else seeds_table(rows)))
