@@ -1,5 +1,5 @@
 """Command line: ``graphnorm train | predict | embed | benchmark | hpopt | compare | analyze |
-explain | serve``.
+explain | serve | pretrain``.
 
 Heavy imports happen inside each command so ``graphnorm --help`` stays instant.
 """
@@ -69,9 +69,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         m = result["metric"]
         what = f"norm={cfg.norm}" if model_kind(cfg.model_name).norm_variants else f"model={cfg.model_name}"
         epoch = "" if result["best_epoch"] is None else f"best epoch {result['best_epoch']}, "
+        test = result[f"test_{m}"]  # None: a table without test rows (TDC selection)
         print(f"[graphnorm] {result['dataset']} {what} seed={cfg.seed}: "
-              f"val {m} {result[f'val_{m}']:.4f}, test {m} {result[f'test_{m}']:.4f} "
-              f"({epoch}{result['wall_time_s']} s) -> {cfg.out}/metrics.json")
+              f"val {m} {result[f'val_{m}']:.4f}" + ("" if test is None else f", test {m} {test:.4f}")
+              + f" ({epoch}{result['wall_time_s']} s) -> {cfg.out}/metrics.json")
     return 0
 
 
@@ -91,6 +92,16 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     from graphnorm.bench.benchmark import run_benchmark
 
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    if (args.final or args.ledger or args.ledger_summary) and not args.suite:
+        raise ValueError("--final, --ledger and --ledger-summary belong to --suite tdc-admet")
+    if args.ledger_summary:  # the count of test scorings, nothing run
+        from graphnorm.bench.tdc_ledger import ledger_summary
+        from graphnorm.bench.tdc_suite import ledger_path
+
+        print(ledger_summary(ledger_path(args)), end="")
+        return 0
+    if not args.out:
+        raise ValueError("benchmark needs --out DIR")
     if args.suite:  # one benchmark per task of the suite
         from graphnorm.bench.tdc_suite import run_tdc_suite
 
@@ -174,6 +185,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run_serve(args)
 
 
+def cmd_pretrain(args: argparse.Namespace) -> int:
+    from graphnorm.pretrain.cli import run_pretrain
+
+    return run_pretrain(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphnorm", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -231,7 +248,14 @@ def build_parser() -> argparse.ArgumentParser:
           "$GRAPHNORM_RAW_DIR/tdc_admet_group)")
     b_own("--leaderboard", help="--suite: the leaderboard snapshot to rank against "
           "(default: leaderboard.csv beside the archive)")
-    b_own("--out", required=True)
+    b_own("--final", action="store_true", help="--suite: also read and score each task's "
+          "test set, and append one row per (task, configuration) to the test ledger; "
+          "without it the runs never see test.csv and report validation only")
+    b_own("--ledger", help="--suite --final: the test ledger CSV to append to (default: "
+          "experiments/results/tdc_admet/ledger.csv of the graphnorm checkout)")
+    b_own("--ledger-summary", dest="ledger_summary", action="store_true",
+          help="--suite: print the ledger's count of test scorings per task, run nothing")
+    b_own("--out", help="the benchmark's folder (required, except with --ledger-summary)")
     b_own("--jobs", type=int, default=1,
           help="runs trained at once, one process each with --threads threads (1 if unset)")
     b_own("--summary-only", dest="summary_only", action="store_true",
@@ -299,6 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_args(s)
     s.set_defaults(func=cmd_serve)
     _show_defaults(s, train=False)
+
+    from graphnorm.pretrain.cli import add_pretrain_args  # torch-free
+
+    r = sub.add_parser("pretrain", help="multi-task pre-training on the ADMET corpus "
+                       "(resumable)")
+    add_pretrain_args(r)
+    r.set_defaults(func=cmd_pretrain)
     return parser
 
 

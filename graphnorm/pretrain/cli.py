@@ -1,0 +1,100 @@
+"""``graphnorm pretrain``: arguments and command (graphnorm/cli.py wires them; torch loads on
+run only).
+
+A run folder holds ``pretrain.json`` (the spec, written on the first call and required to
+match on every later one: a resumed run is the same run), ``state.pt`` (to resume),
+``log.jsonl`` (the cost curve), ``best.ckpt`` (the model of the best held-out loss, for
+``train --init-from``) and ``data.json`` (corpus checksum, split sizes, held-out tasks).
+Calling it again on the same ``--out`` continues the run for another ``--max-time``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from .setup import PretrainSpec
+
+_SPEC_FLAGS = ("norm", "num_layers", "hidden", "ffn_hidden", "batch_size", "lr", "warmup_steps",
+               "weight_decay", "weighting", "seed")
+
+
+def _duration(text: str) -> float:
+    """'90m', '2h', '45s' or seconds -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text)
+    except (ValueError, IndexError) as err:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 90m, 2h)") from err
+
+
+def add_pretrain_args(p: argparse.ArgumentParser) -> None:
+    default = PretrainSpec()
+    p.add_argument("--out", required=True, help="run folder: created, or continued when it "
+                   "holds a run of the same settings")
+    p.add_argument("--raw-dir", help="folder holding admet_corpus/ (default: $GRAPHNORM_RAW_DIR)")
+    p.add_argument("--tdc-dir", help="the TDC ADMET group, whose molecules are left out "
+                   "(default: $GRAPHNORM_RAW_DIR/tdc_admet_group)")
+    p.add_argument("--max-time", type=_duration, default=_duration("60m"),
+                   help="wall budget of this call, e.g. 90m, 2h (default: 60m)")
+    p.add_argument("--max-steps", type=int, help="stop at this many optimizer steps in all")
+    p.add_argument("--eval-every", type=int, default=500, help="steps between held-out scores "
+                   "and checkpoints (default: 500)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    p.add_argument("--workers", type=int, default=1, help="featurizing processes, first call")
+    p.add_argument("--corpora", help="comma-separated corpus folders (default: all)")
+    p.add_argument("--keep-tdc", action="store_true", help="keep TDC ADMET molecules in the "
+                   "corpus (then no choice may be made on TDC validation splits with it)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    for name in _SPEC_FLAGS:
+        value = getattr(default, name)
+        p.add_argument(f"--{name.replace('_', '-')}", type=type(value), dest=name,
+                       help=f"(default: {value})")
+
+
+def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
+    values = {k: getattr(args, k) for k in _SPEC_FLAGS if getattr(args, k) is not None}
+    if args.corpora:
+        values["corpora"] = tuple(c.strip() for c in args.corpora.split(",") if c.strip())
+    values["exclude_tdc"] = not args.keep_tdc
+    return PretrainSpec(**values)
+
+
+def run_pretrain(args: argparse.Namespace) -> int:
+    import torch
+
+    from .loop import SPEC_FILE, train
+    from .setup import PretrainRun
+
+    out = Path(args.out)
+    spec = spec_from_args(args)
+    spec_path = out / SPEC_FILE
+    if spec_path.is_file():
+        before = PretrainSpec.from_dict(json.loads(spec_path.read_text()))
+        given = {k for k in _SPEC_FLAGS if getattr(args, k) is not None}
+        if given or args.corpora or args.keep_tdc:
+            if before != spec:
+                diff = {k: (v, spec.to_dict()[k]) for k, v in before.to_dict().items()
+                        if spec.to_dict()[k] != v}
+                raise ValueError(f"{out} holds a run with other settings {diff}; continue it "
+                                 "without those flags, or pick a new --out")
+        spec = before
+    torch.set_num_threads(max(1, args.threads))
+    progress = not args.quiet
+    run = PretrainRun(spec, args.raw_dir, workers=args.workers, progress=progress,
+                      tdc_dir=args.tdc_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if not spec_path.is_file():
+        spec_path.write_text(json.dumps(spec.to_dict(), indent=2) + "\n")
+        data = {"corpus_sha256": run.corpus.checksum(), "sources": run.corpus.sources,
+                "sizes": run.sizes, "tasks": run.corpus.num_tasks,
+                "held_out_tasks": [run.corpus.task_names[t] for t in run.held_tasks],
+                "parameters": sum(p.numel() for p in run.model.parameters()),
+                "model_config": run.model_config}
+        (out / "data.json").write_text(json.dumps(data, indent=2) + "\n")
+    last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress)
+    if progress:
+        print(f"[graphnorm pretrain] stopped at step {last.get('step', '?')}; continue with the "
+              f"same command (state in {out})", flush=True)
+    return 0

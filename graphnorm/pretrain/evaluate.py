@@ -1,0 +1,116 @@
+"""Held-out scores of a pre-training run: held-out molecules, and held-out tasks by a probe.
+
+- **Held-out molecules** (the scaffold split's validation molecules), on the trained tasks:
+  the objective itself (``loss``), and per task ROC-AUC (binary; both classes present) or R²
+  of the standardized target (regression), macro-averaged over tasks with at least
+  `MIN_EVAL_LABELS` labels there (``auroc``, ``r2``).
+- **Held-out tasks** (never trained): a linear probe on the frozen [VNode] embedding,
+  ridge regression or logistic regression (scikit-learn), fitted on the task's training
+  molecules and scored on its validation molecules is too few labels for most tasks, so the
+  probe is cross-fitted over `PROBE_FOLDS` scaffold folds of the task's labelled molecules
+  (each fold's molecules share no scaffold with the rest); ``probe`` is the mean over tasks
+  of ROC-AUC (binary) and R² (regression), each also reported alone.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from .objective import TaskScaling, multitask_loss
+
+MIN_EVAL_LABELS = 20
+PROBE_FOLDS = 5
+PROBE_MAX = 3000  # labelled molecules per held-out task in its probe
+
+
+def _auroc(y: np.ndarray, p: np.ndarray) -> Optional[float]:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y, p)) if 0 < y.sum() < len(y) else None
+
+
+def _r2(y: np.ndarray, p: np.ndarray) -> Optional[float]:
+    var = float(np.var(y))
+    return None if var <= 0 else 1.0 - float(np.mean((y - p) ** 2)) / var
+
+
+@torch.no_grad()
+def forward_all(model, loader, labels_of) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(outputs [N, T], labels [N, T], [VNode] embeddings [N, D], corpus rows [N])."""
+    model.eval()
+    outs, ys, embs, rows = [], [], [], []
+    for batch in loader:
+        z, emb = model(batch, return_embeddings=True)
+        outs.append(z.float().numpy())
+        ys.append(labels_of(batch.y).numpy())
+        embs.append(emb.vnode.float().numpy())
+        rows.append(batch.y.view(-1).round().long().numpy())
+    return (np.concatenate(outs), np.concatenate(ys), np.concatenate(embs),
+            np.concatenate(rows))
+
+
+def molecule_scores(z: np.ndarray, y: np.ndarray, scaling: TaskScaling,
+                    weighting: str) -> dict:
+    """Held-out-molecule scores of the trained tasks (see the module docstring)."""
+    loss = float(multitask_loss(torch.from_numpy(z), torch.from_numpy(y), scaling, weighting))
+    aucs, r2s = [], []
+    for t in np.flatnonzero(scaling.trained.numpy()):
+        have = ~np.isnan(y[:, t])
+        if have.sum() < MIN_EVAL_LABELS:
+            continue
+        if scaling.binary[t]:
+            score = _auroc(y[have, t], z[have, t])
+            aucs += [score] if score is not None else []
+        else:
+            std_y = (y[have, t] - float(scaling.mean[t])) / float(scaling.std[t])
+            score = _r2(std_y, z[have, t])
+            r2s += [score] if score is not None else []
+    return {"loss": loss, "auroc": float(np.mean(aucs)) if aucs else None,
+            "r2": float(np.mean(r2s)) if r2s else None, "tasks_auroc": len(aucs),
+            "tasks_r2": len(r2s)}
+
+
+def _fold(scaffold: Optional[str], smiles: str) -> int:
+    return int(hashlib.sha256((scaffold or smiles).encode()).hexdigest()[:8], 16) % PROBE_FOLDS
+
+
+def probe_scores(embeddings: np.ndarray, labels: np.ndarray, held: Sequence[int],
+                 binary: Sequence[bool], names: Sequence[str], folds: np.ndarray,
+                 seed: int = 0) -> dict:
+    """Cross-fitted linear-probe scores of the held-out tasks: {"probe", "probe_auroc",
+    "probe_r2", "per_task": {name: score}}. ``folds`` [N]: each molecule's scaffold fold."""
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(seed)
+    per_task, aucs, r2s = {}, [], []
+    for t in held:
+        have = np.flatnonzero(~np.isnan(labels[:, t]))
+        if len(have) > PROBE_MAX:
+            have = np.sort(rng.choice(have, PROBE_MAX, replace=False))
+        if len(have) < MIN_EVAL_LABELS * 2:
+            continue
+        X, y, f = embeddings[have], labels[have, t], folds[have]
+        pred = np.full(len(y), np.nan)
+        for k in range(PROBE_FOLDS):
+            train, test = f != k, f == k
+            if not test.any() or not train.any() or (binary[t] and len(set(y[train])) < 2):
+                continue
+            scaler = StandardScaler().fit(X[train])
+            model = (LogisticRegression(C=0.1, max_iter=500) if binary[t] else Ridge(alpha=10.0))
+            model.fit(scaler.transform(X[train]), y[train])
+            Xt = scaler.transform(X[test])
+            pred[test] = model.decision_function(Xt) if binary[t] else model.predict(Xt)
+        ok = ~np.isnan(pred)
+        score = (_auroc if binary[t] else _r2)(y[ok], pred[ok]) if ok.sum() else None
+        if score is None:
+            continue
+        per_task[names[t]] = round(score, 4)
+        (aucs if binary[t] else r2s).append(score)
+    scores = aucs + r2s
+    return {"probe": float(np.mean(scores)) if scores else None,
+            "probe_auroc": float(np.mean(aucs)) if aucs else None,
+            "probe_r2": float(np.mean(r2s)) if r2s else None, "per_task": per_task}

@@ -1,0 +1,146 @@
+"""The pre-training loop: resumable, budgeted, logging its cost curve.
+
+A plain loop rather than Lightning: the run is one long job cut into sessions, and what it
+must keep between them is small and explicit (`state.pt`: model, optimizer, step, epoch, the
+position in the epoch's permutation, the random state, the log so far). ``--max-time`` is this
+call's wall budget; the learning rate follows an inverse-square-root schedule after a linear
+warm-up, so it needs no planned length and a run resumed for more hours continues smoothly.
+
+Every ``eval_every`` steps the run scores its held-out molecules and tasks (`evaluate.py`) and
+appends one line to ``log.jsonl``: step, molecules seen, wall and process-CPU seconds since
+the start of the run (summed over its sessions), the training loss, and the held-out scores.
+That file is the cost curve (held-out score against CPU-hours). ``best.ckpt`` holds the model
+of the best held-out loss in the checkpoint format `--init-from` reads.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+STATE_FILE, LOG_FILE, BEST_FILE, SPEC_FILE = "state.pt", "log.jsonl", "best.ckpt", "pretrain.json"
+
+
+def lr_at(step: int, base: float, warmup: int) -> float:
+    """Linear warm-up to ``base`` over ``warmup`` steps, then base * sqrt(warmup / step)."""
+    step = max(step, 1)
+    return base * min(step / warmup, math.sqrt(warmup / step))
+
+
+class Stop:
+    """Set by SIGINT/SIGTERM: the loop finishes its step, saves, and returns."""
+
+    def __init__(self):
+        self.requested = False
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._set)
+
+    def _set(self, *_):
+        self.requested = True
+
+
+def _log(path: Path, record: dict, progress: bool) -> None:
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+    if progress:
+        shown = {k: (float(f"{v:.4g}") if isinstance(v, float) else v)
+                 for k, v in record.items() if k != "per_task"}
+        print(f"[graphnorm pretrain] {shown}", file=sys.stderr, flush=True)
+
+
+def _save(path: Path, obj) -> None:
+    from graphnorm.data.files import torch_save
+
+    torch_save(obj, path)  # atomic: an interrupt never leaves half a state file
+
+
+def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: int,
+          progress: bool = True) -> dict:
+    """Train ``run`` (a `setup.PretrainRun`) until the wall budget, ``max_steps`` (total over
+    sessions) or a stop signal; returns the last log record."""
+    from .evaluate import forward_all, molecule_scores, probe_scores
+    from .objective import multitask_loss
+
+    spec, model, scaling = run.spec, run.model, run.scaling
+    optimizer = torch.optim.AdamW(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
+    state_path, log_path = out / STATE_FILE, out / LOG_FILE
+    state = {"step": 0, "epoch": 0, "position": 0, "wall": 0.0, "cpu": 0.0, "seen": 0,
+             "best_loss": None}
+    if state_path.is_file():
+        saved = torch.load(state_path, map_location="cpu", weights_only=True)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        state.update(saved["progress"])
+        torch.set_rng_state(saved["rng"])
+    stop, started, cpu0 = Stop(), time.time(), time.process_time()
+    wall0, cpu_base = state["wall"], state["cpu"]
+    n_train, B = len(run.train_set), spec.batch_size
+    running = None
+
+    def elapsed() -> tuple[float, float]:
+        return wall0 + time.time() - started, cpu_base + time.process_time() - cpu0
+
+    def evaluate() -> dict:
+        z, y, _, _ = forward_all(model, run.val_loader(), run.labels_of)
+        record = {f"val_{k}": v for k, v in molecule_scores(z, y, scaling, spec.weighting).items()}
+        _, y_p, emb, _ = forward_all(model, run.probe_loader(), run.labels_of)
+        probe = probe_scores(emb, y_p, run.held_tasks, scaling.binary.tolist(),
+                             run.corpus.task_names, run.probe_folds)
+        record.update({k: v for k, v in probe.items() if k != "per_task"})
+        record["per_task"] = probe["per_task"]
+        model.train()
+        return record
+
+    def checkpoint(record: dict) -> None:
+        loss = record.get("val_loss")
+        if loss is not None and (state["best_loss"] is None or loss < state["best_loss"]):
+            state["best_loss"] = loss
+            _save(out / BEST_FILE, run.graphnorm_checkpoint(state["step"]))
+        wall, cpu = elapsed()
+        _save(state_path, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                           "progress": dict(state, wall=wall, cpu=cpu), "rng": torch.get_rng_state()})
+
+    model.train()
+    last = {}
+    while True:
+        if stop.requested or time.time() - started >= max_time_s or (
+                max_steps is not None and state["step"] >= max_steps):
+            break
+        order = run.permutation(state["epoch"])
+        if state["position"] >= n_train:
+            state["epoch"], state["position"] = state["epoch"] + 1, 0
+            continue
+        idx = order[state["position"]:state["position"] + B]
+        batch = run.batch(idx)
+        y = run.labels_of(batch.y)
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(state["step"] + 1, spec.lr, spec.warmup_steps)
+        loss = multitask_loss(model(batch), y, scaling, spec.weighting)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if spec.clip_norm:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), spec.clip_norm)
+        optimizer.step()
+        state["step"] += 1
+        state["position"] += len(idx)
+        state["seen"] += len(idx)
+        value = float(loss.detach())
+        running = value if running is None else 0.98 * running + 0.02 * value
+        if state["step"] % eval_every == 0:
+            wall, cpu = elapsed()
+            last = {"step": state["step"], "epoch": state["epoch"], "seen": state["seen"],
+                    "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                    "lr": lr_at(state["step"], spec.lr, spec.warmup_steps),
+                    "train_loss": running, **evaluate()}
+            checkpoint(last)
+            _log(log_path, last, progress)
+    checkpoint(last)  # the state of the last step, whatever stopped the loop
+    return last

@@ -1,0 +1,176 @@
+"""A pre-training run's specification (`PretrainSpec`) and everything built from it once
+(`PretrainRun`): the corpus less the benchmark molecules, its featurized cache, the splits,
+the task scaling and the model.
+
+The model is the Graphormer of ``--recipe admet`` (`graphnorm.train.recipes`: the ``fast``
+preset, GINE branch, random-walk PE, [VNode] + sum readout), built by the same code that
+builds a training run's model, without RDKit descriptors: a fine-tuning run
+(``train --init-from``) adds them at its head, as it does for the ``zinc250k`` backbone.
+Only the norm, the depth and the width are the run's to choose (the SepNorm comparison and
+the size curve); the head has one output per corpus task.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import torch
+
+from .corpus import Corpus, load_corpus
+
+
+@dataclass(frozen=True)
+class PretrainSpec:
+    norm: str = "sep:bn+bn"
+    num_layers: int = 4
+    hidden: int = 64
+    ffn_hidden: int = 128
+    batch_size: int = 128
+    lr: float = 5e-4
+    warmup_steps: int = 1000
+    weight_decay: float = 0.01
+    clip_norm: float = 5.0
+    weighting: str = "molecule"  # objective.WEIGHTINGS
+    exclude_tdc: bool = True  # drop every TDC ADMET molecule (train_val and test): splits.py
+    corpora: Optional[tuple] = None  # None: every corpus of admet_corpus
+    seed: int = 0
+    val_percent: int = 5  # of scaffold groups held out (splits.scaffold_holdout)
+    val_max: int = 8000  # held-out molecules scored at each evaluation (a fixed sample)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["corpora"] = list(self.corpora) if self.corpora else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PretrainSpec":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown pre-training settings {unknown}; known: {sorted(known)}")
+        d = dict(d)
+        if d.get("corpora"):
+            d["corpora"] = tuple(d["corpora"])
+        return cls(**d)
+
+
+def model_config(spec: PretrainSpec, num_tasks: int, featurizer) -> dict:
+    """The admet recipe's Graphormer config with the spec's norm and size, no descriptors."""
+    from graphnorm.train.model_config import model_config_for
+    from graphnorm.train.resolve import resolve_config
+
+    cfg = resolve_config({"recipe": "admet"}, {"featurizer": {"descriptors": False},
+                                              "norm": spec.norm})
+    cfg = dataclasses.replace(cfg, model={"num_layers": spec.num_layers, "hidden": spec.hidden,
+                                          "ffn_hidden": spec.ffn_hidden})
+    return model_config_for(cfg, {"num_tasks": num_tasks}, featurizer)
+
+
+class PretrainRun:
+    """The data, splits, scaling and model of one spec (built once, then only executed)."""
+
+    def __init__(self, spec: PretrainSpec, raw_dir=None, cache=None, workers: int = 1,
+                 progress: bool = True, tdc_dir=None):
+        from graphnorm.data.build import stage
+        from graphnorm.data.table_dataset import table_featurizer
+        from graphnorm.models import build_model
+
+        from .data import corpus_dataset, featurized_corpus, labels_of
+        from .objective import TaskScaling
+        from . import splits
+
+        self.spec = spec
+        torch.manual_seed(spec.seed)
+        corpus = load_corpus(raw_dir, spec.corpora)
+        self.featurizer = table_featurizer()
+        payload = featurized_corpus(corpus, self.featurizer, cache, workers, progress)
+        keep = np.arange(len(payload["rows"]))
+        self.excluded = 0
+        if spec.exclude_tdc:
+            excluded = splits.benchmark_keys(tdc_dir, cache)
+            keys = payload["keys"]
+            keep = np.array([i for i in keep if (keys[i] or "") not in excluded], dtype=np.int64)
+            self.excluded = len(payload["rows"]) - len(keep)
+            assert splits.leaked((keys[i] for i in keep), excluded) == 0
+        stage(progress, f"admet_corpus: {len(keep):,} molecules kept ({self.excluded:,} TDC "
+                        f"molecules, {len(payload['failed']):,} unparsable, "
+                        f"{payload['too_large']:,} too large left out)")
+        scaffolds = [payload["scaffolds"][i] for i in keep]
+        smiles = [payload["graphs"]["smiles"][i] for i in keep]
+        train_pos, val_pos = splits.scaffold_holdout(scaffolds, smiles, spec.val_percent)
+        if not len(val_pos) or not len(train_pos):
+            raise ValueError(f"{len(keep)} molecules: too few to hold out {spec.val_percent} % of "
+                             "the scaffolds and train on the rest")
+        rows = np.asarray(payload["rows"], dtype=np.int64)
+        self.corpus = corpus
+        self.held_tasks = splits.held_out_tasks(corpus, splits.HELD_TASK_MIN)
+        self.scaling = TaskScaling.fit(corpus, rows[keep[train_pos]], self.held_tasks)
+        rng = np.random.default_rng(spec.seed)
+        val_pos = np.sort(rng.choice(val_pos, min(spec.val_max, len(val_pos)), replace=False))
+        self.train_set = corpus_dataset(payload, keep[train_pos], "train")
+        self.val_set = corpus_dataset(payload, keep[val_pos], "val")
+        probe_pos = self._probe_positions(rows[keep], rng)
+        self.probe_set = corpus_dataset(payload, keep[probe_pos], "probe")
+        from .evaluate import _fold
+
+        self.probe_folds = np.array([_fold(scaffolds[p], smiles[p]) for p in probe_pos])
+        self.sizes = {"train": len(train_pos), "val": len(val_pos), "probe": len(probe_pos),
+                      "excluded_tdc": self.excluded, "failed": len(payload["failed"]),
+                      "too_large": payload["too_large"]}
+        self.labels_of = lambda batch_rows: labels_of(corpus, batch_rows)
+        self.model_config = model_config(spec, corpus.num_tasks, self.featurizer)
+        self.model = build_model(self.model_config)
+
+    def _probe_positions(self, kept_rows: np.ndarray, rng) -> np.ndarray:
+        """Positions (into the kept molecules) of up to `PROBE_MAX` labelled molecules of
+        each held-out task, drawn once."""
+        from .evaluate import PROBE_MAX
+
+        sub = self.corpus.subset(kept_rows)
+        chosen = set()
+        for t in self.held_tasks:
+            mols = np.repeat(np.arange(len(sub)), np.diff(sub.indptr))[sub.task == t]
+            if len(mols) > PROBE_MAX:
+                mols = rng.choice(mols, PROBE_MAX, replace=False)
+            chosen.update(mols.tolist())
+        return np.array(sorted(chosen), dtype=np.int64)
+
+    def permutation(self, epoch: int) -> np.ndarray:
+        """The training order of ``epoch``: the same on every resume."""
+        return np.random.default_rng([self.spec.seed, epoch]).permutation(len(self.train_set))
+
+    def batch(self, idx):
+        from graphnorm.graph.collate import collate_graphs
+
+        return collate_graphs([self.train_set[int(i)] for i in idx])
+
+    def _loader(self, dataset):
+        from torch.utils.data import DataLoader
+
+        from graphnorm.graph.collate import collate_graphs
+
+        return DataLoader(dataset, batch_size=256, shuffle=False, collate_fn=collate_graphs)
+
+    def val_loader(self):
+        return self._loader(self.val_set)
+
+    def probe_loader(self):
+        return self._loader(self.probe_set)
+
+    def graphnorm_checkpoint(self, step: int) -> dict:
+        """The model as a graphnorm checkpoint (what `load_checkpoint` and ``--init-from``
+        read). Its task block names every corpus task and kind: the outputs of binary tasks
+        are logits, those of regression tasks standardized values (``target_mean``/``_std``)."""
+        from graphnorm.checkpoints.format import graphnorm_block
+
+        names = self.corpus.task_names
+        task = {"task_type": "regression", "name": "admet-corpus-multitask", "targets": names,
+                "kinds": list(self.corpus.task_kinds)}
+        block = graphnorm_block(self.model_config, task, {"pretrain": self.spec.to_dict()},
+                                self.scaling.mean, self.scaling.std, self.featurizer,
+                                {"corpus": self.corpus.checksum(), **self.sizes})
+        state = {f"model.{k}": v for k, v in self.model.state_dict().items()}
+        return {"state_dict": state, "graphnorm": block, "epoch": step}

@@ -1,0 +1,90 @@
+"""A tiny pre-training run end to end: held-out scores logged, exact resume, a checkpoint
+that `load_checkpoint` and ``train --init-from`` read, benchmark molecules left out."""
+import json
+
+import pytest
+import torch
+
+from graphnorm.pretrain import splits
+from graphnorm.pretrain.corpus import loose_key
+from graphnorm.pretrain.loop import BEST_FILE, LOG_FILE, STATE_FILE, train
+from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
+
+SPEC = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup_steps=3,
+                    exclude_tdc=False, val_percent=30)
+
+
+@pytest.fixture
+def make_run(tiny_corpus, tmp_path, monkeypatch):
+    monkeypatch.setattr(splits, "HELD_TASK_MIN", 5)  # the tiny tasks are held out too
+    torch.set_num_threads(1)
+
+    def make(spec=SPEC):
+        return PretrainRun(spec, tiny_corpus, cache=tmp_path / "cache", progress=False)
+    return make
+
+
+def test_run_logs_held_out_scores_and_resumes_exactly(make_run, tmp_path):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    for out in (straight, resumed):
+        out.mkdir()
+    run = make_run()
+    assert run.held_tasks and not run.scaling.trained[run.held_tasks].any()
+    last = train(run, straight, 600, max_steps=8, eval_every=4, progress=False)
+    records = [json.loads(line) for line in (straight / LOG_FILE).read_text().splitlines()]
+    assert [r["step"] for r in records] == [4, 8] and last["step"] == 8
+    assert {"val_loss", "probe", "cpu_s", "wall_s", "seen"} <= set(records[-1])
+    assert records[-1]["seen"] == 8 * SPEC.batch_size or records[-1]["epoch"] > 0
+    assert (straight / BEST_FILE).is_file()
+
+    train(make_run(), resumed, 600, max_steps=5, eval_every=4, progress=False)
+    state = torch.load(resumed / STATE_FILE, weights_only=True)
+    assert state["progress"]["step"] == 5
+    train(make_run(), resumed, 600, max_steps=8, eval_every=4, progress=False)
+    a = torch.load(straight / STATE_FILE, weights_only=True)["model"]
+    b = torch.load(resumed / STATE_FILE, weights_only=True)["model"]
+    assert a.keys() == b.keys()
+    for k in a:  # the same batches in the same order, the same optimizer state
+        assert torch.equal(a[k], b[k]), k
+
+
+def test_best_checkpoint_starts_a_fine_tuning_run(make_run, tmp_path):
+    import dataclasses
+
+    from graphnorm.chem import FeaturizerConfig
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.models import build_model
+    from graphnorm.pretrain.setup import model_config
+    from graphnorm.train.init_from import init_from_checkpoint
+
+    run = make_run()
+    train(run, tmp_path, 600, max_steps=4, eval_every=2, progress=False)
+    loaded = load_checkpoint(tmp_path / BEST_FILE)
+    assert loaded.task["kinds"] == run.corpus.task_kinds
+    assert loaded.model.head.out_features == run.corpus.num_tasks
+    # a fine-tuning run of one target, with RDKit descriptors at its head
+    featurizer = FeaturizerConfig(descriptors=True)
+    config = dict(model_config(SPEC, 1, dataclasses.replace(featurizer, descriptors=False)))
+    config.update(model_config(SPEC, 1, featurizer))
+    model = build_model(config)
+    record = init_from_checkpoint(model, config, featurizer, tmp_path / BEST_FILE)
+    assert record["added_at_head"] == ["descriptors"]
+    block = model.blocks[0].state_dict()
+    for k, v in block.items():
+        assert torch.equal(v, loaded.model.blocks[0].state_dict()[k]), k
+
+
+def test_benchmark_molecules_never_reach_training(make_run, monkeypatch):
+    excluded = {loose_key("CCO"), loose_key("c1ccncc1")}
+    monkeypatch.setattr(splits, "benchmark_keys", lambda *a, **k: excluded)
+    run = make_run(PretrainSpec(**{**SPEC.to_dict(), "exclude_tdc": True, "corpora": None}))
+    assert run.sizes["excluded_tdc"] == 2
+    seen = set()
+    for dataset in (run.train_set, run.val_set, run.probe_set):
+        seen |= {loose_key(dataset[i].smiles) for i in range(len(dataset))}
+    assert not seen & excluded and len(seen) == 21 - 2
+
+
+def test_a_corpus_too_small_to_split_is_refused(make_run):
+    with pytest.raises(ValueError, match="too few"):
+        make_run(PretrainSpec(**{**SPEC.to_dict(), "val_percent": 0, "corpora": None}))
