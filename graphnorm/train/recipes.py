@@ -155,9 +155,10 @@ def _admet_sized(merged: dict, values: dict, rows: int) -> dict:
     tables only), at least `ADMET_LONG_STEPS` steps (still at least 15 epochs), the gbm weight
     fitted on validation (`ADMET_LONG_TREE_WEIGHT`) and no early stopping (measured on the
     small tables only; the large ones were mostly best at their last validation). An explicit
-    length (steps, epochs, time), weight, patience, preset or block count is kept."""
+    length (steps, epochs, time), weight, patience, preset, block count or backbone is kept."""
     if rows < ADMET_LONG_ROWS:
-        if _given(values, ("preset",)) or "num_layers" in (merged.get("model") or {}):
+        # a backbone (--init-from) fixes the depth: fine-tuning copies every block
+        if (_given(values, ("preset", "init_from")) or "num_layers" in (merged.get("model") or {})):
             return merged
         return dict(merged, model={**(merged.get("model") or {}), "num_layers": ADMET_LAYERS})
     out = dict(merged)

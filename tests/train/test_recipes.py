@@ -70,6 +70,9 @@ def test_the_admet_recipe_has_3_blocks_below_the_long_rows(tmp_path):
     assert _cfg(["--config", str(own)]).model == {"num_layers": 3, "hidden": 96}
     assert not (_cfg(["--data", small, "--recipe", "admet", "--preset", "small"]).model or {})
     assert "num_layers" not in (_cfg(["--data", small, "--recipe", "admet", "--model", "gine"]).model or {})
+    # a backbone fixes the depth: fine-tuning copies every one of its blocks
+    tuned = _cfg(["--data", small, "--recipe", "admet", "--init-from", "runs/pretrained"])
+    assert "num_layers" not in (tuned.model or {}) and tuned.init_from == "runs/pretrained"
 
 
 def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
