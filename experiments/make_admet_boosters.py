@@ -4,8 +4,9 @@ column of ``experiments/make_aux_table.py``'s table of measured labels, on MapLi
 Each booster (the ``gbm`` kind's settings, seed 0) is fitted on all labelled rows of its
 column; 0/1 columns are binary (they predict a probability). ``--features-csv`` also writes
 the boosters' predictions for every molecule of the evaluated TDC tasks, keyed by the tasks'
-own ``Drug`` strings (the features the 14 small tasks were judged with: the script that appended
-them to gbm's input, ``tdc_embedding_features.py``, is at commit ff74c75). No evaluated molecule is in the table, so those are out-of-sample.
+own ``Drug`` strings: the features the 14 small tasks were judged with (the script that
+appended them to gbm's input, ``tdc_embedding_features.py``, is at commit ff74c75). No
+evaluated molecule is in the table, so those are out-of-sample.
 
     GRAPHNORM_RAW_DIR=../shared/datasets python experiments/make_admet_boosters.py \\
         --aux data/derived/tdc_aux.csv --out graphnorm.baselines.admet_boosters.json.gz \\
