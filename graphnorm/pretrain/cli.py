@@ -5,7 +5,8 @@ A run folder holds ``pretrain.json`` (the spec, written on the first call and re
 match on every later one: a resumed run is the same run), ``state.pt`` (to resume),
 ``log.jsonl`` (the cost curve), ``best.ckpt`` (the model of the best held-out loss, for
 ``train --init-from``) and ``data.json`` (corpus checksum, split sizes, held-out tasks).
-Calling it again on the same ``--out`` continues the run for another ``--max-time``.
+Calling it again on the same ``--out`` continues the run for another ``--max-time``;
+``--report RUN ...`` writes the runs' cost curve (`report.py`) into ``--out`` instead.
 """
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-tdc", action="store_true", help="keep TDC ADMET molecules in the "
                    "corpus (then no choice may be made on TDC validation splits with it)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--report", nargs="+", metavar="RUN", help="write the cost curve of these "
+                   "run folders (curve.md, curve.png) into --out instead of training")
     for name in _SPEC_FLAGS:
         value = getattr(default, name)
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), dest=name,
@@ -68,17 +71,23 @@ def run_pretrain(args: argparse.Namespace) -> int:
     from .setup import PretrainRun
 
     out = Path(args.out)
+    if args.report:
+        from .report import write_report
+
+        written = write_report([Path(r) for r in args.report], out)
+        print(f"[graphnorm pretrain] wrote {written['table']} and {written['figure']}")
+        return 0
     spec = spec_from_args(args)
     spec_path = out / SPEC_FILE
-    if spec_path.is_file():
+    if spec_path.is_file():  # a resumed run is the same run: a flag may only repeat it
         before = PretrainSpec.from_dict(json.loads(spec_path.read_text()))
-        given = {k for k in _SPEC_FLAGS if getattr(args, k) is not None}
-        if given or args.corpora or args.keep_tdc:
-            if before != spec:
-                diff = {k: (v, spec.to_dict()[k]) for k, v in before.to_dict().items()
-                        if spec.to_dict()[k] != v}
-                raise ValueError(f"{out} holds a run with other settings {diff}; continue it "
-                                 "without those flags, or pick a new --out")
+        saved, asked = before.to_dict(), spec.to_dict()
+        given = [k for k in _SPEC_FLAGS if getattr(args, k) is not None]
+        given += (["corpora"] if args.corpora else []) + (["exclude_tdc"] if args.keep_tdc else [])
+        diff = {k: (saved[k], asked[k]) for k in given if saved[k] != asked[k]}
+        if diff:
+            raise ValueError(f"{out} holds a run with other settings (run, asked): {diff}; "
+                             "continue it without those flags, or pick a new --out")
         spec = before
     torch.set_num_threads(max(1, args.threads))
     progress = not args.quiet

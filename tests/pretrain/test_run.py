@@ -88,3 +88,28 @@ def test_benchmark_molecules_never_reach_training(make_run, monkeypatch):
 def test_a_corpus_too_small_to_split_is_refused(make_run):
     with pytest.raises(ValueError, match="too few"):
         make_run(PretrainSpec(**{**SPEC.to_dict(), "val_percent": 0, "corpora": None}))
+
+
+def test_cli_trains_resumes_refuses_other_settings_and_reports(tiny_corpus, tmp_path,
+                                                              monkeypatch):
+    from graphnorm.cli import main
+
+    monkeypatch.setattr(splits, "HELD_TASK_MIN", 5)
+    monkeypatch.setenv("GRAPHNORM_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    base = ["pretrain", "--out", str(out), "--raw-dir", str(tiny_corpus), "--keep-tdc",
+            "--quiet", "--eval-every", "2"]
+    size = ["--num-layers", "1", "--hidden", "16", "--ffn-hidden", "16", "--batch-size", "4"]
+    assert main(base + size + ["--max-steps", "2"]) == 0
+    assert json.loads((out / "pretrain.json").read_text())["hidden"] == 16
+    data = json.loads((out / "data.json").read_text())
+    assert data["tasks"] == 4 and data["sizes"]["excluded_tdc"] == 0
+    assert main(base + ["--max-steps", "4"]) == 0  # continued: the folder's settings
+    assert len((out / LOG_FILE).read_text().splitlines()) == 2
+    assert main(base + ["--hidden", "32", "--max-steps", "6"]) == 2  # another run: refused
+    report = tmp_path / "report"
+    assert main(["pretrain", "--out", str(report), "--report", str(out)]) == 0
+    table = (report / "curve.md").read_text()
+    assert "sep:bn+bn 1x16" in table and table.count("\n") == 4
+    assert (report / "curve.png").stat().st_size > 1000
+    assert main(["pretrain", "--out", str(report), "--report", str(tmp_path)]) == 2
