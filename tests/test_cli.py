@@ -172,7 +172,8 @@ def _subparser(command: str):
 COMMAND_FLAGS = {
     "train": {"config", "jobs"},
     "benchmark": {"config", "norms", "models", "seeds", "repeats", "baseline", "suite", "tasks",
-                  "tdc_dir", "leaderboard", "out", "jobs", "summary_only"},
+                  "tdc_dir", "leaderboard", "final", "ledger", "ledger_summary", "out", "jobs",
+                  "summary_only"},
     "hpopt": {"config", "max_time", "trials", "search_seed", "out"},
 }
 

@@ -147,8 +147,9 @@ def finished_line(k: int, total: int, run_cfg) -> str:
     head = f"[benchmark] run {k}/{total}: {_what(run_cfg)}"
     try:
         r = read_metrics(run_cfg.out)
-        m = r["metric"]
-        return (f"{head} finished: test {m} {r[f'test_{m}']:.4f}, val {m} {r[f'val_{m}']:.4f} "
+        m, test = r["metric"], r[f"test_{r['metric']}"]  # test None: a TDC selection run
+        return (f"{head} finished: " + ("" if test is None else f"test {m} {test:.4f}, ")
+                + f"val {m} {r[f'val_{m}']:.4f} "
                 f"(best epoch {r.get('best_epoch')}, {r.get('wall_time_s')} s)")
     except (OSError, ValueError, KeyError, TypeError) as err:  # never fail a benchmark on this
         return f"{head} finished (no result: {type(err).__name__}: {err})"

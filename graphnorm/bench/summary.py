@@ -67,6 +67,10 @@ def summarize(out: Path, norms: Sequence[str] | None = None, baseline: str = "ln
 def _summarize(out: Path, norms: Sequence[str] | None, baseline: str = "ln") -> pd.DataFrame:
     runs = load_runs(out)
     metric = runs["metric"].iloc[0]
+    # null test scores (runs on data without a test split: the TDC suite's selection runs)
+    # are NaN here, and the paired differences then compare validation scores instead
+    runs[f"test_{metric}"] = pd.to_numeric(runs[f"test_{metric}"])
+    paired = "test" if runs[f"test_{metric}"].notna().any() else "val"
     norms = list(norms) if norms else list(dict.fromkeys(runs["norm"]))
     table = []
     for norm in norms:
@@ -80,7 +84,7 @@ def _summarize(out: Path, norms: Sequence[str] | None, baseline: str = "ln") -> 
             "params": int(r["params"].iloc[0]), "epochs": int(r["epochs"].max()),
             "wall_time_s_mean": r["wall_time_s"].mean(), "hardware": r["hardware"].iloc[0],
             "cpu_time_s_mean": r["cpu_time_s"].mean() if "cpu_time_s" in r else np.nan,
-            **paired_vs_baseline(runs, norm, metric, baseline),
+            **paired_vs_baseline(runs, norm, metric, baseline, paired),
             **seed_ensemble(out, norm, sorted(r["seed"]), metric),
             **late_gain(run_logs(out, r)[norm], metric),
             **interval_check(out, norm, sorted(r["seed"])),
@@ -94,7 +98,7 @@ def _summarize(out: Path, norms: Sequence[str] | None, baseline: str = "ln") -> 
     # strict JSON: NaN (e.g. the reference variant's paired diff) becomes null
     (out / "summary.json").write_text(json.dumps(json_safe(meta), indent=2, allow_nan=False))
     (out / "summary.md").write_text(to_markdown(df, metric, meta["dataset"], meta["model_pair_ensembles"],
-                                                baseline))
+                                                baseline, paired))
     plot_summary(df, metric, out / "summary.png", title=plot_title(runs, meta["dataset"]))
     plot_curves(run_logs(out, runs), metric, out / "curves.png",
                 title=plot_title(runs, meta["dataset"], stat=""))
@@ -248,11 +252,12 @@ def plot_title(runs: pd.DataFrame, dataset: str, stat: str = ", mean ± std") ->
     return f"{dataset}: {budget} per run, seeds {span} (n={len(seeds)}){stat}"
 
 
-def paired_vs_baseline(runs: pd.DataFrame, norm: str, metric: str, baseline: str = "ln") -> dict:
-    """(variant - baseline) test metric over the seeds both have run, see `paired_difference`."""
+def paired_vs_baseline(runs: pd.DataFrame, norm: str, metric: str, baseline: str = "ln",
+                       split: str = "test") -> dict:
+    """(variant - baseline) ``split`` metric over the seeds both have run, see `paired_difference`."""
     from graphnorm.tasks import HIGHER_IS_BETTER
 
-    return paired_columns(runs, norm, f"test_{metric}", HIGHER_IS_BETTER.get(metric, False), baseline)
+    return paired_columns(runs, norm, f"{split}_{metric}", HIGHER_IS_BETTER.get(metric, False), baseline)
 
 
 def paired_columns(table: pd.DataFrame, name: str, column: str, higher_is_better: bool = False,
@@ -307,18 +312,21 @@ def _seconds(value) -> str:
 
 
 def _spread(r: dict, column: str) -> str:
-    """'0.7600 ± 0.0120' over seeds; one seed has no spread, so just '0.7600'."""
+    """'0.7600 ± 0.0120' over seeds; one seed has no spread, so just '0.7600'; '—' for a
+    split no run scored (the test split of a TDC selection run)."""
+    if not np.isfinite(r[f"{column}_mean"]):
+        return "—"
     mean = f"{r[f'{column}_mean']:.4f}"
     return mean if r["seeds"] == 1 else f"{mean} ± {r[f'{column}_std']:.4f}"
 
 
 def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dict] = (),
-                baseline: str = "ln") -> str:
+                baseline: str = "ln", paired: str = "test") -> str:
     from graphnorm.tasks import HIGHER_IS_BETTER
 
     better = "higher" if HIGHER_IS_BETTER.get(metric, False) else "lower"
     lines = [f"# {dataset}: norm variants ({metric}, {better} is better)", "",
-             f"| norm | test {metric} | val {metric} | Δ test vs {baseline} (paired) | seeds | #params | epochs | wall time/run | CPU time/run | hardware |",
+             f"| norm | test {metric} | val {metric} | Δ {paired} vs {baseline} (paired) | seeds | #params | epochs | wall time/run | CPU time/run | hardware |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in df.to_dict(orient="records"):
         diff = "—" if not r["paired_seeds"] else paired_cell(r)
@@ -359,4 +367,7 @@ def to_markdown(df: pd.DataFrame, metric: str, dataset: str, pairs: Sequence[dic
               f"Δ: mean ± std of the per-seed differences to `{baseline}` on the same seeds, their 95 % "
               "t-interval, and on how many seeds the variant did better; an interval that "
               "holds 0 does not separate the two."]
+    if paired == "val":
+        lines[-1] += (" No run scored a test split (a TDC selection run: `benchmark --suite "
+                      "tdc-admet --final` scores test).")
     return "\n".join(lines) + "\n"

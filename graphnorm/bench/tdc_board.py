@@ -6,7 +6,9 @@ Reads ``<out>/<task>/runs/<variant>/seed<k>/metrics.json`` (what `graphnorm benc
 --suite tdc-admet` writes) and the leaderboard snapshot ``leaderboard.csv`` (columns task,
 metric, better, rank1, rank3, minimol, maplight_gnn, maplight, chemprop_rdkit, chemprop).
 The leaderboard shows rounded means, so a tie at its precision counts as a tie (we take the
-better rank); a task with fewer than 5 finished seeds is marked, never hidden.
+better rank); a task with fewer than 5 finished seeds is marked, never hidden. Without
+``final`` (a selection suite, no ``--final``) the board reads validation scores alone: no test
+score and no leaderboard rank, which only test scores could give.
 """
 from __future__ import annotations
 
@@ -72,15 +74,31 @@ def board_row(task: str, metric: str, variant: str, test, val, cpu, lb) -> dict:
     return row
 
 
-def board(out: Path, leaderboard: Optional[Path] = None) -> pd.DataFrame:
-    """One row per (task, variant) with finished seeds."""
-    lb = read_leaderboard(leaderboard)
+def validation_row(task: str, metric: str, variant: str, val, cpu) -> dict:
+    """A selection board's (task, variant) line: validation scores only."""
+    val = np.asarray(val, dtype=float)
+    return {"task": task, "metric": metric, "variant": variant, "seeds": len(val),
+            "val_mean": round(float(val.mean()), 4), "val_std": round(float(val.std()), 4),
+            "cpu_s_per_seed": round(float(np.mean(cpu)), 1) if None not in cpu else None}
+
+
+def board(out: Path, leaderboard: Optional[Path] = None, final: bool = True) -> pd.DataFrame:
+    """One row per (task, variant) with finished seeds: test-scored ones (``final``), or
+    validation scores alone, never a test score (not ``final``)."""
+    lb = read_leaderboard(leaderboard) if final else None
     rows = []
     for task, metric in TDC_ADMET_TASKS.items():
         for variant, runs in _runs(Path(out) / task).items():
-            rows.append(board_row(task, metric, variant, [r[f"test_{metric}"] for r in runs],
-                                  [r[f"val_{metric}"] for r in runs],
-                                  [r.get("cpu_time_s") for r in runs], lb))
+            cpu = [r.get("cpu_time_s") for r in runs]
+            if not final:
+                rows.append(validation_row(task, metric, variant,
+                                           [r[f"val_{metric}"] for r in runs], cpu))
+                continue
+            runs = [r for r in runs if r[f"test_{metric}"] is not None]  # not selection runs
+            if runs:
+                rows.append(board_row(task, metric, variant, [r[f"test_{metric}"] for r in runs],
+                                      [r[f"val_{metric}"] for r in runs],
+                                      [r.get("cpu_time_s") for r in runs], lb))
     return pd.DataFrame(rows)
 
 
@@ -99,6 +117,8 @@ def board_markdown(table: pd.DataFrame) -> str:
     tasks where it reaches rank 1, the top 3, and beats Chemprop-RDKit."""
     if table.empty:
         return "No finished TDC ADMET run yet.\n"
+    if "test_mean" not in table:
+        return validation_markdown(table)
     head = ("| task | metric | variant | test (mean ± std) | seeds | CPU-s/seed | rank | "
             "rank 1 | rank 3 | MapLight+GNN | MapLight | Chemprop-RDKit |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -127,9 +147,22 @@ def board_markdown(table: pd.DataFrame) -> str:
     return text
 
 
-def write_board(out: Path, leaderboard: Optional[Path] = None) -> pd.DataFrame:
+def validation_markdown(table: pd.DataFrame) -> str:
+    """A selection board: validation mean ± std per (task, variant), no test, no rank."""
+    lines = ["| task | metric | variant | validation (mean ± std) | seeds | CPU-s/seed |",
+             "|---|---|---|---|---|---|"]
+    for _, r in table.iterrows():
+        seeds = f"{r['seeds']}" + ("" if r["seeds"] >= SEEDS else " (incomplete)")
+        lines.append(f"| {r['task']} | {r['metric']} | {r['variant']} | {r['val_mean']:.3f} ± "
+                     f"{r['val_std']:.3f} | {seeds} | {_cpu(r.get('cpu_s_per_seed'))} |")
+    return ("\n".join(lines) + "\n\nValidation scores only: the test set was not read. "
+            "`--final` scores it, and each such scoring is appended to the test ledger "
+            "(docs/usage.md).\n")
+
+
+def write_board(out: Path, leaderboard: Optional[Path] = None, final: bool = True) -> pd.DataFrame:
     """``out/board.csv`` and ``out/board.md``; returns the table."""
-    table = board(out, leaderboard)
+    table = board(out, leaderboard, final)
     table.to_csv(Path(out) / "board.csv", index=False)
     (Path(out) / "board.md").write_text(board_markdown(table))
     return table

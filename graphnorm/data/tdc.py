@@ -7,11 +7,12 @@ Layout as PyTDC downloads it (``admet_group(path=...)``) and as the offline arch
     <dir>/admet_group/<task>/test.csv
 
 `admet_group_dir` finds that folder (or extracts ``admet_group.zip`` once into the cache);
-`task_table` writes one table per task -- train_val rows in their file order, then the test
-rows, and a ``tdc_set`` column saying which -- that ``train --data`` reads with
+`task_table` writes one table per task -- train_val rows in their file order, then (``final``
+only) the test rows, and a ``tdc_set`` column saying which -- that ``train --data`` reads with
 ``--split tdc:tdc_set``: test rows are the fixed test set, the others are split into train and
 valid by `tdc_scaffold_split`, PyTDC's ``get_train_valid_split(seed, name)`` reproduced
-(benchmark seed k is PyTDC seed k + 1, the leaderboard's seeds 1..5).
+(benchmark seed k is PyTDC seed k + 1, the leaderboard's seeds 1..5). Without ``final`` the
+table never holds a test row: a run on it selects on validation and cannot score test.
 """
 from __future__ import annotations
 
@@ -92,24 +93,28 @@ def admet_group_dir(path: Optional[str | os.PathLike] = None, cache=None) -> Pat
                    "admet_group(path=DIR)`")
 
 
-def task_table(task: str, group_dir: Path, cache=None) -> Path:
+def task_table(task: str, group_dir: Path, cache=None, final: bool = True) -> Path:
     """``<cache>/tdc/tables/<task>.csv``: train_val then test rows, ``tdc_set`` = train_val |
-    test; written once (rewritten when the source files are newer)."""
+    test; written once (rewritten when the source files are newer). ``final=False``:
+    ``<task>.train_val.csv``, the train_val rows alone -- test.csv is not opened, so that a
+    selection run (`benchmark --suite tdc-admet` without ``--final``) cannot see a test molecule."""
     import pandas as pd
 
     from .cache import cache_root
 
     parse_tasks([task])
     src = Path(group_dir) / task
-    out = cache_root(cache) / "tdc" / "tables" / f"{task}.csv"
-    sources = [src / "train_val.csv", src / "test.csv"]
+    parts = ("train_val", "test") if final else ("train_val",)
+    name = f"{task}.csv" if final else f"{task}.train_val.csv"
+    out = cache_root(cache) / "tdc" / "tables" / name
+    sources = [src / f"{part}.csv" for part in parts]
     missing = [str(p) for p in sources if not p.is_file()]
     if missing:
         raise TDCError(f"TDC task {task}: {missing[0]} is missing")
     if out.is_file() and out.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
         return out
     frames = []
-    for part, p in zip(("train_val", "test"), sources):
+    for part, p in zip(parts, sources):
         frame = pd.read_csv(p)
         if not {"Drug", "Y"} <= set(frame.columns):
             raise TDCError(f"{p}: expected the columns Drug_ID,Drug,Y, found {list(frame.columns)}")

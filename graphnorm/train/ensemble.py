@@ -116,10 +116,11 @@ def _train_ensemble(cfg, jobs: int) -> dict:
     report = evaluate_ensemble(cfg)
     (out / ENSEMBLE_FILE).write_text(json.dumps(json_safe(report), indent=2, allow_nan=False))
     write_metrics(out, ensemble_metrics(cfg, report))
-    test = report["ensemble"]["test"]
-    print(f"[graphnorm] ensemble of {len(members)}: test {report['metric']} "
-          f"{test[report['metric']]:.4f} (members {', '.join(f'{v:.4f}' for v in report['members_test'])})"
-          f"; Spearman |error| vs std {report['spearman_abs_error_std']} -> {out}/ensemble.json")
+    split = "test" if "test" in report["ensemble"] else "val"  # val: a selection run's data
+    print(f"[graphnorm] ensemble of {len(members)}: {split} {report['metric']} "
+          f"{report['ensemble'][split][report['metric']]:.4f} (members "
+          f"{', '.join(f'{v:.4f}' for v in report[f'members_{split}'])})"
+          f"; Spearman |error| vs std {report.get('spearman_abs_error_std')} -> {out}/ensemble.json")
     return report
 
 
@@ -132,8 +133,9 @@ def ensemble_metrics(cfg, report: dict) -> dict:
     return {
         "dataset": first["dataset"], "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
         f"val_{metric}": report["ensemble"]["val"][metric],
-        f"test_{metric}": report["ensemble"]["test"][metric],
-        "per_target": {s: report["ensemble"][s]["per_target"] for s in ("val", "test")},
+        # None: the data withheld its test split (a TDC selection run), so nothing scored it
+        f"test_{metric}": report["ensemble"].get("test", {}).get(metric),
+        "per_target": {s: scored["per_target"] for s, scored in report["ensemble"].items()},
         "ensemble": len(members), "members_test": report["members_test"],
         "best_epoch": None, "epochs": max(m["epochs"] for m in members),
         "steps": sum(m["steps"] for m in members),
@@ -190,7 +192,7 @@ def evaluate_ensemble(cfg) -> dict:
     from graphnorm.tasks import compute_metric, resolve_task
     from graphnorm.tasks.averaging import average_for, average_members
     from graphnorm.train.datamodule import GraphDataModule
-    from graphnorm.train.evaluate import predict_loader, prediction_frame
+    from graphnorm.train.evaluate import predict_loader, prediction_frame, scored_splits
     from graphnorm.train.member_weights import (fit_tree_weight, member_weights, prior_weight,
                                                    tree_weight_rule)
     from graphnorm.provenance import code_sha
@@ -211,13 +213,17 @@ def evaluate_ensemble(cfg) -> dict:
     # --member-average logodds: a classifier's log-odds are averaged (graphnorm.tasks.averaging)
     average = report["member_average"] = average_for(resolve_task(task), cfg.member_average)
     fit, prior = tree_weight_rule(cfg.tree_weight)
-    read = {split: member_predictions(files, split, names) for split in ("val", "test")}
+    # members whose data withheld the test split (a TDC selection run) scored none: nor does
+    # the ensemble, from their files; otherwise the data module says which splits hold rows
+    splits = ("val",) if all(m[f"test_{metric}"] is None for m in members) else ("val", "test")
+    read = {split: member_predictions(files, split, names) for split in splits}
     checksum = members[0].get("data_checksum")  # the members' data: the ensemble's
     if checksum is None or not all(read.values()):  # the members predict the splits again
         dm = GraphDataModule.from_config(cfg, progress=False, num_workers=0)
         dm.setup()
         checksum = dm.checksum
-    for split in ("val", "test"):
+        splits = scored_splits(dm.splits)
+    for split in splits:
         preds, y, smiles = read[split] or predict_loader(models, dm.loader(split, train=False))
         if split == "val" and (fit or prior is not None) and any(tree) and not all(tree):
             weights = (fit_tree_weight(metric, preds, y, tree, prior, average) if fit else

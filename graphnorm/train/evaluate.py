@@ -35,12 +35,20 @@ def prediction_frame(names: list[str], pred: torch.Tensor, y: torch.Tensor, smil
     return df
 
 
+def scored_splits(splits) -> tuple[str, ...]:
+    """The evaluation splits that hold molecules: ("val", "test"), or ("val",) where the
+    data withholds its test set (the TDC suite's selection tables, graphnorm/data/tdc.py), so
+    that no test score, prediction file or summary of one exists for such a run."""
+    return tuple(s for s in ("val", "test") if s == "val" or len(splits[s]))
+
+
 def evaluate_checkpoint(path: Path, dm, out: Optional[Path] = None) -> dict:
-    """Val and test metric of a checkpoint; with ``out``, also ``out/predictions_<split>.csv.gz``."""
+    """Val and test metric of a checkpoint (test None where the data has no test split);
+    with ``out``, also ``out/predictions_<split>.csv.gz``."""
     loaded = load_checkpoint(path)
     metric = loaded.task["metric"]
-    scores = {"epoch": loaded.epoch}
-    for split in ("val", "test"):
+    scores = {"epoch": loaded.epoch, "test": None}
+    for split in scored_splits(dm.splits):
         (pred,), y, smiles = predict_loader([loaded], dm.loader(split, train=False))
         scores[split] = compute_metric(metric, pred, y)
         if "targets" in loaded.task:  # own data: every target's MAE/RMSE or ROC-AUC

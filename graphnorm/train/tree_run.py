@@ -20,13 +20,13 @@ def _warn_overlap(feature_set: str, smiles: dict, boosters) -> dict | None:
     from graphnorm.baselines.tree_features import training_overlap
 
     counts = training_overlap(feature_set, smiles, boosters)
-    if counts and (counts["val"] or counts["test"]):
+    if counts and (counts["val"] or counts.get("test")):
         import warnings
 
         which = f"boosters of {boosters}" if boosters else "shipped ADMET boosters"
         warnings.warn(f"--tree-features {feature_set}: the {which} were fitted on "
                       f"{counts['val']} of the {len(smiles['val'])} validation and "
-                      f"{counts['test']} of the {len(smiles['test'])} test molecules; their "
+                      f"{counts.get('test', 0)} of the {len(smiles.get('test', []))} test molecules; their "
                       "features are in-sample there, so those scores flatter the set "
                       "(graphnorm/pretrained/README.md lists the data)", stacklevel=2)
     return counts
@@ -40,7 +40,7 @@ def train_trees(cfg) -> dict:
     from graphnorm.baselines.tree_features import base_set, extend, keep_with_run, signature, width
     from graphnorm.data.feature_cache import table_features
     from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
-    from graphnorm.train.evaluate import prediction_frame
+    from graphnorm.train.evaluate import prediction_frame, scored_splits
     from graphnorm.provenance import code_sha, cpu_model
     from graphnorm.run_folder import refuse_overwrite
     from graphnorm.tasks import compute_metric, resolve_task
@@ -63,7 +63,8 @@ def train_trees(cfg) -> dict:
                                 progress=cfg.progress)
     info = splits.info
     task = resolve_task(info)
-    smiles = {s: _smiles(splits[s]) for s in ("train", "val", "test")}
+    scored = scored_splits(splits)  # ("val",): a table without test rows, never scored
+    smiles = {s: _smiles(splits[s]) for s in ("train", *scored)}
     every = sorted(set().union(*smiles.values()))
     overlap = _warn_overlap(feature_set, smiles, boosters)
     table = extend(feature_set, table_features(base_set(feature_set), every, Path(spec.path).name,
@@ -71,8 +72,7 @@ def train_trees(cfg) -> dict:
                    boosters)
     row = {s: k for k, s in enumerate(every)}
     xs = {s: table[[row[m] for m in smiles[s]]] for s in smiles}
-    ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1)
-          for s in ("train", "val", "test")}
+    ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1) for s in smiles}
     threads = cfg.threads or 1
     models, config, transforms = trees.fit(task, xs["train"], ys["train"], cfg.seed,
                                           threads)
@@ -87,13 +87,14 @@ def train_trees(cfg) -> dict:
     if logged and cfg.progress:
         print(f"[graphnorm] {kind.name}: fitted in log10 units, predicted in yours (positive, "
               f"heavy-tailed labels): {', '.join(logged)}", flush=True)
-    preds["test"] = trees.predict(task, models, xs["test"], transforms)
+    if "test" in scored:
+        preds["test"] = trees.predict(task, models, xs["test"], transforms)
     features = signature(feature_set, boosters)
     out.mkdir(parents=True, exist_ok=True)
     keep_with_run(boosters, out)
     write_run_files(out, splits)
     trees.save(out, models, info, features, config, cfg.seed, transforms)
-    scores, per_target = {}, {}
+    scores, per_target = {"test": None}, {}
     for split, pred in preds.items():
         p, y = torch.from_numpy(pred), torch.from_numpy(ys[split])
         scores[split] = compute_metric(info["metric"], p, y)

@@ -62,6 +62,10 @@ def test_layouts_zip_and_folder_and_a_clear_error(tmp_path, cache_root, monkeypa
     assert (extracted / "caco2_wang" / "test.csv").is_file()
     table = pd.read_csv(task_table("caco2_wang", extracted, cache=tmp_path / "cache"))
     assert table["tdc_set"].tolist() == ["train_val", "train_val", "test", "test"]
+    # a selection table (the suite without --final): test.csv is neither needed nor read
+    (extracted / "caco2_wang" / "test.csv").unlink()
+    table = pd.read_csv(task_table("caco2_wang", extracted, tmp_path / "cache", final=False))
+    assert table["tdc_set"].tolist() == ["train_val", "train_val"]
     with pytest.raises(TDCError, match="herg/train_val.csv is missing"):
         task_table("herg", extracted, cache=tmp_path / "cache")
 
@@ -88,11 +92,12 @@ def test_split_equals_pytdcs_on_a_real_task(real_group, cache_root):
 def test_suite_writes_runs_and_the_board(real_group, cache_root, tmp_path):
     from graphnorm.cli import main
 
-    out = tmp_path / "tdc"
+    out, ledger = tmp_path / "tdc", tmp_path / "ledger.csv"
     argv = ["benchmark", "--suite", "tdc-admet", "--tasks", "dili", "--models", "gbm",
             "--seeds", "2", "--tdc-dir", str(real_group), "--cache-root", str(cache_root),
-            "--out", str(out), "--threads", "1", "--no-progress"]
-    assert main(argv) == 0
+            "--out", str(out), "--threads", "1", "--no-progress", "--final", "--ledger", str(ledger)]
+    assert main(argv) == 0  # --final: test scored (tests/bench/test_tdc_ledger.py: without)
+    assert pd.read_csv(ledger)[["task", "variant", "seeds"]].values.tolist() == [["dili", "gbm", "0 1"]]
     runs = [json.loads(p.read_text()) for p in sorted(out.glob("dili/runs/gbm/seed*/metrics.json"))]
     assert [r["config"]["split_seed"] for r in runs] == [0, 1]
     assert all(r["metric"] == "rocauc" and r["config"]["split"] == "tdc:tdc_set" for r in runs)
