@@ -32,7 +32,7 @@ BEST_CHECKPOINT = "best.ckpt"  # the best validation epoch's model: what predict
 LAST_CHECKPOINT = "last.ckpt"  # written every few steps: what --resume continues
 KEPT_CHECKPOINTS = "checkpoints"  # --keep-checkpoints: every validation's, step=<k>.ckpt
 SPLITS_FILE = "splits.json"  # an own table's rows per split (rerun: --split file:splits.json)
-ENSEMBLE_FILE = "ensemble.json"  # an ensemble's report and fitted member weights
+ENSEMBLE_FILE = "ensemble.json"  # an ensemble's report, member weights and average (graphnorm.ensemble)
 METRICS_FILE = "metrics.json"  # the run's record: present once the run finished
 MEMBER_DIRS = "model_*"  # an ensemble's graph members
 REQUIRED = ("metric", "seed")
@@ -81,31 +81,6 @@ def write_metrics(out: str | os.PathLike, result: dict) -> Path:
     tmp.write_text(json.dumps(json_safe(result), indent=2, allow_nan=False))
     tmp.replace(path)
     return path
-
-
-def read_member_weights(run: str | os.PathLike, members: int):
-    """The member weights an ensemble folder fitted on validation (``ensemble.json``'s
-    ``member_weights``, in `checkpoint_files` order), or None: equal weights (no fitted
-    weights, or a list that does not match ``members``)."""
-    path = Path(run) / ENSEMBLE_FILE
-    try:
-        weights = json.loads(path.read_text()).get("member_weights")
-    except (OSError, ValueError, AttributeError):
-        return None
-    if not isinstance(weights, list) or len(weights) != members:
-        return None
-    return [float(w) for w in weights]
-
-
-def read_member_average(run: str | os.PathLike) -> str:
-    """How an ensemble folder averages its members (``ensemble.json``'s ``member_average``,
-    `graphnorm.tasks.averaging`); ``mean`` where the file does not say (every ensemble before
-    session 32 averaged in the user's units, its weights fitted for that)."""
-    try:
-        average = json.loads((Path(run) / ENSEMBLE_FILE).read_text()).get("member_average")
-    except (OSError, ValueError, AttributeError):
-        return "mean"
-    return average if isinstance(average, str) else "mean"
 
 
 @dataclass(frozen=True)

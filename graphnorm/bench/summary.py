@@ -183,23 +183,28 @@ def _read_predictions(path: Path) -> pd.DataFrame:
     return _READS[path]
 
 
-def ensemble_score(paths: Sequence[Path], metric: str) -> float | None:
-    """The metric of the runs' mean prediction; None unless >= 2 files exist and all hold the
-    same molecules with the same labels (else the mean would mix different rows)."""
+def ensemble_score(paths: Sequence[Path], metric: str, split: str = "test") -> float | None:
+    """The metric of the runs pooled into one ensemble (`Ensemble.combine`; runs pooled take
+    the plain mean, as ``predict`` pools several runs) from their prediction files of
+    ``split``, ``paths``; None unless >= 2 files exist and all hold the same molecules with
+    the same labels (else the mean would mix different rows)."""
     import torch
 
+    from graphnorm.ensemble import Ensemble, MemberRowsError
     from graphnorm.tasks import compute_metric
 
     if len(paths) < 2 or not all(p.is_file() for p in paths):
         return None
-    frames = [_read_predictions(p) for p in paths]
-    labels = [c for c in frames[0].columns if c.startswith("y:")]
-    if not labels or any(not f[["smiles", *labels]].equals(frames[0][["smiles", *labels]])
-                         for f in frames[1:]):
+    ensemble = Ensemble.of_files(paths)  # members known by their prediction files
+    try:
+        rows, preds = ensemble.split_predictions(split, read=_read_predictions)
+    except (KeyError, MemberRowsError):
         return None
-    preds = [c.replace("y:", "pred:", 1) for c in labels]
-    mean = np.mean([f[preds].to_numpy() for f in frames], axis=0)
-    return float(compute_metric(metric, torch.tensor(mean), torch.tensor(frames[0][labels].to_numpy())))
+    labels = [c for c in rows.columns if c.startswith("y:")]
+    if not labels:
+        return None
+    return float(compute_metric(metric, torch.tensor(ensemble.combine(preds)),
+                                torch.tensor(rows[labels].to_numpy())))
 
 
 def late_gain(logs: Sequence[Path], metric: str, fraction: float = 0.2) -> dict:

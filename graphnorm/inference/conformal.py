@@ -17,7 +17,8 @@ https://arxiv.org/abs/1706.04599) and Platt (logistic on the logit) or isotonic 
 fitted on the validation predictions.
 
 The validation predictions come from the run folders (``predictions_val.csv.gz``, written by
-every training run beside its ``best.ckpt``); an ensemble's are its members' mean.
+every training run beside its ``best.ckpt``); an ensemble's are what its ``combine`` makes of
+its members' (`graphnorm.ensemble.Ensemble`: their weighted mean, or of their log-odds).
 """
 from __future__ import annotations
 
@@ -28,10 +29,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from graphnorm.ensemble import Ensemble
 from graphnorm.run_folder import BEST_CHECKPOINT, predictions_file
-from graphnorm.tasks.averaging import average_members
-
-VAL_FILE = predictions_file("val")
 
 
 def conformal_quantile(residuals: np.ndarray, level: float) -> float:
@@ -45,30 +44,16 @@ def conformal_quantile(residuals: np.ndarray, level: float) -> float:
     return float("inf") if n == 0 or k > n else float(r[k - 1])
 
 
-def validation_predictions(checkpoints: Sequence[Path], weights=None,
-                           average: str = "mean") -> pd.DataFrame:
-    """The validation predictions of a model (one run) or the mean of an ensemble's members
-    (runs on one split): ``smiles``, ``y:<target>``, ``pred:<target>``. Refuses members
-    that scored different molecules, and runs without the file (trained before it existed:
-    ``experiments/rescore_runs.py`` writes it)."""
-    frames = []
-    for ckpt in checkpoints:
-        path = Path(ckpt).parent / VAL_FILE
-        if not path.is_file():
-            raise FileNotFoundError(f"no validation predictions {path}: intervals and "
-                                    "calibration are fitted on them (a run writes them when "
-                                    "it finishes)")
-        frames.append(pd.read_csv(path))
-    labels = [c for c in frames[0].columns if c.startswith("y:")]
-    for ckpt, f in zip(checkpoints[1:], frames[1:]):
-        if not f[["smiles", *labels]].equals(frames[0][["smiles", *labels]]):
-            raise ValueError(f"{ckpt} was validated on other molecules than {checkpoints[0]}: "
-                             "conformal intervals need one validation split for all members")
-    preds = [c.replace("y:", "pred:", 1) for c in labels]
-    out = frames[0][["smiles", *labels]].copy()
-    stacked = np.stack([f[preds].to_numpy(dtype=float) for f in frames])
-    # averaged as the ensemble predicts: its fitted member weights (ensemble.json) and average
-    out[preds] = average_members(stacked, weights, average)
+def validation_predictions(model: Ensemble | Sequence[Path]) -> pd.DataFrame:
+    """The validation predictions of a model: one run, or an ensemble's members combined as
+    it predicts (its fitted weights and average; model files or run folders given as a list
+    are pooled: the plain mean). ``smiles``, ``y:<target>``, ``pred:<target>``. Refuses
+    members that scored different molecules, and runs without the file (trained before it
+    existed: ``experiments/rescore_runs.py`` writes it)."""
+    ensemble = model if isinstance(model, Ensemble) else Ensemble.of_files(model)
+    out, stacked = ensemble.split_predictions("val")
+    out[[c.replace("y:", "pred:", 1) for c in out.columns if c.startswith("y:")]] = \
+        ensemble.combine(stacked)
     return out
 
 

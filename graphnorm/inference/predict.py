@@ -5,10 +5,10 @@
 
 Each input row gets a prediction or an error message, never both; one bad row never costs
 the others their predictions. ``checkpoint`` may be a file, a run directory or an ensemble
-directory (``model_<k>/best.ckpt``, and ``forest/forest.skops`` when a fingerprint forest is
-one of its members): an ensemble predicts the members' mean and adds
-``<column>_std``, their population standard deviation (model disagreement, not a calibrated
-interval). Messages name rows as the user counts them (``row 1`` is the first SMILES; files
+directory (``model_<k>/best.ckpt``, and ``gbm/gbm.json`` or ``forest/forest.skops`` when a tree
+model is one of its members): an ensemble predicts what `graphnorm.ensemble.Ensemble.combine`
+makes of its members (their weighted mean, or of their log-odds) and adds ``<column>_std``,
+their population standard deviation (model disagreement, not a calibrated interval). Messages name rows as the user counts them (``row 1`` is the first SMILES; files
 read with :func:`read_input` say ``line N``, the header being line 1). A prediction for a molecule larger than every training
 molecule (when the checkpoint records the training domain) is extrapolation: it is still
 made, and an :class:`ExtrapolationWarning` names the rows (also kept in
@@ -26,13 +26,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from graphnorm.checkpoints import CheckpointError, LoadedModel, checkpoint_files, load_member
+from graphnorm.checkpoints import CheckpointError, LoadedModel, load_member
 from graphnorm.chem import featurize_many, graph_data
 from graphnorm.chem.descriptor_values import shared_by_smiles
 from graphnorm.data.table import MoleculeTable, read_table
 from graphnorm.graph import collate_graphs
+from graphnorm.ensemble import Ensemble
 from graphnorm.tasks import resolve_task
-from graphnorm.tasks.averaging import MEAN, average_for, average_members
 
 
 class ExtrapolationWarning(UserWarning):
@@ -58,27 +58,23 @@ def _same(members: Sequence[LoadedModel], what: str, get) -> None:
 
 
 class Predictor:
-    """Predictions of one checkpoint, or the mean of an ensemble's members plus their
-    standard deviation (``<target>_std``: how much the models disagree, not a calibrated
-    error bar). A member may be a fingerprint forest (`graphnorm.baselines.forest_file`):
-    it predicts from the same rows' SMILES, and counts as one member in the mean."""
+    """Predictions of one checkpoint, or an ensemble's (``ensemble.combine`` of its members'
+    predictions) plus the members' standard deviation (``<target>_std``: how much the models
+    disagree, not a calibrated error bar). A member may be a tree model (``kind.tree``): it
+    predicts from the same rows' SMILES, and is one member of the ensemble.
+    ``ensemble``: the members' weights and average (`graphnorm.ensemble.Ensemble`, as
+    `load_predictor` reads it from an ensemble folder); None: each member once, the mean."""
 
     def __init__(self, loaded: LoadedModel | Sequence[LoadedModel], batch_size: int = 128,
-                 rows_per_pass: int = 20_000, weights: Optional[Sequence[float]] = None,
-                 average: str = MEAN):
+                 rows_per_pass: int = 20_000, ensemble: Optional[Ensemble] = None):
         from graphnorm.chem import FeaturizerConfig
 
         self.members = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
-        # the members' weights in the mean, fitted on validation by `train` (ensemble.json's
-        # member_weights); None: every member counts once
-        self.weights = None if weights is None else [float(w) for w in weights]
-        if self.weights is not None and len(self.weights) != len(self.members):
-            raise CheckpointError(f"{len(self.weights)} member weights for {len(self.members)} members")
-        # ... and how they are averaged (ensemble.json's member_average; graphnorm.tasks.averaging)
-        try:
-            self.average = average_for(resolve_task(self.members[0].task), average)
-        except ValueError as err:
-            raise CheckpointError(f"{self.members[0].path}: {err}: written by a newer graphnorm?") from err
+        ensemble = ensemble or Ensemble.of_files([m.path for m in self.members])
+        if len(ensemble) != len(self.members):
+            raise CheckpointError(f"an ensemble of {len(ensemble)} members for "
+                                  f"{len(self.members)} loaded models")
+        self.ensemble = ensemble.for_task(self.members[0].task)  # logodds: classification only
         self.batch_size = batch_size
         self.rows_per_pass = max(1, rows_per_pass)  # molecules featurized and held at a time
         self.graph_members = [m for m in self.members if not m.kind.tree]  # registry entries
@@ -160,8 +156,8 @@ class Predictor:
             if m.kind.tree and done:  # one call per slice: trees vectorize
                 per_member[k, done] = m.predict_smiles([str(g.smiles) for _, g in graphs]).float()
         mean, std = np.full((n, len(cols)), np.nan), np.full((n, len(cols)), np.nan)
-        mean[done] = average_members(per_member[:, done].double().numpy(), self.weights, self.average)
-        std[done] = per_member[:, done].std(0, unbiased=False).double().numpy()
+        mean[done] = self.ensemble.combine(per_member[:, done].double().numpy())
+        std[done] = self.ensemble.spread(per_member[:, done]).double().numpy()
         return RowPredictions(mean, std, errors, flags)
 
     def prediction_frame(self, smiles: Sequence[str], rows: RowPredictions) -> pd.DataFrame:
@@ -228,7 +224,7 @@ class Predictor:
         if resolve_task(self.task).binary:
             raise ValueError("--interval is for regression models; calibrate a classifier's "
                              "probabilities with --calibrate platt|isotonic")
-        val = validation_predictions([m.path for m in self.members], self.weights, self.average)
+        val = validation_predictions(self.ensemble)
         q = interval_halfwidths(val, level)
         for target, width in q.items():
             if not np.isfinite(width):
@@ -261,7 +257,7 @@ class Predictor:
         if not resolve_task(self.task).binary:
             raise ValueError("--calibrate is for classification models; regression models "
                              "take --interval LEVEL")
-        val = validation_predictions([m.path for m in self.members], self.weights, self.average)
+        val = validation_predictions(self.ensemble)
         return {column: ProbabilityCalibrator(method).fit(val[f"pred:{target}"].to_numpy(float),
                                                           val[f"y:{target}"].to_numpy(float))
                 for column, target in zip(self.columns, self.loaded.targets)}
@@ -336,23 +332,15 @@ def load_predictor(checkpoint: str | Path | Sequence[str | Path], batch_size: in
     several of them pool into one ensemble (e.g. every seed of a benchmark variant, or runs of
     different models trained on the same data and featurizer). The graph models run on
     ``device`` (`resolve_device`); tree members on the CPU."""
-    paths = [checkpoint] if isinstance(checkpoint, (str, Path)) else list(checkpoint)
-    if not paths:
-        raise CheckpointError("no checkpoint given")
-    from graphnorm.run_folder import read_member_average, read_member_weights
-
-    files = [f for p in paths for f in checkpoint_files(p)]
     # one ensemble folder: the member weights it fitted on validation and its average
-    # (pooled runs: the equal mean)
-    one = len(paths) == 1 and len(files) > 1
-    weights = read_member_weights(paths[0], len(files)) if one else None
-    average = read_member_average(paths[0]) if one else MEAN
-    members = [load_member(f) for f in files]
+    # (ensemble.json); pooled runs: the equal mean
+    ensemble = Ensemble.load(checkpoint)
+    members = [load_member(f) for f in ensemble.files]
     device = resolve_device(device)
     for m in members:
         if not m.kind.tree:
             m.to(device)
-    return Predictor(members, batch_size=batch_size, weights=weights, average=average)
+    return Predictor(members, batch_size=batch_size, ensemble=ensemble)
 
 
 def read_input(path: str | Path, smiles_column: Optional[str] = None) -> MoleculeTable:

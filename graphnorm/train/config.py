@@ -49,7 +49,7 @@ class TrainConfig:
     # share unless the fit is better by more than one bootstrap standard error;
     # graphnorm/train/member_weights.py)
     member_average: str = "mean"  # how an ensemble averages its members: mean (user units) |
-    # logodds (classification: the mean log-odds; regression stays mean; tasks/averaging.py)
+    # logodds (classification: the mean log-odds; regression stays mean; graphnorm/ensemble/averaging.py)
     bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
     recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
     # each validation (size-bucketed batches skew them; 0 = keep the moving averages)
@@ -139,7 +139,7 @@ class TrainConfig:
         from graphnorm.train.member_weights import tree_weight_rule
 
         tree_weight_rule(self.tree_weight)  # raises, naming the value
-        from graphnorm.tasks.averaging import check_average
+        from graphnorm.ensemble.averaging import check_average
 
         check_average(self.member_average)
         if self.recalibrate_source not in ("random", "training"):

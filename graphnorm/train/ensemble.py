@@ -164,33 +164,30 @@ def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list
 
 def member_predictions(files: list[Path], split: str, names: list[str]):
     """``predict_loader``'s (predictions [M, N, T], labels [N, T], SMILES) from the members'
-    own prediction files of ``split`` (each written when its best model was scored): the
-    tree member then need not featurize the split's molecules again. None where a file is
-    missing or the members' rows differ; the members then predict again."""
-    import pandas as pd
+    own prediction files of ``split`` (each written when its best model was scored,
+    `Ensemble.split_predictions`): the tree member then need not featurize the split's
+    molecules again. None where a file is missing or the members' rows differ; the members
+    then predict again."""
     import torch
 
-    frames = []
-    for f in files:
-        path = f.parent / predictions_file(split)
-        if not path.is_file():
-            return None
-        frames.append(pd.read_csv(path))
-    smiles = frames[0]["smiles"]
-    pred_cols, y_cols = [f"pred:{n}" for n in names], [f"y:{n}" for n in names]
-    if smiles.isna().any() or any(
-            not set(pred_cols + y_cols) <= set(df) or not df["smiles"].equals(smiles)
-            or not df[y_cols].equals(frames[0][y_cols]) for df in frames):
+    from graphnorm.ensemble import Ensemble, MemberRowsError
+
+    try:
+        rows, preds = Ensemble.of_files(files).split_predictions(split, names)
+    except (FileNotFoundError, KeyError, MemberRowsError):
+        return None
+    if rows["smiles"].isna().any():
         return None
     # float32, as the members' predict_batch returns (the files hold them in float64)
-    preds = torch.stack([torch.tensor(df[pred_cols].to_numpy("float32")) for df in frames])
-    return preds, torch.tensor(frames[0][y_cols].to_numpy("float32")), smiles.tolist()
+    return (torch.from_numpy(preds.astype("float32")),
+            torch.tensor(rows[[f"y:{n}" for n in names]].to_numpy("float32")),
+            rows["smiles"].tolist())
 
 
 def evaluate_ensemble(cfg) -> dict:
     from graphnorm.checkpoints import checkpoint_files, load_member
+    from graphnorm.ensemble import Ensemble
     from graphnorm.tasks import compute_metric, resolve_task
-    from graphnorm.tasks.averaging import average_for, average_members
     from graphnorm.train.datamodule import GraphDataModule
     from graphnorm.train.evaluate import predict_loader, prediction_frame, scored_splits
     from graphnorm.train.member_weights import (fit_tree_weight, member_weights, prior_weight,
@@ -201,17 +198,18 @@ def evaluate_ensemble(cfg) -> dict:
     files = checkpoint_files(out)
     models = [load_member(p) for p in files]
     task = models[0].task
+    # equal weights until fitted on validation; --member-average logodds: a classifier's
+    # log-odds are averaged (graphnorm/ensemble/averaging.py)
+    ensemble = Ensemble.of_files(files, average=cfg.member_average).for_task(task)
     metric, names = task["metric"], models[0].targets
     report = {"metric": metric, "members": len(models), "targets": names,
               "seeds": [cfg.seed + k for k in range(cfg.ensemble)], "ensemble": {},
-              "member_files": [str(p.relative_to(out)) for p in files]}
+              "member_files": ensemble.record(out)["member_files"]}
     members = [read_metrics(p.parent) for p in files]
     report["members_val"] = [m[f"val_{metric}"] for m in members]
     report["members_test"] = [m[f"test_{metric}"] for m in members]
-    tree = [m.kind.tree for m in models]
-    weights = None  # equal: the plain mean
-    # --member-average logodds: a classifier's log-odds are averaged (graphnorm.tasks.averaging)
-    average = report["member_average"] = average_for(resolve_task(task), cfg.member_average)
+    tree = ensemble.tree
+    average = report["member_average"] = ensemble.average
     fit, prior = tree_weight_rule(cfg.tree_weight)
     # members whose data withheld the test split (a TDC selection run) scored none: nor does
     # the ensemble, from their files; otherwise the data module says which splits hold rows
@@ -228,9 +226,10 @@ def evaluate_ensemble(cfg) -> dict:
         if split == "val" and (fit or prior is not None) and any(tree) and not all(tree):
             weights = (fit_tree_weight(metric, preds, y, tree, prior, average) if fit else
                        member_weights(prior_weight(prior, tree), tree, preds.dtype))
-            report["member_weights"] = [round(float(w), 6) for w in weights]
-        std = preds.std(0, unbiased=False)
-        mean = average_members(preds, weights, average)
+            ensemble = ensemble.weighted(weights.tolist())
+            report["member_weights"] = ensemble.record(out)["member_weights"]
+        std = ensemble.spread(preds)
+        mean = ensemble.combine(preds)
         # the ensemble's own prediction files, as a single run's: benchmark seed ensembles,
         # `compare` and conformal coverage read them
         prediction_frame(names, mean, y, smiles).to_csv(out / predictions_file(split),

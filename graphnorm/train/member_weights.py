@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphnorm.tasks.averaging import MEAN, average_members
+from graphnorm.ensemble import MEAN, Ensemble, Member
 
 WEIGHT_GRID = tuple(round(0.1 * k, 1) for k in range(11))
 BOOTSTRAP_DRAWS = 200
@@ -32,8 +32,10 @@ def member_weights(w: float, tree: list[bool], dtype):
 
 
 def _blend(preds, w: float, tree: list[bool], average: str = MEAN):
-    """The members' predictions [M, N, T] averaged at weight w (`average_members`): [N, T]."""
-    return average_members(preds, member_weights(w, tree, preds.dtype), average)
+    """The members' predictions [M, N, T] combined at weight w as the ensemble would be
+    (`Ensemble.combine`; members known here by their predictions only): [N, T]."""
+    weights = member_weights(w, tree, preds.dtype).tolist()
+    return Ensemble(tuple(Member(None, weight=v) for v in weights), average).combine(preds)
 
 
 def _score(metric, preds, y, w, tree, average=MEAN):
@@ -74,7 +76,7 @@ def fit_tree_weight(metric: str, preds, y, tree: list[bool], prior=None, average
     """Member weights [M]: the tree member's weight w from `WEIGHT_GRID` that scores best on
     these (validation) predictions [M, N, T], the graph members sharing 1 - w equally; with
     ``prior`` (a weight, or `EQUAL`), that w only where it beats the prior by more than one
-    standard error. ``average``: how the members are averaged (`average_members`)."""
+    standard error. ``average``: how the members are averaged (graphnorm.ensemble)."""
     from graphnorm.tasks import HIGHER_IS_BETTER
 
     prior = None if prior is None else prior_weight(prior, tree)

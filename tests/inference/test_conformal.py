@@ -64,12 +64,13 @@ def test_calibration_reduces_ece_of_overconfident_probabilities():
 
 
 def test_too_small_a_validation_split_is_refused_by_name(tmp_path):
+    from graphnorm.ensemble import Ensemble
     from graphnorm.inference.predict import Predictor
 
     ckpt = _write_val(tmp_path / "r", ["C", "CC", "CCC"], [1.0, 2.0, 3.0], [1.0, 2.0, 3.5])
     member = type("M", (), {"path": ckpt})()
     fake = Predictor.__new__(Predictor)
-    fake.members, fake.weights, fake.average = [member], None, "mean"
+    fake.members, fake.ensemble = [member], Ensemble.of_files([ckpt])
     fake.loaded = type("L", (), {"task": {"task_type": "regression"}, "targets": ["t"]})()
     with pytest.raises(ValueError, match="0.9 interval for t needs at least 9 labelled "
                                          "validation molecules; the run has 3"):

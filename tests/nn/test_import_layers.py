@@ -54,7 +54,7 @@ LAYERS = (
     {"nn"},  # transformer core
     {"graph", "text", "vision"},  # models
     {"data", "baselines", "models"},  # datasets, tree/GNN baselines, the model registry
-    {"checkpoints", "pretrained"},  # model files: format, upgrades, reader; shipped backbones
+    {"checkpoints", "pretrained", "ensemble"},  # model files: format, upgrades, reader; shipped backbones; ensembles
     {"train"},
     {"inference", "explain", "serve", "bench", "analysis"},  # what uses trained models
     {"cli"},

@@ -1,6 +1,7 @@
-"""How an ensemble's members are averaged into one prediction: the one home of that rule for
-training (the ensemble's scores, the fitted member weight), ``predict``/``serve`` and the
-intervals fitted on validation.
+"""How an ensemble's members are averaged into one prediction: the rule behind
+`graphnorm.ensemble.Ensemble.combine`, which every place that averages members calls (the
+ensemble's scores and fitted member weight in training, ``predict``/``serve``, the intervals
+and calibration fitted on validation, a benchmark summary's seed and model-pair ensembles).
 
 - ``mean``: the weighted mean in the user's units (probabilities for classification);
 - ``logodds``: for classification, the weighted mean of the members' log-odds, mapped back
@@ -39,7 +40,7 @@ def average_for(task, configured: str) -> str:
 
 def average_members(preds, weights: Optional[Sequence[float]] = None, average: str = MEAN):
     """preds [M, N, T] (torch tensor or numpy array), weights [M] (None: equal) -> [N, T] in
-    the same library and dtype."""
+    the same library and dtype. Called by `Ensemble.combine` only (a test keeps it so)."""
     import numpy as np
 
     if isinstance(preds, np.ndarray):
@@ -55,7 +56,8 @@ def average_members(preds, weights: Optional[Sequence[float]] = None, average: s
     def pool(x):
         if weights is None:
             return x.mean(0)
-        return torch.einsum("m,mnt->nt", torch.as_tensor(weights).to(x.dtype), x)
+        # the weights in the predictions' dtype (a list of floats, or a tensor)
+        return torch.einsum("m,mnt->nt", torch.as_tensor(weights, dtype=x.dtype), x)
 
     if average == MEAN:
         return pool(preds)
