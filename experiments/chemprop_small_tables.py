@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 from graphnorm.bench.summary import paired_difference
+from graphnorm.run_folder import write_metrics
 from graphnorm.tasks import compute_metric
 
 
@@ -77,7 +78,7 @@ def run_seed(args, seed: int, out: Path) -> dict:
                   [str(Path(args.chemprop).parent / "python"), "-c",
                    "import chemprop, torch; print(chemprop.__version__, 'torch', torch.__version__)"],
                   capture_output=True, text=True).stdout.strip()}
-    (out / "metrics.json").write_text(json.dumps(result, indent=2))
+    write_metrics(out, result)  # graphnorm's record (strict JSON, checked; no validation score)
     return result
 
 

@@ -8,13 +8,12 @@ match), so the difference is not drowned by the seed-to-seed spread.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from graphnorm.bench.summary import paired_cell, paired_difference
-from graphnorm.run_folder import METRICS_FILE
+from graphnorm.run_folder import METRICS_FILE, RunRecordError, read_record
 
 def read_seeds(folder: Path, split: str = "test") -> tuple[pd.Series, dict]:
     """``{seed: <split>_<metric>}`` of every finished run in ``folder`` and the facts both sides
@@ -26,11 +25,11 @@ def read_seeds(folder: Path, split: str = "test") -> tuple[pd.Series, dict]:
     values, facts = {}, None
     for path in sorted(folder.glob(f"seed*/{METRICS_FILE}")):
         try:  # paired by the run's own seed, as the benchmark summary pairs them
-            m = json.loads(path.read_text())
-            run_facts = {"dataset": m["dataset"], "metric": m["metric"]}
-            seed, value = int(m["seed"]), float(m[f"{split}_{m['metric']}"])
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-            raise ValueError(f"{path}: not a finished run's metrics.json ({err!r})") from err
+            record = read_record(path)
+            run_facts = {"dataset": record.dataset, "metric": record.metric}
+            seed, value = record.seed, float(record.fields[f"{split}_{record.metric}"])
+        except (RunRecordError, KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"{path}: not a finished run's metrics.json ({err})") from err
         if facts is not None and run_facts != facts:
             raise ValueError(f"{path}: {run_facts} differs from the other runs in {folder} "
                              f"({facts})")

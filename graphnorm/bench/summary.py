@@ -19,7 +19,7 @@ import pandas as pd
 
 from graphnorm.bench.plots import plot_curves, plot_summary, val_curve
 from graphnorm.models import DEFAULT_MODEL
-from graphnorm.run_folder import METRICS_FILE, json_safe, predictions_file
+from graphnorm.run_folder import METRICS_FILE, json_safe, predictions_file, read_record
 
 _READS: dict | None = None  # path -> frame while `summarize` runs (None: no caching)
 
@@ -43,7 +43,7 @@ def _norm_variants(model: str | None) -> bool:
 
 
 def load_runs(out: Path) -> pd.DataFrame:
-    rows = [json.loads(p.read_text()) for p in sorted(out.glob(f"runs/*/seed*/{METRICS_FILE}"))]
+    rows = [read_record(p).fields for p in sorted(out.glob(f"runs/*/seed*/{METRICS_FILE}"))]
     if not rows:
         raise FileNotFoundError(f"no finished runs (runs/*/seed*/metrics.json) under {out}")
     runs = pd.DataFrame(rows)

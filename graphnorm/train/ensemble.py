@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.run_folder import (ENSEMBLE_FILE, LAST_CHECKPOINT, SPLITS_FILE, hold_run, is_finished,
-                                  json_safe, member_dir, predictions_file, read_metrics, write_metrics)
+from graphnorm.run_folder import (ENSEMBLE_FILE, LAST_CHECKPOINT, SPLITS_FILE, RunRecord, hold_run,
+                                  is_finished, json_safe, member_dir, predictions_file, read_metrics)
 from graphnorm.train.processes import die_with_parent, train_run
 
 RUN_FILES = (SPLITS_FILE, "skipped_rows.csv", "data_report.json")
@@ -115,7 +115,7 @@ def _train_ensemble(cfg, jobs: int) -> dict:
             shutil.copyfile(src, out / name)
     report = evaluate_ensemble(cfg)
     (out / ENSEMBLE_FILE).write_text(json.dumps(json_safe(report), indent=2, allow_nan=False))
-    write_metrics(out, ensemble_metrics(cfg, report))
+    ensemble_metrics(cfg, report).write(out)
     split = "test" if "test" in report["ensemble"] else "val"  # val: a selection run's data
     print(f"[graphnorm] ensemble of {len(members)}: {split} {report['metric']} "
           f"{report['ensemble'][split][report['metric']]:.4f} (members "
@@ -124,29 +124,27 @@ def _train_ensemble(cfg, jobs: int) -> dict:
     return report
 
 
-def ensemble_metrics(cfg, report: dict) -> dict:
+def ensemble_metrics(cfg, report: dict) -> RunRecord:
     """The ensemble as one run in ``OUT/metrics.json`` (a benchmark run may be an ensemble):
-    the mean prediction's val/test metric; time, steps and parameters summed over members
-    (what the ensemble cost)."""
+    the ensemble's val/test metric; time, steps and parameters summed over members (what the
+    ensemble cost)."""
     members = [read_metrics(m.out) for m in member_configs(cfg)]
     metric, first = report["metric"], members[0]
-    return {
-        "dataset": first["dataset"], "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
-        f"val_{metric}": report["ensemble"]["val"][metric],
+    return RunRecord(
+        metric, cfg.seed, report["ensemble"]["val"][metric],
         # None: the data withheld its test split (a TDC selection run), so nothing scored it
-        f"test_{metric}": report["ensemble"].get("test", {}).get(metric),
-        "per_target": {s: scored["per_target"] for s, scored in report["ensemble"].items()},
-        "ensemble": len(members), "members_test": report["members_test"],
-        "best_epoch": None, "epochs": max(m["epochs"] for m in members),
-        "steps": sum(m["steps"] for m in members),
-        "wall_time_s": round(sum(m["wall_time_s"] for m in members), 1),
-        "cpu_time_s": round(sum(m.get("cpu_time_s") or 0.0 for m in members), 1),
-        "budget_s": first.get("budget_s"), "stopped_by": first.get("stopped_by"),
-        "model": cfg.model_name, "forest_member": cfg.forest_member,
-        "params": sum(m["params"] for m in members),
-        "hardware": first.get("hardware"), "git_sha": report["git_sha"],
-        "data_checksum": report["data_checksum"], "config": cfg.to_dict(),
-    }
+        report["ensemble"].get("test", {}).get(metric), model=cfg.model_name,
+        dataset=first["dataset"], norm=cfg.norm,
+        per_target={s: scored["per_target"] for s, scored in report["ensemble"].items()},
+        best_epoch=None, epochs=max(m["epochs"] for m in members),
+        steps=sum(m["steps"] for m in members),
+        wall_time_s=round(sum(m["wall_time_s"] for m in members), 1),
+        cpu_time_s=round(sum(m.get("cpu_time_s") or 0.0 for m in members), 1),
+        budget_s=first.get("budget_s"), stopped_by=first.get("stopped_by"),
+        params=sum(m["params"] for m in members), hardware=first.get("hardware"),
+        git_sha=report["git_sha"], data_checksum=report["data_checksum"], config=cfg.to_dict(),
+        extra={"ensemble": len(members), "members_test": report["members_test"],
+               "forest_member": cfg.forest_member})
 
 
 def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list:

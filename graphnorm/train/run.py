@@ -28,8 +28,8 @@ from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
 from graphnorm.provenance import code_sha, cpu_model
-from graphnorm.run_folder import (BEST_CHECKPOINT, KEPT_CHECKPOINTS, LAST_CHECKPOINT, refuse_overwrite,
-                                  write_metrics)
+from graphnorm.run_folder import (BEST_CHECKPOINT, KEPT_CHECKPOINTS, LAST_CHECKPOINT, RunRecord,
+                                  refuse_overwrite)
 from graphnorm.tasks import HIGHER_IS_BETTER, target_names
 
 
@@ -167,24 +167,21 @@ def train(cfg: TrainConfig) -> dict:
         stopped_by = "patience"
     if timer is not None and timer._duration and timer.time_elapsed("train") >= timer._duration:
         stopped_by = "max_time"
-    result = {
-        "dataset": cfg.data or cfg.dataset, "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
-        f"val_{metric}": scores["val"], f"test_{metric}": scores["test"],
-        **({"per_target": scores["per_target"]} if "per_target" in scores else {}),
+    record = RunRecord(
+        metric, cfg.seed, scores["val"], scores["test"], model=cfg.model_name,
+        dataset=cfg.data or cfg.dataset, norm=cfg.norm, per_target=scores.get("per_target"),
         # epochs count from 1 everywhere (progress bar, here, learning curve)
-        "best_epoch": scores["epoch"] + 1 if validated else None, "epochs": trainer.current_epoch,
-        "steps": trainer.global_step, "wall_time_s": round(speed.wall_time, 1),
-        "cpu_time_s": round(speed.cpu_time, 1),
-        "budget_s": cfg.budget_s, "stopped_by": stopped_by, "model": cfg.model_name,
-        "params": sum(p.numel() for p in module.model.parameters()),
-        "train_graphs_per_s": round(speed.graphs_per_second, 1),
-        "hardware": _hardware(trainer),
-        **({"init_from": initialized} if initialized else {}),
-        **({"resumes": dm.resumes} if dm.resumes else {}),  # exact: as if never stopped
-        "git_sha": code_sha(), "data_checksum": dm.checksum, "torch": torch.__version__,
-        "config": cfg.to_dict(),
-    }
-    write_metrics(out, result)
+        best_epoch=scores["epoch"] + 1 if validated else None, epochs=trainer.current_epoch,
+        steps=trainer.global_step, wall_time_s=round(speed.wall_time, 1),
+        cpu_time_s=round(speed.cpu_time, 1), budget_s=cfg.budget_s, stopped_by=stopped_by,
+        params=sum(p.numel() for p in module.model.parameters()), hardware=_hardware(trainer),
+        git_sha=code_sha(), data_checksum=dm.checksum, config=cfg.to_dict(),
+        extra={"train_graphs_per_s": round(speed.graphs_per_second, 1),
+               **({"init_from": initialized} if initialized else {}),
+               **({"resumes": dm.resumes} if dm.resumes else {}),  # exact: as if never stopped
+               "torch": torch.__version__})
+    record.write(out)
+    result = record.fields
     merge_history(out)
     log_csv = out / "logs" / "metrics.csv"
     if log_csv.is_file():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.run_folder import predictions_file, write_metrics
+from graphnorm.run_folder import RunRecord, predictions_file
 
 
 def _smiles(dataset) -> list[str]:
@@ -103,19 +103,17 @@ def train_trees(cfg) -> dict:
             out / predictions_file(split), index=False)
     wall = time.time() - started
     metric = info["metric"]
-    result = {
-        "dataset": cfg.data, "norm": cfg.norm, "seed": cfg.seed, "metric": metric,
-        f"val_{metric}": scores["val"], f"test_{metric}": scores["test"], "per_target": per_target,
-        "best_epoch": None, "epochs": 0, "steps": 0, "wall_time_s": round(wall, 1),
-        "cpu_time_s": round(time.process_time() - cpu_started, 1),
-        "budget_s": None, "stopped_by": "fit", "model": kind.name, "params": 0,
-        "train_graphs_per_s": round(len(splits["train"]) / max(wall, 1e-9), 1),
-        "hardware": f"{cpu_model()}, {threads} threads, {kind.label}",
-        "tree_model": config, "features": features, "transforms": transforms,
-        **({"admet_overlap": overlap} if overlap is not None else {}),
-        # the saved model's own fit (test scores): train + val; val scores: train only
-        **({"refit": refit} if refit is not None else {}),
-        "git_sha": code_sha(), "data_checksum": splits.checksum, "config": cfg.to_dict(),
-    }
-    write_metrics(out, result)
-    return result
+    record = RunRecord(
+        metric, cfg.seed, scores["val"], scores["test"], model=kind.name, dataset=cfg.data,
+        norm=cfg.norm, per_target=per_target, best_epoch=None, epochs=0, steps=0,
+        wall_time_s=round(wall, 1), cpu_time_s=round(time.process_time() - cpu_started, 1),
+        budget_s=None, stopped_by="fit", params=0,
+        hardware=f"{cpu_model()}, {threads} threads, {kind.label}", git_sha=code_sha(),
+        data_checksum=splits.checksum, config=cfg.to_dict(),
+        extra={"train_graphs_per_s": round(len(splits["train"]) / max(wall, 1e-9), 1),
+               "tree_model": config, "features": features, "transforms": transforms,
+               **({"admet_overlap": overlap} if overlap is not None else {}),
+               # the saved model's own fit (test scores): train + val; val scores: train only
+               **({"refit": refit} if refit is not None else {})})
+    record.write(out)
+    return record.fields
