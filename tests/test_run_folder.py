@@ -75,3 +75,53 @@ def test_a_run_folder_is_trained_by_one_process_at_a_time(tmp_path):
         with hold_run(tmp_path / "runs" / "seed1"):  # another folder: its own lock
             pass
     assert not run.exists()  # the lock lives beside the folder, which the run creates
+
+
+def test_a_typed_record_writes_its_keys_in_one_order_and_reads_back(tmp_path):
+    from graphnorm.run_folder import RunRecord, read_record
+
+    record = RunRecord("rmse", 3, np.float32(0.5), math.nan, model="gbm", dataset="t.csv",
+                       norm="ln", best_epoch=None, epochs=0, steps=0, wall_time_s=1.0,
+                       cpu_time_s=0.5, stopped_by="fit", params=0, hardware="cpu",
+                       git_sha="abc", data_checksum="d", config={"seed": 3},
+                       extra={"features": {"set": "maplight"}, "mine": 1,
+                              "train_graphs_per_s": 2.0})
+    record.write(tmp_path)
+    text = (tmp_path / "metrics.json").read_text()
+    assert list(json.loads(text)) == [
+        "dataset", "norm", "seed", "metric", "val_rmse", "test_rmse", "best_epoch", "epochs",
+        "steps", "wall_time_s", "cpu_time_s", "budget_s", "stopped_by", "model", "params",
+        "train_graphs_per_s", "hardware", "features", "mine", "git_sha", "data_checksum",
+        "config"]  # a kind's own keys in KEY_ORDER, others before git_sha
+    back = read_record(tmp_path)
+    assert (back.metric, back.seed, back.val, back.test, back.model) == ("rmse", 3, 0.5, None, "gbm")
+    assert back.epochs == 0 and back.extra == {"features": {"set": "maplight"}, "mine": 1,
+                                               "train_graphs_per_s": 2.0}
+    assert json.loads(text) == back.fields
+    with pytest.raises(RunRecordError, match=r"metrics.json: epochs='3' \(expected integer\)"):
+        RunRecord("rmse", 3, 0.5, 0.4, epochs="3").write(tmp_path)  # checked before writing
+    (tmp_path / "metrics.json").write_text(text.replace('"epochs": 0', '"epochs": "0"'))
+    with pytest.raises(RunRecordError, match=rf"{tmp_path}/metrics.json: epochs='0'"):
+        read_record(tmp_path)
+
+
+def test_metrics_json_is_written_in_one_place():
+    """Only graphnorm/run_folder.py writes metrics.json (`RunRecord.write`): no other module
+    opens or writes a path named by METRICS_FILE or "metrics.json"."""
+    import ast
+    from pathlib import Path
+
+    import graphnorm
+
+    pkg = Path(graphnorm.__file__).parent
+    writers = []
+    for path in sorted(pkg.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            target = ast.dump(node.func.value) if isinstance(node.func, ast.Attribute) else ""
+            names_file = "METRICS_FILE" in target or "'metrics.json'" in target
+            if name == "write_metrics" or (name in ("write_text", "write_bytes", "open") and names_file):
+                writers.append(f"{path.relative_to(pkg)}:{node.lineno}")
+    assert [w for w in writers if not w.startswith("run_folder.py")] == []
