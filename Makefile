@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine with only Python 3.10+:
 #   make train   # set up .venv, then train the fast Graphormer + SepNorm on ZINC-subset, print test MAE
-#   make test    # set up .venv, then run the test suite
+#   make test    # set up .venv, then the fast tests (minutes; no raw data needed)
+#   make test-all  # every test: real data, processes, tutorials (what CI runs)
 #   make docs    # the documentation site, offline and strict, into site/ (open site/index.html)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -13,7 +14,7 @@ NORM   ?= sep:bn+bn
 # a new directory per run: `graphnorm train` refuses to overwrite a trained run (--resume continues one)
 OUT    ?= runs/zinc-subset-$(subst :,-,$(subst +,-,$(NORM)))-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: setup train test docs bench clean
+.PHONY: setup train test test-all docs bench clean
 
 setup: $(STAMP)
 
@@ -31,7 +32,12 @@ train: setup
 	$(BIN)/graphnorm train --config experiments/configs/zinc_subset_fast.yaml \
 		--norm $(NORM) --max-time $(TIME) --seed 0 --out $(OUT)
 
+# the fast tier: unit tests and end-to-end ones on a committed table (tests/conftest.py: the rule)
 test: setup
+	$(BIN)/python -m pytest -q -m "not slow"
+
+# everything, slow tier included (raw data from GRAPHNORM_RAW_DIR or ../shared/datasets)
+test-all: setup
 	$(BIN)/python -m pytest -q
 
 # the docs extra (pinned by constraints.txt, like everything else) only when it is missing

@@ -1,4 +1,18 @@
-"""Shared fixtures: the real raw data directory and one dataset cache per test session."""
+"""Shared fixtures: the real raw data directory and one dataset cache per test session.
+
+Two tiers. `make test` (`pytest -m "not slow"`) runs in minutes and never reads ../shared;
+`make test-all` (plain `pytest`, what CI runs) runs everything. A test is `slow` when
+
+- it needs the real raw data: it requests `raw_dir`, directly or through another fixture
+  (`zinc_subset`, `tiny_run`, `real_bench`, `molhiv`, ...); `pytest_collection_modifyitems`
+  below marks these, so no list is kept by hand;
+- or it carries `@pytest.mark.slow` / `pytestmark = pytest.mark.slow` in its file (the comment
+  says why): tests that read ../shared without the fixture, start processes (DDP, tutorials,
+  workers, a server, kill-and-resume), fuzz, or train or fit for more than ~5 CPU-seconds.
+
+The end-to-end tests of the fast tier train on `tests/fixtures/zinc_properties.csv`
+(`zinc_property_table`), a committed table of 500 real ZINC molecules.
+"""
 import os
 from pathlib import Path
 
@@ -6,6 +20,7 @@ import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 # Hypothesis (under Schemathesis) keeps its example database and caches in ./.hypothesis/:
 # a temporary folder instead, so a test run leaves the repository as it found it
@@ -64,23 +79,14 @@ def one_thread():
 
 
 @pytest.fixture(scope="session")
-def zinc_property_table(raw_dir):
+def zinc_property_table():
     """The first 500 molecules of the real ZINC test file with targets RDKit computes (so
-    learning is checkable): Crippen logP, TPSA and a QED > 0.7 class; an ``id`` column."""
-    import gzip
-
+    learning is checkable): Crippen logP, TPSA and a QED > 0.7 class; an ``id`` column.
+    Committed as tests/fixtures/zinc_properties.csv (no raw data needed);
+    tests/test_fixtures.py rebuilds it from the raw file (slow tier)."""
     import pandas as pd
-    from rdkit import Chem
-    from rdkit.Chem import QED, Descriptors
 
-    with gzip.open(raw_dir / "zinc" / "jtvae_test.txt.gz", "rt") as f:
-        smiles = [line.strip() for _, line in zip(range(500), f)]
-    rows = []
-    for k, s in enumerate(smiles):
-        mol = Chem.MolFromSmiles(s)
-        rows.append({"id": f"Z{k}", "smiles": s, "logp": round(Descriptors.MolLogP(mol), 3),
-                     "tpsa": round(Descriptors.TPSA(mol), 2), "qed_high": int(QED.qed(mol) > 0.7)})
-    return pd.DataFrame(rows)
+    return pd.read_csv(FIXTURES / "zinc_properties.csv")
 
 
 @pytest.fixture(scope="session")
@@ -95,3 +101,10 @@ def real_bench(raw_dir, cache_root, zinc_subset, tmp_path_factory):
                       max_epochs=1, batch_size=64, limit_train=128, limit_eval=64, progress=False)
     df = run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=2, out=out)
     return out, cfg, df
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tier rule (module docstring): whatever needs `raw_dir` is `slow`."""
+    for item in items:
+        if "raw_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)

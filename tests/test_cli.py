@@ -47,6 +47,7 @@ def test_analyze_raw_dir_has_help(capsys):
     assert "--raw-dir RAW_DIR offline raw data folder" in text and "GRAPHNORM_RAW_DIR" in text
 
 
+@pytest.mark.slow  # starts Python processes that import torch
 def test_cli_asks_openmp_for_passive_waiting_before_torch_loads(tmp_path):
     """OMP_WAIT_POLICY only counts if set before torch is imported: importing the CLI must
     not import torch, and main() sets the variable unless the user chose one."""

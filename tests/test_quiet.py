@@ -3,6 +3,8 @@ import logging
 import subprocess
 import sys
 
+import pytest
+
 import graphnorm  # noqa: F401  (installs the filters)
 
 
@@ -34,6 +36,7 @@ def test_a_trainer_prints_no_lightning_tips_but_its_other_info(tmp_path):
     assert not [m for m in seen.messages if "Tip" in m or "litlogger" in m]
 
 
+@pytest.mark.slow  # starts a Python process
 def test_importing_torch_geometric_through_graphnorm_warns_nothing():
     # a fresh interpreter: torch_geometric warns only on its first import
     code = ("import warnings; warnings.simplefilter('error'); import graphnorm; "

@@ -73,6 +73,7 @@ def test_their_hash_follows_the_boosters_not_the_time_their_fit_took(tmp_path):
         assert (admet_signature(path)["admet"] == shipped) == (name == "slower")
 
 
+@pytest.mark.slow  # fits boosters and a gbm: ~6 CPU-s
 def test_gbm_on_them_trains_saves_and_predicts(zinc_property_table, cache_root, tmp_path, capsys):
     table = tmp_path / "mols.csv"
     zinc_property_table.head(120).to_csv(table, index=False)

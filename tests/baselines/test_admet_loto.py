@@ -13,6 +13,8 @@ from graphnorm.cli import main
 from graphnorm.data.tdc import TDC_ADMET_TASKS, task_kind
 from graphnorm.data.tdc_aux import AUX_TASKS, aux_table, task_frame
 
+pytestmark = pytest.mark.slow  # builds leave-one-task-out boosters: ~20 CPU-s
+
 
 @pytest.fixture(scope="module")
 def fake_group(zinc_property_table, tmp_path_factory):

@@ -71,6 +71,7 @@ def test_gbm_run_saves_a_model_predict_loads(table, cache_root, tmp_path):
     assert metrics["test_mae"] == pytest.approx(float(np.abs(test["pred:logp"] - test["y:logp"]).mean()))
 
 
+@pytest.mark.slow  # two gbm runs: ~8 CPU-s
 def test_tree_refit_scores_validation_before_fitting_on_it(table, cache_root, tmp_path):
     """--tree-refit: validation is scored by the train-only fit (the same predictions as a run
     without it); the saved model and the test scores come from the fit on train + val."""
@@ -103,6 +104,7 @@ def test_tree_refit_scores_validation_before_fitting_on_it(table, cache_root, tm
     assert err[1] < err[0]
 
 
+@pytest.mark.slow  # starts a Python process
 def test_a_gbm_run_does_not_load_the_training_stack(table, cache_root, tmp_path):
     """A tree run writes the same provenance (graphnorm.provenance) without importing
     Lightning: seconds of start-up a gbm user does not pay."""
@@ -145,6 +147,7 @@ def test_bad_gbm_files_are_named(tmp_path):
         load_member(path)
 
 
+@pytest.mark.slow  # trains an ensemble: ~7 CPU-s
 def test_gbm_as_the_tree_member_of_an_ensemble(table, cache_root, tmp_path):
     out = tmp_path / "pair"
     assert main(["train", "--data", str(table), "--target-columns", "qed_high", "--task",
@@ -160,6 +163,7 @@ def test_gbm_as_the_tree_member_of_an_ensemble(table, cache_root, tmp_path):
     _the_members_files_score_as_the_members_predict(out)
 
 
+@pytest.mark.slow  # trains an ensemble: ~5 CPU-s
 def test_an_ensembles_members_compute_each_molecules_descriptors_once(table, tmp_path, monkeypatch):
     """On an empty cache the Graphormer's descriptor inputs and gbm's MapLight vectors of an
     ensemble come from one computation per molecule (graphnorm.train.ensemble opens
@@ -179,6 +183,7 @@ def test_an_ensembles_members_compute_each_molecules_descriptors_once(table, tmp
     assert len(calls) == 60
 
 
+@pytest.mark.slow  # trains ensembles: ~5 CPU-s
 def test_log_odds_averaging_is_recorded_and_predict_follows_it(table, cache_root, tmp_path):
     """--member-average logodds (the admet recipe's): the ensemble's files, its scores and
     ``predict`` (with its calibration on validation) all average the members' log-odds."""
@@ -252,6 +257,7 @@ def test_tree_weight_is_chosen_on_validation():
     assert w.sum().item() == pytest.approx(1.0) and w[2].item() == pytest.approx(0.5)  # cancels the bias
 
 
+@pytest.mark.slow  # trains an ensemble: ~5 CPU-s
 def test_regression_default_weights_gbm_on_validation(table, cache_root, tmp_path):
     out = tmp_path / "stacked"
     assert main(["train", "--data", str(table), "--target-columns", "logp", "--split", "random",

@@ -37,6 +37,7 @@ def test_rf_needs_a_table(tmp_path, capsys):
     assert "--model rf takes a user table" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # trains forests and graph models: ~35 CPU-s
 def test_repeats_pair_models_on_each_split(table, cache_root, tmp_path):
     out = tmp_path / "bench"
     argv = ["benchmark", "--data", str(table), "--target-columns", "logp", "--split", "random",
@@ -66,6 +67,7 @@ def test_repeats_pair_models_on_each_split(table, cache_root, tmp_path):
     assert main(["benchmark", "--dataset", "zinc-subset", "--repeats", "2", "--out", str(tmp_path / "z")]) == 2
 
 
+@pytest.mark.slow  # trains an ensemble: ~5 CPU-s
 def test_an_ensemble_is_one_benchmark_run_with_intervals(table, cache_root, tmp_path):
     out = tmp_path / "ens"
     argv = ["benchmark", "--data", str(table), "--target-columns", "logp", "tpsa", "--split",

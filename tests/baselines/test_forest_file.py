@@ -29,6 +29,7 @@ def _saved(tmp_path):
     return path, predict_forests("binary", forests, x)
 
 
+@pytest.mark.slow  # fits a forest: ~20-40 s on 2 cores
 def test_a_saved_forest_predicts_as_it_did(tmp_path):
     path, before = _saved(tmp_path)
     forest = load_forest(path)
@@ -38,6 +39,7 @@ def test_a_saved_forest_predicts_as_it_did(tmp_path):
     assert after[:29, 0].mean() > 0.9 and after[29:, 0].mean() < 0.1  # it learned the alcohols
 
 
+@pytest.mark.slow  # fits a forest: ~10-20 s on 2 cores
 def test_bad_forest_files_are_named_and_refused(tmp_path):
     path, _ = _saved(tmp_path)
     meta = json.loads((tmp_path / FOREST_META).read_text())
@@ -72,6 +74,7 @@ def forest_ensemble(zinc_property_table, cache_root, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # trains an ensemble with a forest: ~20 CPU-s
 def test_classification_tables_average_the_graphormer_and_the_forest(forest_ensemble):
     out = forest_ensemble
     metrics = json.loads((out / "metrics.json").read_text())
@@ -96,6 +99,7 @@ def test_classification_tables_average_the_graphormer_and_the_forest(forest_ense
     assert calibrated.prediction[:8].between(0, 1).all()
 
 
+@pytest.mark.slow  # the same ensemble as the test above
 def test_explain_scores_the_graph_members_and_says_so(forest_ensemble):
     from graphnorm.explain.explainer import load_explainer
 
@@ -121,6 +125,7 @@ def test_a_forest_run_from_before_forests_were_saved_is_named(tmp_path):
         checkpoint_files(tmp_path)
 
 
+@pytest.mark.slow  # fits a forest: ~25-35 s on 2 cores
 def test_a_forest_alone_is_served_without_drawings(tmp_path):
     from graphnorm.inference.predict import Predictor
     from graphnorm.serve.service import PredictionService

@@ -380,6 +380,7 @@ def test_a_summary_reads_each_prediction_file_once(tmp_path, monkeypatch):
     assert len([p for p in reads if str(p).endswith("predictions_test.csv.gz")]) == 8
 
 
+@pytest.mark.slow  # starts a process
 def test_a_run_another_process_trains_is_skipped_and_left_out(tmp_path, monkeypatch, capsys):
     """Two benchmark commands on one campaign: each trains what the other is not training."""
     from held_runs import held_elsewhere

@@ -115,6 +115,7 @@ def _has_avx2() -> bool:
 
 @pytest.mark.skipif(__import__("platform").machine() not in ("x86_64", "AMD64") or not _has_avx2(),
                     reason="the Haswell OpenBLAS kernel needs an x86 CPU with AVX2")
+@pytest.mark.slow  # starts Python processes
 def test_ipc_does_not_depend_on_the_blas_kernel():
     """The same features under two OpenBLAS kernels (RDKit's float path differs there)."""
     import os

@@ -73,6 +73,7 @@ def _check_contract(d, smiles, nf, ne, max_hops=5):
     assert int(d.path.max()) < max(e, 1)
 
 
+@pytest.mark.slow  # reads ../shared (MolHIV)
 @needs_hiv
 def test_ogb_vocab_equals_smiles2graph(hiv_smiles):
     rng = np.random.default_rng(0)
@@ -86,6 +87,7 @@ def test_ogb_vocab_equals_smiles2graph(hiv_smiles):
     _check_contract(d, s, 9, 3)
 
 
+@pytest.mark.slow  # reads ../shared (MolHIV)
 @needs_hiv
 def test_unsanitizable_hiv_smiles_featurize(hiv_smiles):
     for row, (smiles, n) in UNSANITIZABLE_HIV.items():
@@ -100,6 +102,7 @@ def test_unsanitizable_hiv_smiles_featurize(hiv_smiles):
     assert (salt.spd.view(27, 27)[0, 1:] == 255).all()
 
 
+@pytest.mark.slow  # reads ../shared (ZINC-subset)
 @needs_zinc
 def test_zinc_train0_known_facts(zinc_subset):
     assert zinc_subset["train"][0] == ZINC_TRAIN0
@@ -113,6 +116,7 @@ def test_zinc_train0_known_facts(zinc_subset):
     assert bonds[2] == 0 and bonds[1] == 2 + 5 + 2  # naphthalene 5, pyrrole 2, two S=O
 
 
+@pytest.mark.slow  # reads ../shared (ZINC-subset)
 @needs_zinc
 def test_zinc_vocab_covers_a_subset_sample(zinc_subset):
     rng = np.random.default_rng(1)

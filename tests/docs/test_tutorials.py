@@ -22,6 +22,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.slow  # the tutorials, some in their own processes
+
 SCRIPTS = Path(__file__).resolve().parents[2] / "docs" / "tutorials" / "scripts"
 QUICK = "--preset tiny --max-steps 5 --no-progress"
 _ASSIGN = re.compile(r"^(\w+)=\$\{\1:-([^}]*)\}\s*(#.*)?$")

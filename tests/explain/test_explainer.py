@@ -112,6 +112,7 @@ def test_default_method_is_one_place():
     assert cli.METHOD_CHOICES == methods.METHODS
 
 
+@pytest.mark.slow  # starts a Python process
 def test_parser_with_explain_and_serve_loads_no_torch_or_fastapi():
     """`graphnorm --help` stays instant: the two commands' arguments import nothing heavy."""
     import subprocess

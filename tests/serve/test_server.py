@@ -14,6 +14,8 @@ import pytest
 
 from tiny_checkpoint import write_ensemble
 
+pytestmark = pytest.mark.slow  # a live `graphnorm serve` process
+
 
 def free_port() -> int:
     with socket.socket() as s:

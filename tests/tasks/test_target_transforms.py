@@ -44,6 +44,7 @@ TINY = ["--preset", "tiny", "--batch-size", "32", "--lr", "1e-3", "--threads", "
         "--split", "random", "--task", "regression"]
 
 
+@pytest.mark.slow  # trains: ~5 CPU-s
 def test_a_heavy_tailed_target_trains_in_log_units(zinc_property_table, cache_root, tmp_path):
     df = zinc_property_table.head(200).copy()
     df["half_life"] = 10 ** (df["tpsa"] / 30.0)  # positive, spans orders of magnitude

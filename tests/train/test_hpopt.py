@@ -16,6 +16,7 @@ def small_space(monkeypatch):
     monkeypatch.setattr(hpopt, "SEARCH_SPACE", space)
 
 
+@pytest.mark.slow  # trains several trials: ~20 CPU-s
 def test_trials_best_yaml_and_resume(small_space, zinc_property_table, cache_root, tmp_path):
     table = tmp_path / "t.csv"
     zinc_property_table.head(120).to_csv(table, index=False)

@@ -173,6 +173,7 @@ def test_format_1_checkpoint_with_scalar_scaling_still_predicts(ensemble, tmp_pa
     assert old.prediction.tolist() == pytest.approx(new.logp.tolist(), abs=1e-4)
 
 
+@pytest.mark.slow  # trains a benchmark: ~20 CPU-s
 def test_benchmark_and_analyze_accept_data(ensemble, table, cache_root, tmp_path):
     path, _ = table
     assert main(["benchmark", "--data", str(path), "--target-columns", "logp", "--norms", "ln",
@@ -198,6 +199,7 @@ def test_bad_table_fails_before_any_output(table, tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.slow  # trains: ~12 CPU-s
 def test_classification_reports_rocauc(table, cache_root, tmp_path):
     _, df = table
     df = df.assign(polar=np.where(df.tpsa.isna(), np.nan, (df.tpsa > 60).astype(float)))

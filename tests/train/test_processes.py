@@ -33,6 +33,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow  # starts processes
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG) is Linux's")
 def test_a_worker_dies_with_its_parent(tmp_path):
     script = tmp_path / "parent.py"

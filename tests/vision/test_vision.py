@@ -225,6 +225,7 @@ def test_linear_probe_separable():
     assert linear_probe(x[:200], y[:200], x[200:], y[200:]) > 0.9
 
 
+@pytest.mark.slow  # starts a Python process
 def test_no_graph_or_text_imports():
     code = ("import sys, graphnorm.vision; "
             "print([m for m in sys.modules if m.startswith(('graphnorm.graph', 'graphnorm.text'))])")
