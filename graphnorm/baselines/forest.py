@@ -8,7 +8,8 @@ same run files (``metrics.json``, ``predictions_{val,test}.csv.gz``, ``splits.js
 ``graphnorm/train/tree_run.py``), so ``benchmark --models graphormer,rf`` pairs it with the
 Graphormer split by split. Its fitted forests are saved beside them (``forest.skops``,
 `graphnorm/baselines/forest_file.py`), so ``predict`` loads a forest run, alone or as one
-member of an ensemble with graph models.
+member of an ensemble with graph models. As an estimator (``fit(X, y)`` / ``predict(X)``):
+`random_forests`, a `PerTarget` of `ForestTarget` (graphnorm/baselines/estimators.py).
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphnorm.tasks import resolve_task
+
+from .estimators import PerTarget
 
 COUNT_RADIUS, COUNT_BITS = 2, 2048
 
@@ -46,42 +49,65 @@ def morgan_counts(smiles: list[str], bits: int = COUNT_BITS) -> np.ndarray:
     return out
 
 
+class ForestTarget:
+    """One target's random forest as a scikit-learn-style estimator: ``fit(X, y)`` on the
+    labelled rows, ``predict(X)`` the value (binary: the probability of 1; 0 where training
+    saw no 1). ``model``: the fitted scikit-learn forest, what ``forest.skops`` stores
+    (`from_model` reads it back)."""
+
+    def __init__(self, binary: bool = False, config: ForestConfig = ForestConfig(),
+                 seed: int = 0, threads: int = 1):
+        self.binary, self.config, self.seed, self.threads = binary, config, seed, threads
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> "ForestTarget":
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+        c = self.config
+        kw = dict(n_estimators=c.n_estimators, max_features=c.max_features,
+                  min_samples_leaf=c.min_samples_leaf, random_state=self.seed, n_jobs=self.threads)
+        if self.binary:
+            self.model = RandomForestClassifier(**kw).fit(X, y.astype(int))
+        else:
+            self.model = RandomForestRegressor(**kw).fit(X, y)
+        return self
+
+    def predict(self, X: np.ndarray):
+        if not self.binary:
+            return self.model.predict(X)
+        classes = list(self.model.classes_)  # a training split with one class has no "1"
+        return self.model.predict_proba(X)[:, classes.index(1)] if 1 in classes else 0.0
+
+    @classmethod
+    def from_model(cls, model, binary: bool) -> "ForestTarget":
+        """The estimator of a stored forest."""
+        fitted = cls(binary)
+        fitted.model = model
+        return fitted
+
+
+def random_forests(task, seed: int = 0, threads: int = 1,
+                   config: ForestConfig = ForestConfig()) -> PerTarget:
+    """The rf kind's estimator: a `ForestTarget` per target column; ``task``: a task or its
+    name (`graphnorm.tasks`)."""
+    binary = resolve_task(task).binary
+    return PerTarget(lambda j: ForestTarget(binary, config, seed, threads))
+
+
+def fitted_forests(task, forests: list) -> PerTarget:
+    """`random_forests` as stored (`PerTarget.models`: forests, None), ready to predict."""
+    binary = resolve_task(task).binary
+    return PerTarget(estimators_=[None if f is None else ForestTarget.from_model(f, binary)
+                                  for f in forests])
+
+
 def fit_forests(task, x_train: np.ndarray, y_train: np.ndarray, seed: int,
                 threads: int, config: ForestConfig = ForestConfig()) -> list:
     """One forest per target, fitted on its labelled training rows (None for a target with
-    no label in the training split); ``task``: a task or its name (`graphnorm.tasks`)."""
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-
-    binary = resolve_task(task).binary
-
-    forests = []
-    for j in range(y_train.shape[1]):
-        have = ~np.isnan(y_train[:, j])
-        if not have.any():
-            forests.append(None)
-            continue
-        kw = dict(n_estimators=config.n_estimators, max_features=config.max_features,
-                  min_samples_leaf=config.min_samples_leaf, random_state=seed, n_jobs=threads)
-        if binary:
-            forests.append(RandomForestClassifier(**kw).fit(x_train[have],
-                                                            y_train[have, j].astype(int)))
-        else:
-            forests.append(RandomForestRegressor(**kw).fit(x_train[have], y_train[have, j]))
-    return forests
+    no label in the training split): `random_forests` fitted, its stored models."""
+    return random_forests(task, seed, threads, config).fit(x_train, y_train).models
 
 
 def predict_forests(task, forests: list, x: np.ndarray) -> np.ndarray:
     """Predictions [N, T] of `fit_forests`' forests (probabilities of 1 for binary targets;
     NaN for a target that had no training label)."""
-    binary = resolve_task(task).binary
-    out = np.full((len(x), len(forests)), np.nan)
-    for j, forest in enumerate(forests):
-        if forest is None:
-            continue
-        if binary:
-            classes = list(forest.classes_)  # a training split with one class has no "1"
-            out[:, j] = forest.predict_proba(x)[:, classes.index(1)] if 1 in classes else 0.0
-        else:
-            out[:, j] = forest.predict(x)
-    return out
-
+    return fitted_forests(task, forests).predict(x)
