@@ -40,11 +40,15 @@ class Stop:
 
     def __init__(self):
         self.requested = False
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, self._set)
+        self._before = {sig: signal.signal(sig, self._set) for sig in (signal.SIGINT,
+                                                                         signal.SIGTERM)}
 
     def _set(self, *_):
         self.requested = True
+
+    def restore(self) -> None:
+        for sig, handler in self._before.items():
+            signal.signal(sig, handler)
 
 
 def _log(path: Path, record: dict, progress: bool) -> None:
@@ -54,6 +58,23 @@ def _log(path: Path, record: dict, progress: bool) -> None:
         shown = {k: (float(f"{v:.4g}") if isinstance(v, float) else v)
                  for k, v in record.items() if k != "per_task"}
         print(f"[graphnorm pretrain] {shown}", file=sys.stderr, flush=True)
+
+
+class ResumeError(RuntimeError):
+    pass
+
+
+def _read_state(path: Path) -> dict:
+    """The saved state of a run; a file that does not load or lacks a part is named."""
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # unpickling garbage raises many exception types
+        raise ResumeError(f"{path} is corrupt ({type(err).__name__}: {err}); move it away to "
+                          "start the run again from scratch") from err
+    missing = [k for k in ("model", "optimizer", "progress", "rng") if k not in saved]
+    if missing:
+        raise ResumeError(f"{path} is not a pre-training state (missing {missing})")
+    return saved
 
 
 def _save(path: Path, obj) -> None:
@@ -75,9 +96,13 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
     state = {"step": 0, "epoch": 0, "position": 0, "wall": 0.0, "cpu": 0.0, "seen": 0,
              "best_loss": None}
     if state_path.is_file():
-        saved = torch.load(state_path, map_location="cpu", weights_only=True)
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
+        saved = _read_state(state_path)
+        try:
+            model.load_state_dict(saved["model"])
+            optimizer.load_state_dict(saved["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as err:
+            raise ResumeError(f"{state_path} holds another model's state ({err}); continue it "
+                              "with the settings in its pretrain.json, or pick a new --out") from err
         state.update(saved["progress"])
         torch.set_rng_state(saved["rng"])
     stop, started, cpu0 = Stop(), time.time(), time.process_time()
@@ -110,37 +135,40 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
 
     model.train()
     last = {}
-    while True:
-        if stop.requested or time.time() - started >= max_time_s or (
-                max_steps is not None and state["step"] >= max_steps):
-            break
-        order = run.permutation(state["epoch"])
-        if state["position"] >= n_train:
-            state["epoch"], state["position"] = state["epoch"] + 1, 0
-            continue
-        idx = order[state["position"]:state["position"] + B]
-        batch = run.batch(idx)
-        y = run.labels_of(batch.y)
-        for group in optimizer.param_groups:
-            group["lr"] = lr_at(state["step"] + 1, spec.lr, spec.warmup_steps)
-        loss = multitask_loss(model(batch), y, scaling, spec.weighting)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if spec.clip_norm:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), spec.clip_norm)
-        optimizer.step()
-        state["step"] += 1
-        state["position"] += len(idx)
-        state["seen"] += len(idx)
-        value = float(loss.detach())
-        running = value if running is None else 0.98 * running + 0.02 * value
-        if state["step"] % eval_every == 0:
-            wall, cpu = elapsed()
-            last = {"step": state["step"], "epoch": state["epoch"], "seen": state["seen"],
-                    "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-                    "lr": lr_at(state["step"], spec.lr, spec.warmup_steps),
-                    "train_loss": running, **evaluate()}
-            checkpoint(last)
-            _log(log_path, last, progress)
-    checkpoint(last)  # the state of the last step, whatever stopped the loop
+    try:
+        while True:
+            if stop.requested or time.time() - started >= max_time_s or (
+                    max_steps is not None and state["step"] >= max_steps):
+                break
+            order = run.permutation(state["epoch"])
+            if state["position"] >= n_train:
+                state["epoch"], state["position"] = state["epoch"] + 1, 0
+                continue
+            idx = order[state["position"]:state["position"] + B]
+            batch = run.batch(idx)
+            y = run.labels_of(batch.y)
+            for group in optimizer.param_groups:
+                group["lr"] = lr_at(state["step"] + 1, spec.lr, spec.warmup_steps)
+            loss = multitask_loss(model(batch), y, scaling, spec.weighting)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if spec.clip_norm:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), spec.clip_norm)
+            optimizer.step()
+            state["step"] += 1
+            state["position"] += len(idx)
+            state["seen"] += len(idx)
+            value = float(loss.detach())
+            running = value if running is None else 0.98 * running + 0.02 * value
+            if state["step"] % eval_every == 0:
+                wall, cpu = elapsed()
+                last = {"step": state["step"], "epoch": state["epoch"], "seen": state["seen"],
+                        "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                        "lr": lr_at(state["step"], spec.lr, spec.warmup_steps),
+                        "train_loss": running, **evaluate()}
+                checkpoint(last)
+                _log(log_path, last, progress)
+        checkpoint(last)  # the state of the last step, whatever stopped the loop
+    finally:
+        stop.restore()
     return last

@@ -113,3 +113,17 @@ def test_cli_trains_resumes_refuses_other_settings_and_reports(tiny_corpus, tmp_
     assert "sep:bn+bn 1x16" in table and table.count("\n") == 4
     assert (report / "curve.png").stat().st_size > 1000
     assert main(["pretrain", "--out", str(report), "--report", str(tmp_path)]) == 2
+
+
+def test_a_corrupt_or_foreign_state_is_named(make_run, tmp_path):
+    from graphnorm.pretrain.loop import ResumeError
+
+    (tmp_path / STATE_FILE).write_bytes(b"not a torch file")
+    with pytest.raises(ResumeError, match="corrupt"):
+        train(make_run(), tmp_path, 600, max_steps=1, eval_every=1, progress=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    train(make_run(), other, 600, max_steps=1, eval_every=5, progress=False)
+    wider = PretrainSpec(**{**SPEC.to_dict(), "hidden": 32, "corpora": None})
+    with pytest.raises(ResumeError, match="another model"):
+        train(make_run(wider), other, 600, max_steps=2, eval_every=5, progress=False)
