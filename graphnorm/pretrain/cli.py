@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from .setup import PretrainSpec
+from .spec import PretrainSpec
 
 _SPEC_FLAGS = ("norm", "num_layers", "hidden", "ffn_hidden", "batch_size", "lr", "warmup_steps",
                "weight_decay", "weighting", "seed")

@@ -23,8 +23,10 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from graphnorm.tasks import CLASSIFICATION, REGRESSION
+
 CORPUS_DIR = "admet_corpus"
-KINDS = ("binary", "regression")
+KINDS = (CLASSIFICATION.stored, REGRESSION.stored)  # as tasks.csv spells them
 
 
 class CorpusError(ValueError):
@@ -138,7 +140,7 @@ def _read_table(path: Path, kinds: dict[str, str], corpus: str):
         matrix = frame[columns].apply(pd.to_numeric, errors="raise").to_numpy(np.float32)
     except (ValueError, TypeError) as err:
         raise CorpusError(f"{path}: a label is not a number ({err})") from err
-    binary = np.array([kinds[c] == "binary" for c in columns])
+    binary = np.array([kinds[c] == CLASSIFICATION.stored for c in columns])
     if binary.any():
         b = matrix[:, binary]
         if not np.all(np.isnan(b) | (b == 0) | (b == 1)):

@@ -19,11 +19,14 @@ Held-out tasks are masked out of training (`TaskScaling.trained`).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from graphnorm.tasks import CLASSIFICATION
 
 from .corpus import Corpus
 
@@ -50,7 +53,7 @@ class TaskScaling:
         mean = np.divide(total, count, out=np.zeros(T), where=count > 0)
         var = np.divide(squares, count, out=np.ones(T), where=count > 0) - mean ** 2
         std = np.sqrt(np.clip(var * count / np.maximum(count - 1, 1), 1e-12, None))
-        binary = np.array([k == "binary" for k in corpus.task_kinds])
+        binary = np.array([k == CLASSIFICATION.stored for k in corpus.task_kinds])
         mean[binary], std[binary] = 0.0, 1.0
         std = np.maximum(std, 1e-6)
         trained = count > 0
@@ -59,12 +62,13 @@ class TaskScaling:
                    torch.as_tensor(std, dtype=torch.float32), torch.as_tensor(trained))
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k).tolist() for k in ("binary", "mean", "std", "trained")}
+        return {f.name: getattr(self, f.name).tolist() for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "TaskScaling":
-        return cls(torch.tensor(d["binary"]), torch.tensor(d["mean"], dtype=torch.float32),
-                   torch.tensor(d["std"], dtype=torch.float32), torch.tensor(d["trained"]))
+        binary, mean, std, trained = (d[f.name] for f in dataclasses.fields(cls))
+        return cls(torch.tensor(binary), torch.tensor(mean, dtype=torch.float32),
+                   torch.tensor(std, dtype=torch.float32), torch.tensor(trained))
 
 
 def per_label_losses(z: torch.Tensor, y: torch.Tensor, scaling: TaskScaling

@@ -12,49 +12,12 @@ the size curve); the head has one output per corpus task.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Optional
 
 import numpy as np
 import torch
 
-from .corpus import Corpus, load_corpus
-
-
-@dataclass(frozen=True)
-class PretrainSpec:
-    norm: str = "sep:bn+bn"
-    num_layers: int = 4
-    hidden: int = 64
-    ffn_hidden: int = 128
-    batch_size: int = 128
-    lr: float = 5e-4
-    warmup_steps: int = 1000
-    weight_decay: float = 0.01
-    clip_norm: float = 5.0
-    weighting: str = "molecule"  # objective.WEIGHTINGS
-    exclude_tdc: bool = True  # drop every TDC ADMET molecule (train_val and test): splits.py
-    corpora: Optional[tuple] = None  # None: every corpus of admet_corpus
-    seed: int = 0
-    val_percent: int = 5  # of scaffold groups held out (splits.scaffold_holdout)
-    val_max: int = 8000  # held-out molecules scored at each evaluation (a fixed sample)
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["corpora"] = list(self.corpora) if self.corpora else None
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "PretrainSpec":
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"unknown pre-training settings {unknown}; known: {sorted(known)}")
-        d = dict(d)
-        if d.get("corpora"):
-            d["corpora"] = tuple(d["corpora"])
-        return cls(**d)
+from .corpus import load_corpus
+from .spec import PretrainSpec
 
 
 def model_config(spec: PretrainSpec, num_tasks: int, featurizer) -> dict:
@@ -62,10 +25,11 @@ def model_config(spec: PretrainSpec, num_tasks: int, featurizer) -> dict:
     from graphnorm.train.model_config import model_config_for
     from graphnorm.train.resolve import resolve_config
 
-    cfg = resolve_config({"recipe": "admet"}, {"featurizer": {"descriptors": False},
-                                              "norm": spec.norm})
-    cfg = dataclasses.replace(cfg, model={"num_layers": spec.num_layers, "hidden": spec.hidden,
-                                          "ffn_hidden": spec.ffn_hidden})
+    # the size as flag values: resolved once, never edited after (train/plan.py)
+    cfg = resolve_config({"recipe": "admet"}, {
+        "featurizer": {"descriptors": False}, "norm": spec.norm,
+        "model": {"num_layers": spec.num_layers, "hidden": spec.hidden,
+                  "ffn_hidden": spec.ffn_hidden}})
     return model_config_for(cfg, {"num_tasks": num_tasks}, featurizer)
 
 
@@ -165,9 +129,10 @@ class PretrainRun:
         read). Its task block names every corpus task and kind: the outputs of binary tasks
         are logits, those of regression tasks standardized values (``target_mean``/``_std``)."""
         from graphnorm.checkpoints.format import graphnorm_block
+        from graphnorm.tasks import REGRESSION
 
         names = self.corpus.task_names
-        task = {"task_type": "regression", "name": "admet-corpus-multitask", "targets": names,
+        task = {"task_type": REGRESSION.stored, "name": "admet-corpus-multitask", "targets": names,
                 "kinds": list(self.corpus.task_kinds)}
         block = graphnorm_block(self.model_config, task, {"pretrain": self.spec.to_dict()},
                                 self.scaling.mean, self.scaling.std, self.featurizer,

@@ -56,7 +56,7 @@ LAYERS = (
     {"data", "baselines", "models"},  # datasets, tree/GNN baselines, the model registry
     {"checkpoints", "pretrained", "ensemble"},  # model files: format, upgrades, reader; shipped backbones; ensembles
     {"train"},
-    {"inference", "explain", "serve", "bench", "analysis"},  # what uses trained models
+    {"inference", "explain", "serve", "bench", "analysis", "pretrain"},  # what uses trained models
     {"cli"},
 )
 

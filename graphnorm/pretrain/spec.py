@@ -1,0 +1,42 @@
+"""A pre-training run's specification: every setting that makes two runs different runs,
+torch-free (the CLI builds its flags from it while ``--help`` stays instant)."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class PretrainSpec:
+    norm: str = "sep:bn+bn"
+    num_layers: int = 4
+    hidden: int = 64
+    ffn_hidden: int = 128
+    batch_size: int = 128
+    lr: float = 5e-4
+    warmup_steps: int = 1000
+    weight_decay: float = 0.01
+    clip_norm: float = 5.0
+    weighting: str = "molecule"  # objective.WEIGHTINGS
+    exclude_tdc: bool = True  # drop every TDC ADMET molecule (train_val and test): splits.py
+    corpora: Optional[tuple] = None  # None: every corpus of admet_corpus
+    seed: int = 0
+    val_percent: int = 5  # of scaffold groups held out (splits.scaffold_holdout)
+    val_max: int = 8000  # held-out molecules scored at each evaluation (a fixed sample)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["corpora"] = list(self.corpora) if self.corpora else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PretrainSpec":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown pre-training settings {unknown}; known: {sorted(known)}")
+        d = dict(d)
+        if d.get("corpora"):
+            d["corpora"] = tuple(d["corpora"])
+        return cls(**d)
