@@ -9,7 +9,6 @@ one-thread runs use the cores better than one run with many threads.
 """
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import sys
@@ -82,7 +81,7 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     others are paired against (default rf when run, else ln)."""
     from graphnorm.models import RUNNABLE_MODELS, model_kind
     from graphnorm.norms import build_norm
-    from graphnorm.train.recipes import recipe_backbone, settle_backbone
+    from graphnorm.train.plan import benchmark_runs
 
     for norm in norms:  # fail fast on a typo before hours of training
         build_norm(norm, 8)
@@ -94,30 +93,19 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
         baseline = next((m for m in models if model_kind(m).paired_baseline), "ln")
     if not summary_only:  # a summary of nothing leaves no empty folder behind
         out.mkdir(parents=True, exist_ok=True)
-    # seed-major: an interrupted campaign leaves whole seeds, i.e. paired comparisons
-    plan = [(m, n, s) for s in range(seeds) for m in models
-            for n in (norms if model_kind(m).norm_variants else [cfg.norm])]
+    # every run with its final config (graphnorm/train/plan.py); here they are only executed
+    plan = benchmark_runs(cfg, models, norms, seeds, out,
+                          folder=lambda model, norm: slug(variant(model, norm)),
+                          finished=is_finished,
+                          resumable=lambda run_dir: (run_dir / LAST_CHECKPOINT).is_file(),
+                          repeats=repeats, parallel=jobs > 1 and not summary_only)
     todo = []
-    for k, (model, norm, seed) in enumerate(plan, 1):
-        run_dir = out / "runs" / slug(variant(model, norm)) / f"seed{seed}"
-        if is_finished(run_dir):
-            print(f"[benchmark] run {k}/{len(plan)}: {variant(model, norm)} seed {seed} done, skipped")
+    for run in plan:
+        if run.cfg is None:
+            print(f"[benchmark] run {run.index}/{len(plan)}: {variant(run.model, run.norm)} "
+                  f"seed {run.seed} done, skipped")
             continue
-        resume = (run_dir / LAST_CHECKPOINT).is_file()
-        own = model == cfg.model_name  # a config's preset and `model:` overrides are its own
-        # model's; the other models of --models run at their default preset
-        init_from = cfg.init_from and cfg.init_from.replace("{variant}", slug(variant(model, norm)))
-        split_seed = seed if repeats else cfg.split_seed
-        run_cfg = dataclasses.replace(cfg, model_name=model, norm=norm, seed=seed,
-                                      split_seed=split_seed,
-                                      out=str(run_dir), resume=resume, init_from=init_from,
-                                      preset=cfg.preset if own else None,
-                                      # a tree model is an ensemble of trees already
-                                      ensemble=1 if model_kind(model).tree else cfg.ensemble,
-                                      forest_member=cfg.forest_member and not model_kind(model).tree,
-                                      model=dict(cfg.model) if own else {})
-        # the recipe's backbone serves the variants it fits; the others train from scratch
-        todo.append((k, settle_backbone(run_cfg, given=init_from != recipe_backbone(cfg))))
+        todo.append((run.index, run.cfg))
     if summary_only:
         if todo:
             print(f"[benchmark] --summary-only: {len(todo)} of {len(plan)} runs not finished, "
@@ -139,7 +127,8 @@ def run_benchmark(cfg, norms: Sequence[str], seeds: int, out: Path, jobs: int = 
     elif todo:
         _prepare_data(todo[0][1])
         run_parallel(todo, len(plan), jobs)
-    return summarize(out, list(dict.fromkeys(variant(m, n) for m, n, _ in plan)), baseline=baseline)
+    return summarize(out, list(dict.fromkeys(variant(r.model, r.norm) for r in plan)),
+                     baseline=baseline)
 
 
 def finished_line(k: int, total: int, run_cfg) -> str:
@@ -184,8 +173,7 @@ def run_parallel(todo: list, total: int, jobs: int) -> None:
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
                              initializer=die_with_parent) as pool:
         futures = {}
-        for k, run_cfg in todo:
-            run_cfg = dataclasses.replace(run_cfg, threads=run_cfg.threads or 1)
+        for k, run_cfg in todo:  # planned for a worker: one thread (plan.for_worker)
             futures[pool.submit(_train_labelled, run_cfg)] = (k, run_cfg)
             print(f"[benchmark] run {k}/{total}: {_what(run_cfg)} queued", flush=True)
         elsewhere = []

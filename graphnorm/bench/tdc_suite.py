@@ -61,14 +61,14 @@ def needs_loto_boosters(task: str, cfg) -> bool:
 
 
 def with_loto_boosters(task: str, cfg, group: Path):
-    """``cfg`` reading the leave-own-task-out boosters of ``task`` (built once, cached)."""
-    import dataclasses
-
+    """``cfg`` reading the leave-own-task-out boosters of ``task`` (built here once, cached;
+    the config as planned by graphnorm/train/plan.py)."""
     from graphnorm.baselines.admet_loto import loto_boosters
+    from graphnorm.train.plan import with_boosters
 
     path = loto_boosters(task, group, getattr(cfg, "cache_root", None), cfg.threads or 1,
                          cfg.progress)
-    return dataclasses.replace(cfg, admet_boosters=str(path))
+    return with_boosters(cfg, str(path))
 
 
 def run_records(task_dir: Path) -> dict[Path, dict]:
@@ -105,8 +105,8 @@ def ledger_path(args) -> Path:
 
 
 def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
-    """For each task: set the table flags on ``args``, resolve the config (``resolve(args)``:
-    recipe, file, flags), then ``run(cfg, out)`` -- one benchmark per task; with
+    """For each task: resolve the config from ``args`` with the task's table flags over them
+    (``resolve(args, settings)``: recipe, file, flags; ``args`` itself is left as given), then ``run(cfg, out)`` -- one benchmark per task; with
     ``args.final``, the runs scored on test now go to the ledger, one row per variant."""
     from graphnorm.bench.tdc_board import board_markdown, write_board
     from graphnorm.data.tdc import admet_group_dir, parse_tasks
@@ -129,9 +129,7 @@ def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
     for task in tasks:  # every task's config first: a refusal comes before any training
         check_kind(out / task, final)
         settings = task_settings(task, group, getattr(args, "cache_root", None), final)
-        for key, value in settings.items():
-            setattr(args, key, value)
-        configs[task] = resolve(args)
+        configs[task] = resolve(args, settings)
         if needs_loto_boosters(task, configs[task]):
             loto.add(task)
     for k, task in enumerate(tasks, 1):

@@ -244,14 +244,16 @@ def config_flags(args: argparse.Namespace) -> dict:
     return out
 
 
-def resolved_config(args: argparse.Namespace):
+def resolved_config(args: argparse.Namespace, settings: Optional[dict] = None):
     """The run's TrainConfig: config file and flags through `resolve_config`, which reads the
     user's table (for the rules that follow it) with the data layer's reader and whose notes
-    are printed."""
+    are printed. ``settings``: TrainConfig values given as if by flags, over ``args``'s (a
+    TDC suite task's table flags), so that ``args`` is never edited."""
     from graphnorm.data.table import read_table
     from graphnorm.train.config import read_yaml
     from graphnorm.train.resolve import resolve_config
 
-    return resolve_config(read_yaml(args.config) if args.config else None, config_flags(args),
+    flags = dict(config_flags(args), **(settings or {}))
+    return resolve_config(read_yaml(args.config) if args.config else None, flags,
                           read_table=read_table, note=print_note)
 

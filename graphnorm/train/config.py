@@ -11,7 +11,9 @@ from typing import Any, Optional
 import yaml
 
 
-@dataclass
+# frozen: a resolved config is never edited; the runs derived from it (ensemble members,
+# benchmark runs, hpopt trials, suite tasks) are planned as new configs in train/plan.py
+@dataclass(frozen=True)
 class TrainConfig:
     # data
     dataset: str = "zinc-subset"
@@ -159,22 +161,6 @@ class TrainConfig:
             raise ValueError(f"min_epochs must be >= 1, got {self.min_epochs}")
         if self.max_epochs == -1 and not self.max_time:
             raise ValueError("max_epochs -1 (no epoch limit) needs a time budget (--max-time)")
-
-    def with_step_budget(self, steps_per_epoch: int) -> "TrainConfig":
-        """The epoch limit of data with ``steps_per_epoch`` batches: ``max_steps`` in epochs,
-        raised to ``min_epochs`` when given; with max_epochs too, the lower limit wins (a
-        config's max_epochs: 10000 must not hide a --max-steps 10 on the command line).
-        Either way the limit is rounded up to whole validation intervals
-        (``val_every_steps``), so the last epoch is validated. Unchanged under max_time."""
-        if self.max_time or (self.max_steps is None and self.max_epochs is None):
-            return self
-        epochs = self.max_epochs
-        if self.max_steps is not None:
-            epochs = max(1, -(-self.max_steps // max(1, steps_per_epoch)), self.min_epochs or 0)
-            if self.max_epochs is not None:  # never -1 here: that needs max_time
-                epochs = min(epochs, self.max_epochs)
-        every = self.val_every_epochs(steps_per_epoch)
-        return dataclasses.replace(self, max_epochs=-(-epochs // every) * every)
 
     def patience_validations(self, steps_per_epoch: int) -> Optional[int]:
         """``patience`` in validations for data with ``steps_per_epoch`` batches (a share

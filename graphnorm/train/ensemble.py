@@ -13,7 +13,6 @@ unsure, a small one does not promise a small error.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -27,21 +26,12 @@ from graphnorm.train.processes import die_with_parent, train_run
 RUN_FILES = (SPLITS_FILE, "skipped_rows.csv", "data_report.json")
 
 
-def member_configs(cfg) -> list:
-    """The members' run configs: the graph models, then the tree model when it is a member."""
-    from graphnorm.models import tree_kind
+def member_configs(cfg, parallel: bool = False) -> list:
+    """The members' run configs, as planned (graphnorm/train/plan.py): the graph models,
+    then the tree model when it is a member; a graph member with a last.ckpt resumes."""
+    from graphnorm.train.plan import ensemble_members
 
-    out = Path(cfg.out)
-    members = [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / member_dir(k)), ensemble=1,
-                                   forest_member=False,
-                                   resume=(out / member_dir(k) / LAST_CHECKPOINT).is_file())
-               for k in range(cfg.ensemble)]
-    if cfg.forest_member:
-        kind = tree_kind(cfg.forest_model)
-        members.append(dataclasses.replace(cfg, model_name=kind.name, out=str(out / kind.member_dir),
-                                           ensemble=1, forest_member=False, resume=False,
-                                           init_from=None))
-    return members
+    return ensemble_members(cfg, lambda folder: (folder / LAST_CHECKPOINT).is_file(), parallel)
 
 
 def check_forest_member(cfg) -> None:
@@ -82,8 +72,7 @@ def _run(todo: list, jobs: int) -> None:
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
                              initializer=die_with_parent) as pool:
         futures = []
-        for k, member in todo:
-            member = dataclasses.replace(member, threads=member.threads or 1, progress=False)
+        for k, member in todo:  # planned for a worker: one thread, no bars (plan.for_worker)
             print(f"[ensemble] {_name(k, member)}: seed {member.seed} -> {member.out} (queued)",
                   flush=True)
             futures.append(pool.submit(train_run, member))
@@ -103,7 +92,7 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
 
 def _train_ensemble(cfg, jobs: int) -> dict:
     out = Path(cfg.out)
-    members = member_configs(cfg)
+    members = member_configs(cfg, parallel=jobs > 1)
     todo = [(k, m) for k, m in enumerate(members) if not is_finished(m.out)]
     for k, m in enumerate(members):
         if (k, m) not in todo:

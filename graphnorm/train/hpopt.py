@@ -16,7 +16,6 @@ optimistic (more so with many trials on a small split); its test number is the h
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Optional
 import yaml
 
 from graphnorm.tasks import REGRESSION
+from graphnorm.train.plan import trial_config  # a trial's run, as planned
 
 # TrainConfig values (and featurizer / model entries) a trial samples
 SEARCH_SPACE = {
@@ -51,19 +51,6 @@ def sample(trial, task) -> dict:
         else:
             values[name] = trial.suggest_categorical(name, spec[0])
     return values
-
-
-def trial_config(base, values: dict, out: Path):
-    from graphnorm.train.recipes import settle_backbone
-
-    values = dict(values)
-    featurizer = dict(base.featurizer or {}, descriptors=values.pop("descriptors"))
-    cfg = dataclasses.replace(base, **values, featurizer=featurizer, max_epochs=None,
-                              max_time=None, out=str(out), resume=False, ensemble=1,
-                              forest_member=False,  # a trial scores the graph model alone
-                              progress=False)
-    # a backbone steps aside (with a note) in a trial whose sampled preset it was not trained as
-    return settle_backbone(cfg, given=False)
 
 
 def best_config(base, values: dict) -> dict:

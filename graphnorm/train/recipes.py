@@ -202,8 +202,8 @@ def settle_backbone(cfg, given: bool, note: Optional[Callable[[str], None]] = No
     the recipe chose (``given`` False) steps aside, with a note, when the user's settings
     build another model (`backbone_conflicts`); one the user named is kept (and refused by
     name in init_from.py if it does not fit). ``note`` receives the note (default: printed);
-    config resolution (train/resolve.py) applies this rule last, benchmark and hpopt again
-    to each run they derive from the resolved config."""
+    config resolution (train/resolve.py) applies this rule last, the run plans
+    (train/plan.py) again to each benchmark run and hpopt trial they derive from it."""
     import dataclasses
 
     if cfg.init_from == NO_INIT:

@@ -18,7 +18,9 @@ Layers, lowest first; each replaces the values of the one below key by key (the 
 It lives in ``train/`` because it needs the recipes and TrainConfig (train) and the data
 rules (data, below); the CLI, ``hpopt`` and ``benchmark`` (above) call it. It is pure: no
 argparse (the CLI turns its flags into ``flag_values``), no printing (notes go to ``note``),
-and it reads a file only through the ``read_table`` it is handed.
+and it reads a file only through the ``read_table`` it is handed. Its second half,
+graphnorm/train/plan.py, derives every run of a command from the config made here (ensemble
+members, benchmark runs, hpopt trials, suite tasks); no other module edits a config.
 """
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ from .init_from import RECORD as INIT_RECORD, init_from_checkpoint
 from .memory import hold_freed_memory
 from .model_config import model_config_for
 from .module import GraphormerModule
+from .plan import step_budget
 from graphnorm.provenance import code_sha, cpu_model
 from graphnorm.run_folder import (BEST_CHECKPOINT, KEPT_CHECKPOINTS, LAST_CHECKPOINT, RunRecord,
                                   refuse_overwrite)
@@ -87,7 +88,7 @@ def train(cfg: TrainConfig) -> dict:
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     dm = GraphDataModule.from_config(cfg)
     dm.setup()
-    cfg = cfg.with_step_budget(dm.steps_per_epoch())  # a recipe's max_steps, in epochs
+    cfg = step_budget(cfg, dm.steps_per_epoch())  # a recipe's max_steps, in epochs
     model_config = model_config_for(cfg, dm.info, dm.featurizer)  # own tables: info after setup
     transforms = dm.target_transforms() if cfg.target_transform == "auto" else None
     if transforms and cfg.progress:

@@ -1,6 +1,7 @@
 """Named recipes: what train builds without a config, and how flags and files override."""
 import pytest
 
+from graphnorm.train.plan import step_budget
 from graphnorm.train.recipes import RECIPES, apply_recipe
 from resolved import resolved
 
@@ -156,15 +157,15 @@ def test_classification_tables_add_the_forest(tmp_path):
 def test_step_budget_becomes_epochs():
     from graphnorm.train.config import TrainConfig
 
-    assert TrainConfig(max_steps=100).with_step_budget(8).max_epochs == 13
-    assert TrainConfig(max_steps=100, max_epochs=2).with_step_budget(8).max_epochs == 2
+    assert step_budget(TrainConfig(max_steps=100), 8).max_epochs == 13
+    assert step_budget(TrainConfig(max_steps=100, max_epochs=2), 8).max_epochs == 2
     # a config's large epoch limit (the slim recipe's 10000) does not hide the step budget
-    assert TrainConfig(max_steps=10, max_epochs=10000).with_step_budget(1).max_epochs == 10
-    assert TrainConfig(max_steps=100, max_time="1m").with_step_budget(8).max_epochs is None
+    assert step_budget(TrainConfig(max_steps=10, max_epochs=10000), 1).max_epochs == 10
+    assert step_budget(TrainConfig(max_steps=100, max_time="1m"), 8).max_epochs is None
     # min_epochs raises the budget of a large table (8 steps an epoch) and not of a small one
-    assert TrainConfig(max_steps=100, min_epochs=20).with_step_budget(8).max_epochs == 20
-    assert TrainConfig(max_steps=100, min_epochs=2).with_step_budget(8).max_epochs == 13
-    assert TrainConfig(max_steps=100, min_epochs=20, max_epochs=5).with_step_budget(8).max_epochs == 5
+    assert step_budget(TrainConfig(max_steps=100, min_epochs=20), 8).max_epochs == 20
+    assert step_budget(TrainConfig(max_steps=100, min_epochs=2), 8).max_epochs == 13
+    assert step_budget(TrainConfig(max_steps=100, min_epochs=20, max_epochs=5), 8).max_epochs == 5
     with pytest.raises(ValueError, match="min_epochs"):
         TrainConfig(min_epochs=0)
     with pytest.raises(ValueError, match="max_steps"):
@@ -177,10 +178,10 @@ def test_validation_interval_in_whole_epochs():
     cfg = TrainConfig(max_steps=100, val_every_steps=50)
     assert cfg.val_every_epochs(6) == 8 and cfg.val_every_epochs(64) == 1
     # 17 epochs of 6 steps round up to 3 intervals of 8 epochs: the last epoch is validated
-    assert cfg.with_step_budget(6).max_epochs == 24
+    assert step_budget(cfg, 6).max_epochs == 24
     # an explicit epoch limit is rounded up the same way (TDC ppbr: 31 steps an epoch)
-    assert TrainConfig(max_epochs=15, val_every_steps=50).with_step_budget(31).max_epochs == 16
-    assert TrainConfig(max_epochs=15, val_every_steps=50).with_step_budget(64).max_epochs == 15
+    assert step_budget(TrainConfig(max_epochs=15, val_every_steps=50), 31).max_epochs == 16
+    assert step_budget(TrainConfig(max_epochs=15, val_every_steps=50), 64).max_epochs == 15
     assert TrainConfig(max_steps=100).val_every_epochs(6) == 1
     with pytest.raises(ValueError, match="val_every_steps"):
         TrainConfig(val_every_steps=0)
