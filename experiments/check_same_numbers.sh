@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Same commands, same numbers (issue 34, "No behaviour changes"): a tiny deterministic
-# ZINC-subset training and the gbm benchmark on one TDC task, run at a base commit (before
-# the restructuring) and at this checkout, then every val_/test_ number compared.
+# Same commands, same numbers (issue 34, "No behaviour changes"; issue 57): a tiny
+# deterministic ZINC-subset training and the TDC suite's default (--recipe admet: a Graphormer
+# and the gbm member, 5 seeds) on one task, run at a base commit (before the restructuring)
+# and at this checkout, then every val_/test_ number and prediction file compared.
+# TDC=gbm runs the gbm benchmark instead (`--models gbm`, what issue 34 compared).
+# A checkout with the test ledger scores test only with --final: HEAD_FLAGS passes it there
+# (e.g. HEAD_FLAGS="--final --ledger /tmp/same_numbers/ledger.csv").
 #
 #   experiments/check_same_numbers.sh [BASE] [WORK]      (BASE: e18f462, WORK: /tmp/same_numbers)
 #   PHASES="base head" (default), one of them to rerun half, "" to compare only; COMPARE=0
@@ -26,18 +30,20 @@ run_at() {  # $1: label, $2: source tree; run inside it: `python -m` puts the cw
     PYTHONPATH="$2" "$PY" -m graphnorm.cli train --dataset zinc-subset --preset tiny \
         --max-epochs 2 --limit-train 256 --limit-eval 128 --seed 0 --threads 1 --no-progress \
         --cache-root "$out/cache" --out "$out/zinc" > "$out/zinc.log" 2>&1
-    PYTHONPATH="$2" "$PY" -m graphnorm.cli benchmark --suite tdc-admet --tasks dili --models gbm \
+    local what=(--recipe admet)
+    [ "${TDC:-default}" = gbm ] && what=(--models gbm)
+    PYTHONPATH="$2" "$PY" -m graphnorm.cli benchmark --suite tdc-admet --tasks dili "${what[@]}" \
         --seeds 5 --threads 1 --jobs 1 --no-progress --cache-root "$out/cache" \
-        --out "$out/dili" > "$out/dili.log" 2>&1
+        --out "$out/dili" $3 > "$out/dili.log" 2>&1
     cd - > /dev/null
 }
 
 for phase in $PHASES; do
     if [ "$phase" = base ]; then
         [ -d "$WORK/src-$BASE" ] || git -C "$HERE" worktree add --detach "$WORK/src-$BASE" "$BASE"
-        run_at base "$WORK/src-$BASE"
+        run_at base "$WORK/src-$BASE" ""
     else
-        run_at head "$HERE"
+        run_at head "$HERE" "${HEAD_FLAGS:-}"
     fi
 done
 
