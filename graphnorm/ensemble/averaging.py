@@ -13,7 +13,7 @@ and calibration fitted on validation, a benchmark summary's seed and model-pair 
   Zidek 1986, "Combining probability distributions", https://doi.org/10.1214/ss/1177013825).
   A confident member weighs more than under the mean; regression always takes ``mean``.
 
-Measured (experiments/results/tdc_admet/combine32/): for the admet default (Graphormer 0.3 +
+Measured (docs/results/defaults.md; the campaign is at commit ff74c75): for the admet default (Graphormer 0.3 +
 boosted trees 0.7) log-odds scored validation +0.19 % (-0.21 to +0.54 %) over 110 task-seeds
 of 13 classification tables, and is its rule there. Other ensembles keep ``mean``: a random
 forest's probabilities are often exactly 0 or 1, whose clipped log-odds would rule the mean.

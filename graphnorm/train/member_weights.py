@@ -3,7 +3,7 @@
 ``fit_tree_weight`` takes the weight w of `WEIGHT_GRID` that scores best on validation; the
 graph members share 1 - w equally. On the small validation splits of real ADMET tables (47-150
 molecules) that choice overfits: it won validation on 6 of 6 TDC tasks and test on none
-(experiments/results/tdc_admet/levers/). With a ``prior`` weight it follows the
+(docs/results/defaults.md; the campaign is at commit ff74c75). With a ``prior`` weight it follows the
 one-standard-error rule (Breiman et al. 1984, *Classification and Regression Trees*, §3.4.3):
 the fitted weight replaces the prior only when it beats the prior's validation score by more
 than one bootstrap standard error of that difference,

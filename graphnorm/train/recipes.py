@@ -32,64 +32,32 @@ RECIPES: dict[str, dict[str, Any]] = {
     "cpu-fast": dict(_CPU_FAST),
     "molhiv-fast": dict(_CPU_FAST, readout="vnode+mean", max_epochs=20, bucket_pool=16,
                         dropout=0.1),
-    # measured on FreeSolv and three tables built from ZINC / MolHIV (5 repeated splits each):
-    # RDKit descriptors at the head, squared error (the tables' RMSE), 1,500 steps; at least
-    # 15 epochs on tables above ~6,400 training rows, where 1,500 steps are fewer (on the
-    # TDC tables of 2,000+ the 400-step model was still improving at its last step:
-    # experiments/results/tdc_admet/gsize/)
+    # RDKit descriptors at the head, squared error, 1,500 steps, at least 15 epochs
     "small-table": dict(_CPU_FAST, featurizer={"descriptors": True}, loss="mse", max_steps=1500,
                         min_epochs=15),
 }
-# the TDC ADMET board's default (22 tasks, 5 seeds; docs/results/tdc_admet.md): one
-# small-table Graphormer trained max(STEPS steps, 15 epochs), averaged with gbm on MapLight and
-# the ADMET boosters' 9 predictions at weight 0.7 (fixed: validation sets of 50-250
-# molecules overfit a fitted weight). The Graphormer stops after 30 % of its validations
-# (ADMET_PATIENCE: 2 of the 6-8 of most small tables, 4 of bbb's 14) pass without a better
-# score: on the 14 small TDC tables, cross-fitted on validation, better on 13 task-seeds,
-# worse on 10, equal on 47 (−0.10 %), with a third fewer steps; a fixed 2 cost bbb its
-# validation score (experiments/results/tdc_admet/stopping/). `benchmark --suite tdc-admet
-# --recipe admet` is the board's default command; `train --data T --recipe admet` the same
-# model on a user's table. Its Graphormer has ADMET_LAYERS blocks, not the fast preset's 4:
-# on the 14 small TDC tables, against 4 blocks on the same code, validation +0.02 % (better by
-# the mean on 6 of 14 tasks; the rule written before the runs asked >= -0.15 % and >= 6),
-# at 14-25 % less CPU per step (experiments/results/tdc_admet/layers3_29/); 2 blocks lost on
-# validation (-0.52 %, layers2_29/). Large tables keep 4 (`_admet_sized`): not measured there
+# The evidence behind every value below is docs/results/defaults.md ("How the defaults were
+# chosen"), section by recipe; a value changes only by a rule written before the runs.
+# admet: a small-table Graphormer of ADMET_LAYERS blocks that stops after ADMET_PATIENCE of its
+# validations pass without a better score, averaged (log-odds on classification) with gbm on
+# MapLight + the ADMET boosters' predictions at weight 0.7, refitted on train + validation
+# once validation is scored; BatchNorm statistics from the training batches' own moments.
 ADMET_PATIENCE, ADMET_LAYERS = 0.3, 3
-# The gbm member is fitted again on train + validation once validation is scored
-# (`tree_refit`; nothing of it is chosen there): on validation halves cross-fitted by scaffold,
-# 14 small tasks x 10 splits, the ensemble +0.88 % (95 % interval +0.31 to +1.47; the rule,
-# written before the runs, asked > 0 with the lower end above -0.25 %), gbm alone +1.79 %
-# (experiments/results/tdc_admet/refit31/). On classification the members' log-odds are
-# averaged (`member_average`): validation +0.22 % (-0.26 to +0.64) on 90 small task-seeds,
-# +0.07 % (+0.01 to +0.12) on the 4 large tables, +0.19 % (-0.21 to +0.54) pooled, by rules
-# written before each check (experiments/results/tdc_admet/combine32/)
-# BatchNorm statistics before each validation from the last 8 training batches' own moments
-# (`recalibrate_source`), not 8 random batches run for it: those cost 4-7 training steps per
-# validation, 15-25 % of the member (experiments/results/tdc_admet/cost/recal_layouts.md)
 RECIPES["admet"] = dict(RECIPES["small-table"], max_steps=150, min_epochs=15, val_every_steps=25,
                         recalibrate_source="training",
                         patience=ADMET_PATIENCE, ensemble=1, forest_member=True,
                         forest_model="gbm", tree_weight="0.7", tree_features="maplight+admet",
                         tree_refit=True, member_average="logodds")
 RECIPE_NAMES = ("auto",) + tuple(RECIPES)
-# admet, tables of ADMET_LONG_ROWS rows or more: at least ADMET_LONG_STEPS steps. On
-# lipophilicity (4,200 rows) the 15-epoch Graphormer (690 steps) was best at its last epoch,
-# and 1,500 steps beat it on validation (experiments/results/tdc_admet/g1500l/); on the tables
-# of 6,000+ rows 15 epochs are ~1,500 steps or more already. Small tables peak by ~150-200
-# steps (tdc_admet/g400/best_step.md), and the largest small task, bbb, has 2,030 rows.
-# There the validation split (250+ molecules) also fits the gbm weight, under the
-# one-standard-error rule toward 0.7 (ADMET_LONG_TREE_WEIGHT): cross-fitted on validation it
-# beat the fixed 0.7 on 5 of the 8 large TDC tables, was equal at 4 decimals on 2 and lost
-# 0.0005 AUPRC on cyp3a4_veith; on test it went the other way on average
-# (experiments/results/tdc_admet/weight_rule/)
+# admet on tables of ADMET_LONG_ROWS rows or more: at least ADMET_LONG_STEPS steps, 4 blocks,
+# the gbm weight fitted on validation under the one-standard-error rule toward 0.7
 ADMET_LONG_ROWS, ADMET_LONG_STEPS, ADMET_LONG_TREE_WEIGHT = 2500, 1500, "val:0.7"
 # the recipes whose choices follow the user's table (`table_size_rules`): resolve reads the
 # table for these
 SIZED_RECIPES = ("small-table", "admet")
 
 # small-table, regression: tables below this many rows train an ensemble of ENSEMBLE_MEMBERS
-# models (seeds seed..seed+2 on one split) unless --ensemble says otherwise; measured on
-# FreeSolv (642 rows)
+# models (seeds seed..seed+2 on one split) unless --ensemble says otherwise
 ENSEMBLE_BELOW_ROWS, ENSEMBLE_MEMBERS = 1000, 3
 
 # keys whose explicit value makes a recipe's training length moot
@@ -117,16 +85,12 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
     small-table:
 
     - classification: the Graphormer and the Morgan-count forest, one member each, averaged
-      (``forest_member``; on MolHIV 3k the pair beat the forest, which beat the Graphormer;
-      boosted trees in its place were within noise on validation and lower on test);
+      (``forest_member``);
     - regression: the boosted trees (``forest_model="gbm"``) as one more member, weighted on
       the validation split under the one-standard-error rule toward one member's share
       (``tree_weight="val:equal"``, graphnorm/train/member_weights.py): the fitted weight
-      moves only where validation tells it apart from the equal share. Judged by 2-fold
-      cross-fitting on the validation rows (test not used), over 5 splits each: FreeSolv
-      0.769 vs 0.792 for the plain fit (``val``, the rule before), logP + noise 0.480 vs 0.489,
-      QED 0.0149 vs 0.0146 (both move the trees to ~0.06 there); the plain fit overfits
-      small validation splits (experiments/results/member_weights/);
+      moves only where validation tells it apart from the equal share (the plain fit
+      overfits small validation splits: docs/results/defaults.md);
     - regression below `ENSEMBLE_BELOW_ROWS` rows: an ensemble of `ENSEMBLE_MEMBERS`
       Graphormers, where it paid (FreeSolv).
     """
