@@ -104,6 +104,6 @@ def run_pretrain(args: argparse.Namespace) -> int:
         (out / "data.json").write_text(json.dumps(data, indent=2) + "\n")
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress)
     if progress:
-        print(f"[graphnorm pretrain] stopped at step {last.get('step', '?')}; continue with the "
+        print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}; continue with the "
               f"same command (state in {out})", flush=True)
     return 0

@@ -86,7 +86,8 @@ def _save(path: Path, obj) -> None:
 def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: int,
           progress: bool = True) -> dict:
     """Train ``run`` (a `setup.PretrainRun`) until the wall budget, ``max_steps`` (total over
-    sessions) or a stop signal; returns the last log record."""
+    sessions) or a stop signal; returns the last log record and ``stopped_at`` (the step
+    the saved state holds)."""
     from .evaluate import forward_all, molecule_scores, probe_scores
     from .objective import multitask_loss
 
@@ -171,4 +172,4 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
         checkpoint(last)  # the state of the last step, whatever stopped the loop
     finally:
         stop.restore()
-    return last
+    return dict(last, stopped_at=state["step"])
