@@ -42,6 +42,9 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=int, help="stop at this many optimizer steps in all")
     p.add_argument("--eval-every", type=int, default=500, help="steps between held-out scores "
                    "and checkpoints (default: 500)")
+    p.add_argument("--probe-every", type=int, default=1, help="probe the held-out tasks at "
+                   "every K-th evaluation only (they cost more than the held-out molecules; "
+                   "default: 1)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     p.add_argument("--workers", type=int, default=1, help="featurizing processes, first call")
     p.add_argument("--corpora", help="comma-separated corpus folders (default: all)")
@@ -102,7 +105,8 @@ def run_pretrain(args: argparse.Namespace) -> int:
                 "parameters": sum(p.numel() for p in run.model.parameters()),
                 "model_config": run.model_config}
         (out / "data.json").write_text(json.dumps(data, indent=2) + "\n")
-    last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress)
+    last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,
+                 args.probe_every)
     if progress:
         print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}; continue with the "
               f"same command (state in {out})", flush=True)

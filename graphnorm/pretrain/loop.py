@@ -6,7 +6,8 @@ position in the epoch's permutation, the random state, the log so far). ``--max-
 call's wall budget; the learning rate follows an inverse-square-root schedule after a linear
 warm-up, so it needs no planned length and a run resumed for more hours continues smoothly.
 
-Every ``eval_every`` steps the run scores its held-out molecules and tasks (`evaluate.py`) and
+Every ``eval_every`` steps the run scores its held-out molecules (every ``probe_every``-th time
+also its held-out tasks, whose 14 probes cost more than the molecules; `evaluate.py`) and
 appends one line to ``log.jsonl``: step, molecules seen, wall and process-CPU seconds since
 the start of the run (summed over its sessions), the training loss, and the held-out scores.
 That file is the cost curve (held-out score against CPU-hours). ``best.ckpt`` holds the model
@@ -84,7 +85,7 @@ def _save(path: Path, obj) -> None:
 
 
 def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: int,
-          progress: bool = True) -> dict:
+          progress: bool = True, probe_every: int = 1) -> dict:
     """Train ``run`` (a `setup.PretrainRun`) until the wall budget, ``max_steps`` (total over
     sessions) or a stop signal; returns the last log record and ``stopped_at`` (the step
     the saved state holds)."""
@@ -117,6 +118,9 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
     def evaluate() -> dict:
         z, y, _, _ = forward_all(model, run.val_loader(), run.labels_of)
         record = {f"val_{k}": v for k, v in molecule_scores(z, y, scaling, spec.weighting).items()}
+        if (state["step"] // eval_every) % max(1, probe_every):
+            model.train()
+            return record
         _, y_p, emb, _ = forward_all(model, run.probe_loader(), run.labels_of)
         probe = probe_scores(emb, y_p, run.held_tasks, scaling.binary.tolist(),
                              run.corpus.task_names, run.probe_folds)

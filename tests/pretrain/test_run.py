@@ -127,3 +127,11 @@ def test_a_corrupt_or_foreign_state_is_named(make_run, tmp_path):
     wider = PretrainSpec(**{**SPEC.to_dict(), "hidden": 32, "corpora": None})
     with pytest.raises(ResumeError, match="another model"):
         train(make_run(wider), other, 600, max_steps=2, eval_every=5, progress=False)
+
+
+def test_held_out_tasks_are_probed_every_kth_evaluation(make_run, tmp_path):
+    train(make_run(), tmp_path, 600, max_steps=6, eval_every=2, progress=False, probe_every=3)
+    records = [json.loads(line) for line in (tmp_path / LOG_FILE).read_text().splitlines()]
+    assert [r["step"] for r in records] == [2, 4, 6]
+    assert ["probe" in r for r in records] == [False, False, True]
+    assert all("val_loss" in r for r in records)
