@@ -14,7 +14,6 @@ column name, and pre-training keeps them apart (different assays, units, thresho
 from __future__ import annotations
 
 import csv
-import gzip
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -208,8 +207,3 @@ def loose_key(smiles: str) -> Optional[str]:
         Chem.RemoveStereochemistry(mol)
         return Chem.MolToSmiles(mol)
 
-
-def gz_lines(path: Path) -> list[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
-        return f.read().splitlines()

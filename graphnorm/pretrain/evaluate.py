@@ -13,7 +13,6 @@
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Optional, Sequence
 
 import numpy as np
@@ -71,10 +70,6 @@ def molecule_scores(z: np.ndarray, y: np.ndarray, scaling: TaskScaling,
     return {"loss": loss, "auroc": float(np.mean(aucs)) if aucs else None,
             "r2": float(np.mean(r2s)) if r2s else None, "tasks_auroc": len(aucs),
             "tasks_r2": len(r2s)}
-
-
-def _fold(scaffold: Optional[str], smiles: str) -> int:
-    return int(hashlib.sha256((scaffold or smiles).encode()).hexdigest()[:8], 16) % PROBE_FOLDS
 
 
 def probe_scores(embeddings: np.ndarray, labels: np.ndarray, held: Sequence[int],

@@ -56,7 +56,10 @@ class PretrainRun:
         if spec.exclude_tdc:
             excluded = splits.benchmark_keys(tdc_dir, cache)
             keys = payload["keys"]
-            keep = np.array([i for i in keep if (keys[i] or "") not in excluded], dtype=np.int64)
+            smiles_all = payload["graphs"]["smiles"]
+            keep = np.array([i for i in keep
+                             if not splits.is_benchmark(keys[i], smiles_all[i], excluded)],
+                            dtype=np.int64)
             self.excluded = len(payload["rows"]) - len(keep)
             assert splits.leaked((keys[i] for i in keep), excluded) == 0
         stage(progress, f"admet_corpus: {len(keep):,} molecules kept ({self.excluded:,} TDC "
@@ -78,9 +81,11 @@ class PretrainRun:
         self.val_set = corpus_dataset(payload, keep[val_pos], "val")
         probe_pos = self._probe_positions(rows[keep], rng)
         self.probe_set = corpus_dataset(payload, keep[probe_pos], "probe")
-        from .evaluate import _fold
+        from .evaluate import PROBE_FOLDS
 
-        self.probe_folds = np.array([_fold(scaffolds[p], smiles[p]) for p in probe_pos])
+        # a molecule without a scaffold is keyed by its SMILES, as the run's first folds were
+        self.probe_folds = np.array([splits.scaffold_bucket(scaffolds[p] or smiles[p], smiles[p],
+                                                            PROBE_FOLDS) for p in probe_pos])
         self.sizes = {"train": len(train_pos), "val": len(val_pos), "probe": len(probe_pos),
                       "excluded_tdc": self.excluded, "failed": len(payload["failed"]),
                       "too_large": payload["too_large"]}
@@ -103,8 +108,11 @@ class PretrainRun:
         return np.array(sorted(chosen), dtype=np.int64)
 
     def permutation(self, epoch: int) -> np.ndarray:
-        """The training order of ``epoch``: the same on every resume."""
-        return np.random.default_rng([self.spec.seed, epoch]).permutation(len(self.train_set))
+        """The training order of ``epoch``: the same on every resume (drawn once per epoch)."""
+        if getattr(self, "_order", (None,))[0] != epoch:
+            rng = np.random.default_rng([self.spec.seed, epoch])
+            self._order = (epoch, rng.permutation(len(self.train_set)))
+        return self._order[1]
 
     def batch(self, idx):
         from graphnorm.graph.collate import collate_graphs

@@ -29,8 +29,16 @@ HELD_TASK_MIN = 500  # labels a held-out task needs for a stable probe score
 VAL_PERCENT = 5  # of scaffold groups held out for validation
 
 
-def _bucket(text: str, modulo: int = 100) -> int:
-    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) % modulo
+def scaffold_bucket(scaffold: Optional[str], smiles: str, modulo: int = 100) -> int:
+    """A molecule's hash bucket by its scaffold; a molecule without one (acyclic or
+    unparsable) is a group of its own, keyed by its SMILES."""
+    return int(hashlib.sha256((scaffold or f"<none> {smiles}").encode()).hexdigest()[:8],
+               16) % modulo
+
+
+def is_benchmark(key: Optional[str], smiles: str, excluded: set[str]) -> bool:
+    """Whether a molecule (its loose key; its SMILES when RDKit cannot key it) is excluded."""
+    return (key if key is not None else smiles) in excluded
 
 
 def scaffold_holdout(scaffolds: Sequence[Optional[str]], smiles: Sequence[str],
@@ -38,8 +46,8 @@ def scaffold_holdout(scaffolds: Sequence[Optional[str]], smiles: Sequence[str],
     """(train rows, validation rows): a molecule is held out when its scaffold's hash bucket
     (of 100) is below ``percent``; a molecule without a scaffold (acyclic or unparsable) is
     its own group, keyed by its SMILES."""
-    held = np.array([_bucket(scaf or f"<none> {s}") < percent
-                     for scaf, s in zip(scaffolds, smiles)], dtype=bool)
+    held = np.array([scaffold_bucket(scaf, s) < percent for scaf, s in zip(scaffolds, smiles)],
+                    dtype=bool)
     return np.flatnonzero(~held), np.flatnonzero(held)
 
 
@@ -100,7 +108,7 @@ def without_molecules(corpus: Corpus, keys: list[Optional[str]], excluded: set[s
                       ) -> tuple[Corpus, int]:
     """(the corpus less every molecule whose loose key is in ``excluded``, how many went)."""
     keep = [i for i, (k, s) in enumerate(zip(keys, corpus.smiles))
-            if (k if k is not None else s) not in excluded]
+            if not is_benchmark(k, s, excluded)]
     return corpus.subset(keep), len(corpus) - len(keep)
 
 
