@@ -36,7 +36,10 @@ def task_settings(task: str, group_dir: Path, cache=None, final: bool = False) -
 
     return {"data": str(task_table(task, group_dir, cache, final)), "smiles_column": "Drug",
             "target_columns": ["Y"], "task": task_kind(task), "metric": TDC_ADMET_TASKS[task],
-            "split": f"tdc:{SET_COLUMN}"}
+            "split": f"tdc:{SET_COLUMN}",
+            # a selection run records every validation: its choices can be cross-fitted
+            # (graphnorm/bench/crossfit.py; `compare --suite`)
+            "trace_validation": not final}
 
 
 def needs_loto_boosters(task: str, cfg) -> bool:

@@ -14,9 +14,18 @@ singletons do not change the split sizes.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Optional, Sequence
 
 FRAC_TRAIN, FRAC_VALID = 0.8, 0.1
+
+
+def scaffold_bucket(scaffold: Optional[str], smiles: str, modulo: int = 100) -> int:
+    """A molecule's hash bucket by its scaffold (stable: it does not depend on which other
+    molecules there are); a molecule without one (acyclic or unparsable) is a group of its
+    own, keyed by its SMILES. Pre-training's held-out scaffolds and cross-fitting's folds."""
+    return int(hashlib.sha256((scaffold or f"<none> {smiles}").encode()).hexdigest()[:8],
+               16) % modulo
 
 
 def murcko_scaffold(smiles: str, mol=None) -> Optional[str]:

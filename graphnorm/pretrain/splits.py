@@ -23,17 +23,12 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from graphnorm.data.scaffold import scaffold_bucket
+
 from .corpus import Corpus, loose_key
 
 HELD_TASK_MIN = 500  # labels a held-out task needs for a stable probe score
 VAL_PERCENT = 5  # of scaffold groups held out for validation
-
-
-def scaffold_bucket(scaffold: Optional[str], smiles: str, modulo: int = 100) -> int:
-    """A molecule's hash bucket by its scaffold; a molecule without one (acyclic or
-    unparsable) is a group of its own, keyed by its SMILES."""
-    return int(hashlib.sha256((scaffold or f"<none> {smiles}").encode()).hexdigest()[:8],
-               16) % modulo
 
 
 def is_benchmark(key: Optional[str], smiles: str, excluded: set[str]) -> bool:

@@ -84,6 +84,9 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
                    "budget; admet recipe on small tables: 0.3)")
     p.add_argument("--keep-checkpoints", dest="keep_checkpoints", action="store_const", const=True,
                    help="also keep every validation's checkpoint in OUT/checkpoints/")
+    p.add_argument("--trace-validation", dest="trace_validation", action="store_const",
+                   const=True, help="record every validation's predictions in "
+                   "OUT/val_trace.npz (for a cross-fitted validation score)")
     p.add_argument("--max-epochs", dest="max_epochs", type=int,
                    help="epoch limit; -1 lifts a config's limit, so that the time budget alone "
                    "ends the run (the learning rate follows that budget)")

@@ -105,6 +105,9 @@ class TrainConfig:
     # also keep every validation's checkpoint (OUT/checkpoints/step=<k>.ckpt), e.g. to study
     # when to stop (experiments/tdc_stopping.py)
     keep_checkpoints: bool = False
+    # record every validation's predictions (OUT/val_trace.npz, graphnorm/train/val_trace.py),
+    # so that a choice made on validation can be cross-fitted (graphnorm/bench/crossfit.py)
+    trace_validation: bool = False
     recipe: Optional[str] = None  # the named recipe under these values (train/recipes.py)
     max_time: Optional[str] = None  # wall-time budget of the whole run, e.g. "25m", "1h30m"
     init_from: Optional[str] = None  # fine-tune: start from this checkpoint's weights, all but

@@ -33,7 +33,10 @@ class GraphormerModule(L.LightningModule):
         self.steps_per_epoch = steps_per_epoch
         self.train_domain = train_domain or {}  # e.g. {"max_atoms": 38}: prediction warns beyond
         self.featurizer = featurizer  # FeaturizerConfig dict of the data: the checkpoint keeps it
-        self._val_outputs: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self._val_outputs: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, list]] = []
+        # the last validation's (predictions as `predict` writes them [N, T], labels [N, T],
+        # SMILES): what `ValidationTrace` records (graphnorm/train/val_trace.py)
+        self.last_validation: Optional[tuple[torch.Tensor, torch.Tensor, list]] = None
 
     # ---- forward and loss -------------------------------------------------------------
     def forward(self, batch) -> torch.Tensor:
@@ -71,13 +74,23 @@ class GraphormerModule(L.LightningModule):
 
     # ---- evaluation -------------------------------------------------------------------
     def validation_step(self, batch, batch_idx: int) -> None:
-        self._val_outputs.append((self(batch).detach(), batch.y.detach()))
+        raw = self.model(batch).detach()
+        pred = self.task_kind.in_units(raw, self.target_mean, self.target_std,
+                                       self.task.get("target_transforms"))
+        smiles = list(batch.smiles or [None] * batch.y.shape[0])
+        self._val_outputs.append((pred, batch.y.detach(), raw, smiles))
 
     def on_validation_epoch_end(self) -> None:
         if not self._val_outputs:
             return
-        pred = torch.cat([p for p, _ in self._val_outputs])
-        y = torch.cat([t for _, t in self._val_outputs])
+        pred = torch.cat([p for p, *_ in self._val_outputs])
+        y = torch.cat([t for _, t, *_ in self._val_outputs])
+        if self.trainer.world_size == 1:
+            raw = torch.cat([r for *_, r, _ in self._val_outputs])
+            self.last_validation = (
+                self.task_kind.predictions(raw.float().cpu(), self.target_mean.cpu(),
+                                           self.target_std.cpu(), self.task.get("target_transforms")),
+                y.float().cpu(), [s for *_, smiles in self._val_outputs for s in smiles])
         self._val_outputs.clear()
         if self.trainer.world_size > 1:  # every rank scores the full validation set
             pred = self.all_gather(pred).flatten(0, 1)

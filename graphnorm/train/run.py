@@ -23,6 +23,7 @@ from .callbacks import (EpochProgressBar, progress_callbacks, RecalibrateBatchSt
 from .config import TrainConfig
 from .datamodule import GraphDataModule
 from .evaluate import evaluate_checkpoint
+from .val_trace import ValidationTrace
 from .init_from import RECORD as INIT_RECORD, init_from_checkpoint
 from .memory import hold_freed_memory
 from .model_config import model_config_for
@@ -134,7 +135,8 @@ def train(cfg: TrainConfig) -> dict:
     speed = Throughput(started, cpu_started)
     averaging = [weight_averaging(cfg.ema_decay, cfg.recalibrate_batches > 0)] if cfg.ema_decay else []
     # averaging before recalibration: it swaps the averaged weights in, then BN is re-estimated
-    callbacks = [best_cb, last_cb, *kept, *stopper, speed, *averaging,
+    traced = [ValidationTrace(out)] if cfg.trace_validation else []
+    callbacks = [best_cb, last_cb, *kept, *stopper, *traced, speed, *averaging,
                  RecalibrateBatchStats(cfg.recalibrate_batches, cfg.seed,
                                        "random" if cfg.ema_decay else cfg.recalibrate_source)]
     progress = progress_callbacks(cfg.progress)
