@@ -45,13 +45,15 @@ class LoadedBoosted(TreeMember):
     meta: dict
     path: Path
     admet_boosters: Path | None = None  # its own ADMET boosters' file (None: the shipped)
+    feature_backbone: Path | None = None  # the +gnn sets' network: the copy in its folder
 
     def predict_smiles(self, smiles: list[str]) -> torch.Tensor:
         from .tree_features import feature_matrix
 
         from .boosted import predict_boosted
 
-        x = feature_matrix(self.meta["features"]["set"], smiles, self.admet_boosters)
+        x = feature_matrix(self.meta["features"]["set"], smiles, self.admet_boosters,
+                           self.feature_backbone)
         pred = predict_boosted(self.task, self.boosters, x, self.meta["transforms"])
         return torch.from_numpy(np.asarray(pred, dtype=np.float32))
 
@@ -62,7 +64,10 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
     import lightgbm as lgb
 
     from .admet_boosters import AdmetBoostersError
-    from .tree_features import run_boosters, signature
+    from graphnorm.checkpoints import CheckpointError
+
+    from .gnn_features import GnnFeaturesError
+    from .tree_features import run_backbone, run_boosters, signature
 
     path = Path(path)
     if not path.is_file():
@@ -78,10 +83,17 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
                             f"{meta.get('version', '?')}); this graphnorm reads format "
                             f"{BOOSTED_FORMAT}: use the version that wrote it, or retrain")
     boosters = run_boosters(meta["features"], path.parent)
+    backbone = run_backbone(meta["features"], path.parent)
     try:
-        here = signature(meta["features"]["set"], boosters)
+        here = signature(meta["features"]["set"], boosters, backbone)
     except AdmetBoostersError as err:  # its own boosters' copy missing or damaged
         raise TreeFileError(f"{path} reads the ADMET boosters of its folder: {err}") from err
+    except (GnnFeaturesError, CheckpointError) as err:  # its backbone's copy missing or damaged
+        raise TreeFileError(f"{path} reads the feature backbone of its folder: {err}") from err
+    if meta["features"].get("gnn_backbone") != here.get("gnn_backbone"):
+        raise TreeFileError(f"{path} was fitted on the columns of another feature backbone "
+                            f"({meta['features'].get('gnn_backbone')}) than its folder holds "
+                            f"({here.get('gnn_backbone')}): retrain it")
     if meta["features"].get("width") != here["width"]:
         raise TreeFileError(f"{path} was fitted on {meta['features'].get('width')} features "
                             f"(RDKit {meta['features'].get('rdkit')}); this RDKit "
@@ -99,7 +111,7 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
     except Exception as err:  # a damaged model string
         raise TreeFileError(f"cannot read boosted-tree model {path} ({type(err).__name__}: "
                             f"{str(err)[:200]}); retrain it (--model gbm)") from err
-    return LoadedBoosted(models, meta["task"], meta, path, boosters)
+    return LoadedBoosted(models, meta["task"], meta, path, boosters, backbone)
 
 
 def _fit(task, x, y, seed, threads):
@@ -122,4 +134,4 @@ def _predict(task, models, x, transforms):
 # the code of the ``gbm`` entry of graphnorm.models: MapLight features (or MapLight and the
 # shipped ADMET boosters' predictions), LightGBM's text format
 BOOSTED = TreeKind("maplight", _fit, _predict, save_boosted, load_boosted,
-                   also_reads=("maplight+admet",))
+                   also_reads=("maplight+admet", "maplight+gnn", "maplight+admet+gnn"))

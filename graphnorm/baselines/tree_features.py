@@ -9,6 +9,9 @@ The same functions for every set: `width`, `signature` (stored with a fitted mod
 refuses vectors of another) and `feature_matrix`; a table's run caches the base set's vectors
 (`base_set`, `graphnorm.data.feature_cache.table_features`) and `extend`s them, so the
 boosters' 9 predictions (milliseconds a molecule) never recompute MapLight.
+``+gnn`` (``maplight+gnn``, ``maplight+admet+gnn``) appends a pre-trained Graphormer's
+embedding and task outputs (`graphnorm.baselines.gnn_features`; ``backbone``: its checkpoint),
+computed from the SMILES and cached per table like the base set.
 """
 from __future__ import annotations
 
@@ -18,19 +21,30 @@ import numpy as np
 
 from graphnorm.chem import tabular
 
+from .gnn_features import GNN, RUN_BACKBONE
+
 ADMET = "+admet"  # the suffix of a set that appends the ADMET boosters' predictions
-FEATURE_SETS = tabular.FEATURE_SETS + ("maplight" + ADMET,)
+FEATURE_SETS = tabular.FEATURE_SETS + ("maplight" + ADMET, "maplight" + GNN,
+                                       "maplight" + ADMET + GNN)
 # the copy of a run's own boosters file in its folder (boosters other than the shipped ones:
 # --admet-boosters, or the leave-own-task-out ones of `benchmark --suite tdc-admet`)
 RUN_BOOSTERS = "admet_boosters.json.gz"
 
 
-def _check(name: str, boosters=None) -> None:
+def has_admet(name: str) -> bool:
+    """Whether set ``name`` appends the ADMET boosters' predictions."""
+    return name.removesuffix(GNN).endswith(ADMET)
+
+
+def _check(name: str, boosters=None, backbone=None) -> None:
     if name not in FEATURE_SETS:
         raise ValueError(f"unknown feature set {name!r}; choose from {', '.join(FEATURE_SETS)}")
-    if boosters is not None and not name.endswith(ADMET):
+    if boosters is not None and not has_admet(name):
         raise ValueError(f"--admet-boosters is read by --tree-features maplight{ADMET}, "
                          f"not by {name}")
+    if backbone is not None and not name.endswith(GNN):
+        raise ValueError(f"--feature-backbone is read by the --tree-features sets ending in "
+                         f"{GNN}, not by {name}")
 
 
 def _file(boosters) -> Path:
@@ -44,53 +58,93 @@ def _own(boosters) -> bool:
     return boosters is not None and _file(boosters).resolve() != _file(None).resolve()
 
 
-def width(name: str, boosters=None) -> int:
-    _check(name, boosters)
-    if name.endswith(ADMET):
+def width(name: str, boosters=None, backbone=None) -> int:
+    _check(name, boosters, backbone)
+    total = tabular.width(base_set(name))
+    if has_admet(name):
         from .admet_boosters import admet_columns
 
-        return tabular.width(name.removesuffix(ADMET)) + len(admet_columns(_file(boosters)))
-    return tabular.width(name)
+        total += len(admet_columns(_file(boosters)))
+    if name.endswith(GNN):
+        from .gnn_features import gnn_width
+
+        total += gnn_width(backbone)
+    return total
 
 
-def signature(name: str, boosters=None) -> dict:
+def signature(name: str, boosters=None, backbone=None) -> dict:
     """What a vector of set ``name`` holds (the boosters' hash and columns for +admet; for
-    boosters other than the shipped ones, the name of their copy in the run folder)."""
-    _check(name, boosters)
-    if not name.endswith(ADMET):
+    boosters other than the shipped ones, the name of their copy in the run folder; for +gnn
+    the backbone's hash and the name of its copy)."""
+    _check(name, boosters, backbone)
+    if name == base_set(name):
         return tabular.signature(name)
-    from .admet_boosters import admet_signature
+    out = dict(tabular.signature(base_set(name)), set=name, width=width(name, boosters, backbone))
+    if has_admet(name):
+        from .admet_boosters import admet_signature
 
-    return dict(tabular.signature(name.removesuffix(ADMET)), set=name,
-                width=width(name, boosters), **admet_signature(_file(boosters)),
-                **({"admet_file": RUN_BOOSTERS} if _own(boosters) else {}))
+        out.update(admet_signature(_file(boosters)),
+                   **({"admet_file": RUN_BOOSTERS} if _own(boosters) else {}))
+    if name.endswith(GNN):
+        from .gnn_features import gnn_signature
+
+        out.update(gnn_signature(backbone), gnn_file=RUN_BACKBONE)
+    return out
 
 
 def base_set(name: str) -> str:
     """The chemistry layer's set a set is built on (itself for morgan and maplight)."""
     _check(name)
-    return name.removesuffix(ADMET)
+    return name.removesuffix(GNN).removesuffix(ADMET)
 
 
-def extend(name: str, base: np.ndarray, boosters=None) -> np.ndarray:
-    """Set ``name``'s vectors from its base set's (the table's cached ones, or fresh)."""
-    if not name.endswith(ADMET):
-        return base
-    from .admet_boosters import admet_features
+def extend(name: str, base: np.ndarray, boosters=None, gnn: np.ndarray | None = None) -> np.ndarray:
+    """Set ``name``'s vectors from its base set's (the table's cached ones, or fresh) and, for
+    +gnn, the backbone's columns of the same molecules (`gnn_features.gnn_matrix`)."""
+    parts = [base]
+    if has_admet(name):
+        from .admet_boosters import admet_features
 
-    return np.hstack([base, admet_features(base, _file(boosters))])
+        parts.append(admet_features(base, _file(boosters)))
+    if name.endswith(GNN):
+        if gnn is None or len(gnn) != len(base):
+            raise ValueError(f"{name}: the backbone's columns of the same molecules are needed")
+        parts.append(gnn)
+    return parts[0] if len(parts) == 1 else np.hstack(parts)
 
 
-def feature_matrix(name: str, smiles: list[str], boosters=None) -> np.ndarray:
+def feature_matrix(name: str, smiles: list[str], boosters=None, backbone=None) -> np.ndarray:
     """float32 [N, width] (a SMILES RDKit cannot read is raised, named)."""
-    return extend(name, tabular.feature_matrix(base_set(name), smiles), boosters)
+    gnn = None
+    if name.endswith(GNN):
+        from .gnn_features import gnn_matrix
+
+        gnn = gnn_matrix(smiles, backbone)
+    return extend(name, tabular.feature_matrix(base_set(name), smiles), boosters, gnn)
+
+
+def table_matrix(name: str, smiles: list[str], table: str, checksum: str, root=None,
+                 progress: bool = False, boosters=None, backbone=None) -> np.ndarray:
+    """`feature_matrix` of a table's molecules, the base set's and the backbone's columns
+    cached per table (`graphnorm.data.feature_cache.table_features`)."""
+    from graphnorm.data.feature_cache import table_features
+
+    base = table_features(base_set(name), smiles, table, checksum, root, progress)
+    gnn = None
+    if name.endswith(GNN):
+        from .gnn_features import gnn_matrix, gnn_signature
+
+        sig = gnn_signature(backbone)
+        gnn = table_features(f"gnn-{sig['gnn_backbone'][:8]}", smiles, table, checksum, root,
+                             progress, computed_by=(sig, lambda todo: gnn_matrix(todo, backbone)))
+    return extend(name, base, boosters, gnn)
 
 
 def training_overlap(name: str, smiles: dict[str, list[str]], boosters=None
                      ) -> dict[str, int] | None:
     """Molecules per split that set ``name``'s fitted parts were fitted on (their features
     are in-sample there); None for a set without fitted parts."""
-    if not name.endswith(ADMET):
+    if not has_admet(name):
         return None
     from .admet_boosters import admet_overlap
 
@@ -113,6 +167,32 @@ def keep_with_run(boosters, folder: Path) -> None:
         os.link(_file(boosters), target)
     except OSError:
         shutil.copyfile(_file(boosters), target)
+
+
+def keep_backbone(backbone, folder: Path) -> None:
+    """Put a copy of the +gnn sets' backbone in the run folder (`RUN_BACKBONE`; a hard link
+    where the file system allows): the fitted model reads it wherever the folder goes."""
+    if backbone is None:
+        return
+    import os
+    import shutil
+
+    from .gnn_features import backbone_file
+
+    source, target = backbone_file(backbone), Path(folder) / RUN_BACKBONE
+    if target.exists() and target.resolve() == source.resolve():
+        return
+    target.unlink(missing_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def run_backbone(features: dict, folder: Path) -> Path | None:
+    """The backbone a fitted model's +gnn columns came from: the copy in its run folder."""
+    stored = features.get("gnn_file")
+    return None if stored is None else Path(folder) / Path(stored).name
 
 
 def run_boosters(features: dict, folder: Path) -> Path | None:

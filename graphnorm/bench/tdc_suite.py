@@ -46,10 +46,10 @@ def needs_loto_boosters(task: str, cfg) -> bool:
     """Whether ``task`` needs leave-own-task-out boosters (`graphnorm.baselines.admet_loto`):
     the shipped ones learned its labels, so their predictions there are in-sample and the board
     would flatter them. A boosters file of the user's that saw the task is refused."""
-    from graphnorm.baselines.tree_features import ADMET
+    from graphnorm.baselines.tree_features import FEATURE_SETS, has_admet
 
     features = getattr(cfg, "tree_features", None) or ""
-    if not features.endswith(ADMET):
+    if features not in FEATURE_SETS or not has_admet(features):  # maplight+admet(+gnn)
         return False
     from graphnorm.baselines.admet_boosters import unseen_tasks
 

@@ -155,10 +155,16 @@ def add_train_args(p: argparse.ArgumentParser) -> None:
                      help="what the tree model reads (--model rf|gbm, or the tree member): "
                      "default its own set (rf: morgan, gbm: maplight); gbm also reads "
                      "maplight+admet, MapLight plus 9 measured properties predicted by "
-                     "boosters shipped with graphnorm (graphnorm/pretrained/README.md)")
+                     "boosters shipped with graphnorm (graphnorm/pretrained/README.md), and "
+                     "maplight+gnn / maplight+admet+gnn, plus a pre-trained Graphormer's "
+                     "embedding and task outputs (--feature-backbone)")
     own.add_argument("--admet-boosters", dest="admet_boosters", metavar="FILE",
                      help="maplight+admet: read this boosters file instead of the shipped one "
                      "(same format; the run keeps a copy, which predict reads)")
+    own.add_argument("--feature-backbone", dest="feature_backbone", metavar="CKPT",
+                     help="maplight+gnn, maplight+admet+gnn: the pre-trained Graphormer whose "
+                     "[VNode] embedding and task outputs the trees read (a `graphnorm "
+                     "pretrain` checkpoint; the run keeps a copy, which predict reads)")
     own.add_argument("--tree-refit", dest="tree_refit", action=argparse.BooleanOptionalAction,
                      help="fit the tree model (--model rf|gbm, or the tree member) once more on "
                      "train + validation after validation is scored; the saved model and the "

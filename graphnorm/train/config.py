@@ -42,6 +42,8 @@ class TrainConfig:
     # the kind's own (rf: morgan, gbm: maplight); gbm also reads maplight+admet
     admet_boosters: Optional[str] = None  # that set's boosters file; None: the shipped one
     # (benchmark --suite tdc-admet sets the leave-own-task-out file on the 8 large tasks)
+    feature_backbone: Optional[str] = None  # the +gnn sets' pre-trained Graphormer (a
+    # `graphnorm pretrain` checkpoint; graphnorm/baselines/gnn_features.py)
     tree_refit: bool = False  # a tree model (--model rf|gbm, or the tree member), once
     # validation is scored, fitted again on train + validation: the saved model and its test
     # predictions see those rows too; its validation scores stay the train-only fit's

@@ -44,7 +44,8 @@ def check_forest_member(cfg) -> None:
     from graphnorm.baselines.tree_features import width
 
     # so does a set it cannot read, or a boosters file that set does not take
-    width(kind.implementation().features(kind.name, cfg.tree_features), cfg.admet_boosters)
+    width(kind.implementation().features(kind.name, cfg.tree_features), cfg.admet_boosters,
+          cfg.feature_backbone)
     if model_kind(cfg.model_name).tree:
         raise ValueError(f"--forest-member adds a tree model to graph models; --model "
                          f"{cfg.model_name} trains the trees alone")

@@ -37,8 +37,8 @@ def train_trees(cfg) -> dict:
     import torch
 
     from graphnorm.models import tree_kind
-    from graphnorm.baselines.tree_features import base_set, extend, keep_with_run, signature, width
-    from graphnorm.data.feature_cache import table_features
+    from graphnorm.baselines.tree_features import (keep_backbone, keep_with_run, signature,
+                                                   table_matrix, width)
     from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
     from graphnorm.train.evaluate import prediction_frame, scored_splits
     from graphnorm.provenance import code_sha, cpu_model
@@ -49,7 +49,8 @@ def train_trees(cfg) -> dict:
     trees = kind.implementation()  # fit, predict, save (graphnorm.baselines.tree_member.TreeKind)
     feature_set = trees.features(kind.name, cfg.tree_features)
     boosters = cfg.admet_boosters
-    width(feature_set, boosters)  # a set that takes no boosters file, or a file it cannot read
+    # a set that takes no boosters file or backbone, or a file it cannot read
+    width(feature_set, boosters, cfg.feature_backbone)
     spec = spec_from_config(cfg)
     if spec is None:
         raise ValueError(f"--model {kind.name} takes a user table (--data FILE); the benchmark "
@@ -67,9 +68,8 @@ def train_trees(cfg) -> dict:
     smiles = {s: _smiles(splits[s]) for s in ("train", *scored)}
     every = sorted(set().union(*smiles.values()))
     overlap = _warn_overlap(feature_set, smiles, boosters)
-    table = extend(feature_set, table_features(base_set(feature_set), every, Path(spec.path).name,
-                                               splits.checksum, cfg.cache_root, cfg.progress),
-                   boosters)
+    table = table_matrix(feature_set, every, Path(spec.path).name, splits.checksum,
+                         cfg.cache_root, cfg.progress, boosters, cfg.feature_backbone)
     row = {s: k for k, s in enumerate(every)}
     xs = {s: table[[row[m] for m in smiles[s]]] for s in smiles}
     ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1) for s in smiles}
@@ -89,9 +89,10 @@ def train_trees(cfg) -> dict:
               f"heavy-tailed labels): {', '.join(logged)}", flush=True)
     if "test" in scored:
         preds["test"] = trees.predict(task, models, xs["test"], transforms)
-    features = signature(feature_set, boosters)
+    features = signature(feature_set, boosters, cfg.feature_backbone)
     out.mkdir(parents=True, exist_ok=True)
     keep_with_run(boosters, out)
+    keep_backbone(cfg.feature_backbone, out)
     write_run_files(out, splits)
     trees.save(out, models, info, features, config, cfg.seed, transforms)
     scores, per_target = {"test": None}, {}
