@@ -1,18 +1,25 @@
 """Named training recipes: what ``graphnorm train`` trains when no ``--config`` says otherwise.
 
-A recipe is a set of TrainConfig values that were measured to win for a kind of data; a
-config file's values and command-line flags replace them one by one. ``auto`` (the default of
-``train`` and ``benchmark`` without ``--config``) picks by the data:
+A recipe is data (`Recipe`, graphnorm/train/recipe_rules.py): TrainConfig values that were
+measured to win for a kind of data, and size rules that fit them to the user's table
+(`table_size_rules`, applied by config resolution once the table is read). A config file's
+values and command-line flags replace the values one by one, and the rules keep what the user
+gave. ``auto`` (the default of ``train`` and ``benchmark`` without ``--config``) picks by the
+data:
 
 - a user table (``--data``): ``small-table``, the recipe measured on tables of hundreds to a
-  few thousand molecules (``experiments/results/small_tables/``);
-- ``ogbg-molhiv``: ``molhiv-fast`` (``experiments/configs/molhiv_fast.yaml``);
-- ZINC: ``cpu-fast`` (``experiments/configs/zinc_subset_fast.yaml``; it beat GINE and the
-  paper's Graphormer-slim at equal CPU time).
+  few thousand molecules;
+- ``ogbg-molhiv``: ``molhiv-fast``;
+- ZINC: ``cpu-fast`` (it beat GINE and the paper's Graphormer-slim at equal CPU time).
 
-``slim`` is the paper's GPU recipe (Graphormer-slim, 12 x 80, TrainConfig's defaults). A
-config file without a ``recipe:`` key means what it always meant: its values over
-TrainConfig's defaults.
+``admet`` is the TDC ADMET board's default (``--recipe admet``); ``slim`` is the paper's GPU
+recipe (Graphormer-slim, 12 x 80, TrainConfig's defaults). ``experiments/configs/
+zinc_subset_fast.yaml`` and ``molhiv_fast.yaml`` name cpu-fast and molhiv-fast
+(``recipe: NAME``) with their dataset. A config file without a ``recipe:`` key means what it
+always meant: its values over TrainConfig's defaults.
+
+The evidence behind every value and rule is docs/results/defaults.md ("How the defaults were
+chosen"), a section per recipe; a value changes only by the rule written there.
 """
 from __future__ import annotations
 
@@ -21,52 +28,66 @@ from typing import Any, Callable, Optional
 from graphnorm.models import DEFAULT_MODEL
 from graphnorm.tasks import CLASSIFICATION
 
+from .recipe_rules import AtLeast, Recipe, SizeRule, apply_size_rules, is_given
+
+# keys whose explicit value makes a recipe's training length moot
+_LENGTH_KEYS = ("max_epochs", "max_time", "total_steps")
+
 # The fast Graphormer of the CPU recipes: 4 blocks x 64 with a GINE branch, random-walk PE,
 # [VNode] + pooled atoms at the head, BatchNorm on both channels (sep:bn+bn), no dropout.
 _CPU_FAST = dict(preset="fast", norm="sep:bn+bn", readout="vnode+sum", rwpe_steps=16,
                  local_mp="gine", batch_size=64, lr=1.0e-3, end_lr=1.0e-9, weight_decay=0.01,
                  warmup_fraction=0.06, dropout=0.0, attention_dropout=0.0)
+# RDKit descriptors at the head, squared error, 1,500 steps, at least 15 epochs
+_SMALL_TABLE = dict(_CPU_FAST, featurizer={"descriptors": True}, loss="mse", max_steps=1500,
+                    min_epochs=15)
 
-RECIPES: dict[str, dict[str, Any]] = {
-    "slim": {},
-    "cpu-fast": dict(_CPU_FAST),
-    "molhiv-fast": dict(_CPU_FAST, readout="vnode+mean", max_epochs=20, bucket_pool=16,
-                        dropout=0.1),
-    # RDKit descriptors at the head, squared error, 1,500 steps, at least 15 epochs
-    "small-table": dict(_CPU_FAST, featurizer={"descriptors": True}, loss="mse", max_steps=1500,
-                        min_epochs=15),
+RECIPE_BOOK: dict[str, Recipe] = {
+    "slim": Recipe({}),
+    "cpu-fast": Recipe(_CPU_FAST),
+    "molhiv-fast": Recipe(dict(_CPU_FAST, readout="vnode+mean", max_epochs=20, bucket_pool=16,
+                               dropout=0.1)),
+    "small-table": Recipe(_SMALL_TABLE, size_rules=(
+        # classification: the Graphormer and the Morgan-count forest, one member each
+        SizeRule(when=(f"task == {CLASSIFICATION.name}",), set={"forest_member": True}),
+        # regression: the boosted trees as one more member, weighted on validation under the
+        # one-standard-error rule toward one member's share (graphnorm/train/member_weights.py;
+        # the plain fit overfits small validation splits)
+        SizeRule(when=(f"task != {CLASSIFICATION.name}",), unless_given=("forest_member",),
+                 set={"forest_member": True, "forest_model": "gbm", "tree_weight": "val:equal"}),
+        # small regression tables: an ensemble of 3 Graphormers (seeds seed..seed+2, one split)
+        SizeRule(when=(f"task != {CLASSIFICATION.name}", "rows < 1000"), set={"ensemble": 3}),
+    )),
+    # one small-table Graphormer that stops early, averaged (log-odds on classification) with
+    # gbm on MapLight + the ADMET boosters' predictions at weight 0.7, refitted on train +
+    # validation; BatchNorm statistics from the training batches' own moments
+    "admet": Recipe(dict(_SMALL_TABLE, max_steps=150, min_epochs=15, val_every_steps=25,
+                         recalibrate_source="training", patience=0.3, ensemble=1,
+                         forest_member=True, forest_model="gbm", tree_weight="0.7",
+                         tree_features="maplight+admet", tree_refit=True,
+                         member_average="logodds"), size_rules=(
+        # 3 blocks were measured on the small tables only; a preset or a backbone
+        # (--init-from: fine-tuning copies every block) fixes the depth
+        SizeRule(when=("rows < 2500",), unless_given=("preset", "init_from"),
+                 set={"model.num_layers": 3}),
+        # early stopping was measured on the small tables only (the large ones were mostly
+        # best at their last validation); the gbm weight fitted on validation toward 0.7
+        SizeRule(when=("rows >= 2500",), set={"patience": None, "tree_weight": "val:0.7"}),
+        # at least 1,500 steps (still at least 15 epochs), unless the user gave a length
+        SizeRule(when=("rows >= 2500",), unless_given=_LENGTH_KEYS,
+                 set={"max_steps": AtLeast(1500)}),
+    )),
 }
-# The evidence behind every value below is docs/results/defaults.md ("How the defaults were
-# chosen"), section by recipe; a value changes only by a rule written before the runs.
-# admet: a small-table Graphormer of ADMET_LAYERS blocks that stops after ADMET_PATIENCE of its
-# validations pass without a better score, averaged (log-odds on classification) with gbm on
-# MapLight + the ADMET boosters' predictions at weight 0.7, refitted on train + validation
-# once validation is scored; BatchNorm statistics from the training batches' own moments.
-ADMET_PATIENCE, ADMET_LAYERS = 0.3, 3
-RECIPES["admet"] = dict(RECIPES["small-table"], max_steps=150, min_epochs=15, val_every_steps=25,
-                        recalibrate_source="training",
-                        patience=ADMET_PATIENCE, ensemble=1, forest_member=True,
-                        forest_model="gbm", tree_weight="0.7", tree_features="maplight+admet",
-                        tree_refit=True, member_average="logodds")
+# each recipe's values by name (the CLI's help, apply_recipe)
+RECIPES: dict[str, dict[str, Any]] = {name: dict(r.values) for name, r in RECIPE_BOOK.items()}
 RECIPE_NAMES = ("auto",) + tuple(RECIPES)
-# admet on tables of ADMET_LONG_ROWS rows or more: at least ADMET_LONG_STEPS steps, 4 blocks,
-# the gbm weight fitted on validation under the one-standard-error rule toward 0.7
-ADMET_LONG_ROWS, ADMET_LONG_STEPS, ADMET_LONG_TREE_WEIGHT = 2500, 1500, "val:0.7"
-# the recipes whose choices follow the user's table (`table_size_rules`): resolve reads the
-# table for these
-SIZED_RECIPES = ("small-table", "admet")
-
-# small-table, regression: tables below this many rows train an ensemble of ENSEMBLE_MEMBERS
-# models (seeds seed..seed+2 on one split) unless --ensemble says otherwise
-ENSEMBLE_BELOW_ROWS, ENSEMBLE_MEMBERS = 1000, 3
-
-# keys whose explicit value makes a recipe's training length moot
-_LENGTH_KEYS = ("max_epochs", "max_time", "total_steps")
+# the recipes whose choices follow the user's table: resolve reads the table for these
+SIZED_RECIPES = tuple(name for name, r in RECIPE_BOOK.items() if r.size_rules)
 
 
 def _given(values: dict, keys) -> bool:
     """Whether the user set any of ``keys`` (file or flag; None = not given)."""
-    return any(values.get(k) is not None for k in keys)
+    return any(is_given(values, k) for k in keys)
 
 
 def auto_recipe(values: dict) -> str:
@@ -79,60 +100,14 @@ def auto_recipe(values: dict) -> str:
 
 
 def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
-    """The recipes' choices that follow the table (``rows``, its task), for the Graphormer;
-    explicit values are kept. admet: 3 blocks on small tables, a longer run and a fitted gbm
-    weight on large ones (`_admet_sized`).
-    small-table:
-
-    - classification: the Graphormer and the Morgan-count forest, one member each, averaged
-      (``forest_member``);
-    - regression: the boosted trees (``forest_model="gbm"``) as one more member, weighted on
-      the validation split under the one-standard-error rule toward one member's share
-      (``tree_weight="val:equal"``, graphnorm/train/member_weights.py): the fitted weight
-      moves only where validation tells it apart from the equal share (the plain fit
-      overfits small validation splits: docs/results/defaults.md);
-    - regression below `ENSEMBLE_BELOW_ROWS` rows: an ensemble of `ENSEMBLE_MEMBERS`
-      Graphormers, where it paid (FreeSolv).
-    """
-    if merged.get("model_name") not in (None, DEFAULT_MODEL):
+    """``merged`` (recipe, file and flags) after its recipe's size rules on a table of
+    ``rows`` rows (`recipe_rules.apply_size_rules`); ``values``: what the user gave, which
+    the rules keep. The rules were measured with the Graphormer: under another model
+    (``--model gine``) the values stay as they are."""
+    recipe = RECIPE_BOOK.get(merged.get("recipe") or "")
+    if recipe is None or merged.get("model_name") not in (None, DEFAULT_MODEL):
         return merged
-    if merged.get("recipe") == "admet":
-        return _admet_sized(merged, values, rows)
-    if merged.get("recipe") != "small-table":
-        return merged
-    out = dict(merged)
-    if merged.get("task") == CLASSIFICATION.name:
-        return out if _given(values, ("forest_member",)) else dict(out, forest_member=True)
-    if not _given(values, ("forest_member",)):
-        out["forest_member"] = True
-        for key, value in (("forest_model", "gbm"), ("tree_weight", "val:equal")):
-            if not _given(values, (key,)):
-                out[key] = value
-    if rows < ENSEMBLE_BELOW_ROWS and not _given(values, ("ensemble",)):
-        out["ensemble"] = ENSEMBLE_MEMBERS
-    return out
-
-
-def _admet_sized(merged: dict, values: dict, rows: int) -> dict:
-    """The admet recipe by table size. Below `ADMET_LONG_ROWS` rows: a Graphormer of
-    `ADMET_LAYERS` blocks. From there: the preset's 4 blocks (3 were measured on the small
-    tables only), at least `ADMET_LONG_STEPS` steps (still at least 15 epochs), the gbm weight
-    fitted on validation (`ADMET_LONG_TREE_WEIGHT`) and no early stopping (measured on the
-    small tables only; the large ones were mostly best at their last validation). An explicit
-    length (steps, epochs, time), weight, patience, preset, block count or backbone is kept."""
-    if rows < ADMET_LONG_ROWS:
-        # a backbone (--init-from) fixes the depth: fine-tuning copies every block
-        if (_given(values, ("preset", "init_from")) or "num_layers" in (merged.get("model") or {})):
-            return merged
-        return dict(merged, model={**(merged.get("model") or {}), "num_layers": ADMET_LAYERS})
-    out = dict(merged)
-    if not _given(values, ("patience",)):
-        out["patience"] = None
-    if not _given(values, _LENGTH_KEYS + ("max_steps",)):
-        out["max_steps"] = max(merged.get("max_steps") or 0, ADMET_LONG_STEPS)
-    if not _given(values, ("tree_weight",)):
-        out["tree_weight"] = ADMET_LONG_TREE_WEIGHT
-    return out
+    return apply_size_rules(recipe.size_rules, merged, values, rows)
 
 
 # TrainConfig fields that shape the model a recipe's backbone (``init_from``) was trained as

@@ -1,13 +1,35 @@
-"""Named recipes: what train builds without a config, and how flags and files override."""
+"""Named recipes: what train builds without a config, how flags and files override, and the
+size rules (data, graphnorm/train/recipe_rules.py) that fit a recipe to the user's table."""
+import dataclasses
+
 import pytest
 
+from graphnorm.train.config import TrainConfig
 from graphnorm.train.plan import step_budget
-from graphnorm.train.recipes import RECIPES, apply_recipe
+from graphnorm.train.recipe_rules import AtLeast, SizeRule, apply_size_rules
+from graphnorm.train.recipes import RECIPE_BOOK, RECIPES, apply_recipe, table_size_rules
 from resolved import resolved
 
 
 def _cfg(argv):
     return resolved(["train", *argv])
+
+
+def _rule(recipe: str, key: str) -> SizeRule:
+    """The shipped size rule of ``recipe`` that sets ``key``."""
+    (rule,) = [r for r in RECIPE_BOOK[recipe].size_rules if key in r.set]
+    return rule
+
+
+def _rows(rule: SizeRule) -> int:
+    """The row count at which ``rule`` switches (its ``rows`` condition's bound)."""
+    (bound,) = [c.value for c in rule.conditions if c.name == "rows"]
+    return bound
+
+
+ADMET_LONG = _rule("admet", "max_steps")  # admet: at least this many steps on large tables
+ADMET_LONG_ROWS = _rows(ADMET_LONG)
+ENSEMBLE = _rule("small-table", "ensemble")  # small-table: an ensemble on small tables
 
 
 def _table(folder, rows: int) -> str:
@@ -34,8 +56,6 @@ def test_auto_picks_by_the_data():
 
 
 def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
-    from graphnorm.train.recipes import ADMET_PATIENCE
-
     small = tmp_path / "small.csv"
     small.write_text("smiles,y\n" + "CCO,1.5\n" * 50)  # regression under 1,000 rows
     cfg = _cfg(["--data", str(small), "--recipe", "admet"])
@@ -50,7 +70,7 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
     assert _cfg(["--data", str(small)]).member_average == "mean"  # a forest's 0/1 would rule
     assert cfg.ensemble == 1  # no small-table size rule: one Graphormer, not three
     assert (cfg.max_steps, cfg.min_epochs) == (RECIPES["admet"]["max_steps"], 15)
-    assert cfg.patience == ADMET_PATIENCE  # the Graphormer stops early on small tables
+    assert cfg.patience == RECIPES["admet"]["patience"] > 0  # stops early on small tables
     assert _cfg(["--data", str(small), "--recipe", "admet", "--patience", "5"]).patience == 5
     flags = _cfg(["--data", str(small), "--recipe", "admet", "--tree-weight", "val:equal",
                   "--no-forest-member"])
@@ -58,10 +78,11 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
 
 
 def test_the_admet_recipe_has_3_blocks_below_the_long_rows(tmp_path):
-    from graphnorm.train.recipes import ADMET_LAYERS, ADMET_LONG_ROWS
-
+    layers = _rule("admet", "model.num_layers")
+    assert _rows(layers) == ADMET_LONG_ROWS  # the two sides of one boundary
     small, large = _table(tmp_path, ADMET_LONG_ROWS - 1), _table(tmp_path, ADMET_LONG_ROWS)
-    assert ADMET_LAYERS == 3 and _cfg(["--data", small, "--recipe", "admet"]).model == {"num_layers": 3}
+    assert layers.set["model.num_layers"] == 3
+    assert _cfg(["--data", small, "--recipe", "admet"]).model == {"num_layers": 3}
     assert "num_layers" not in (_cfg(["--data", large, "--recipe", "admet"]).model or {})
     # a depth the user sets is kept on either side; a named preset or a baseline comes whole
     own = tmp_path / "own.yaml"
@@ -77,12 +98,12 @@ def test_the_admet_recipe_has_3_blocks_below_the_long_rows(tmp_path):
 
 
 def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
-    from graphnorm.train.recipes import ADMET_LONG_ROWS, ADMET_LONG_STEPS, ADMET_LONG_TREE_WEIGHT
-
     large, small = _table(tmp_path, ADMET_LONG_ROWS), _table(tmp_path, ADMET_LONG_ROWS - 1)
     cfg = _cfg(["--data", large, "--recipe", "admet"])
-    assert (cfg.max_steps, cfg.min_epochs) == (ADMET_LONG_STEPS, 15)
-    assert cfg.tree_weight == ADMET_LONG_TREE_WEIGHT != RECIPES["admet"]["tree_weight"]
+    steps = ADMET_LONG.set["max_steps"].value
+    assert (cfg.max_steps, cfg.min_epochs) == (steps, 15) and steps > RECIPES["admet"]["max_steps"]
+    weight = _rule("admet", "tree_weight").set["tree_weight"]
+    assert cfg.tree_weight == weight != RECIPES["admet"]["tree_weight"]
     assert cfg.patience is None  # no early stopping where it was not measured
     assert _cfg(["--data", large, "--recipe", "admet", "--patience", "3"]).patience == 3
     short = _cfg(["--data", small, "--recipe", "admet"])
@@ -121,12 +142,10 @@ def test_a_config_file_is_its_own_recipe(tmp_path):
 
 
 def test_small_tables_get_an_ensemble(tmp_path):
-    from graphnorm.train.recipes import ENSEMBLE_BELOW_ROWS, ENSEMBLE_MEMBERS
-
     small, large = tmp_path / "small.csv", tmp_path / "large.csv"
-    small.write_text("smiles,y\n" + "CCO,1.5\n" * (ENSEMBLE_BELOW_ROWS - 1))  # not 0/1: regression
-    large.write_text("smiles,y\n" + "CCO,1.5\n" * ENSEMBLE_BELOW_ROWS)
-    assert _cfg(["--data", str(small)]).ensemble == ENSEMBLE_MEMBERS
+    small.write_text("smiles,y\n" + "CCO,1.5\n" * (_rows(ENSEMBLE) - 1))  # not 0/1: regression
+    large.write_text("smiles,y\n" + "CCO,1.5\n" * _rows(ENSEMBLE))
+    assert _cfg(["--data", str(small)]).ensemble == ENSEMBLE.set["ensemble"] > 1
     assert _cfg(["--data", str(large)]).ensemble == 1
     assert _cfg(["--data", str(small), "--ensemble", "1"]).ensemble == 1  # explicit wins
     assert _cfg(["--data", str(small), "--model", "gin-vn"]).ensemble == 1
@@ -217,3 +236,98 @@ def test_init_from_none_and_a_named_checkpoint_are_the_users(recipe_with_backbon
     assert _cfg(recipe_with_backbone + ["--init-from", "none"]).init_from is None
     # one the user names is kept: init_from.py refuses it by name if it does not fit
     assert _cfg(recipe_with_backbone + ["--init-from", "runs/pre", "--norm", "ln"]).init_from == "runs/pre"
+
+
+# ---- the size rules: one interpreter, recipes as data ---------------------------------------
+
+TOY = (SizeRule(when=("rows < 100", "task == classification"), unless_given=("preset",),
+                set={"ensemble": 5, "model.num_layers": 2}),
+       SizeRule(when=("rows >= 100",), set={"max_steps": AtLeast(50), "patience": None}))
+BASE = {"task": "classification", "ensemble": 1, "max_steps": 10, "patience": 3,
+        "model": {"hidden": 8}}
+
+
+def test_size_rules_set_what_their_conditions_select():
+    assert apply_size_rules(TOY, BASE, {}, 99) == dict(BASE, ensemble=5,
+                                                       model={"hidden": 8, "num_layers": 2})
+    assert apply_size_rules(TOY, BASE, {}, 100) == dict(BASE, max_steps=50, patience=None)
+    regression = dict(BASE, task="regression")
+    assert apply_size_rules(TOY, regression, {}, 99) == regression
+    assert apply_size_rules(TOY, dict(BASE, max_steps=80), {}, 100)["max_steps"] == 80  # at least
+    assert BASE["model"] == {"hidden": 8}  # the input is not edited
+
+
+def test_size_rules_keep_what_the_user_gave():
+    # a key the user gave is kept; the rule's other keys still apply
+    ensemble = apply_size_rules(TOY, dict(BASE, ensemble=2), {"ensemble": 2}, 99)
+    assert ensemble == dict(BASE, ensemble=2, model={"hidden": 8, "num_layers": 2})
+    own = {"model": {"num_layers": 4}}
+    depth = apply_size_rules(TOY, dict(BASE, **own), own, 99)
+    assert depth == dict(BASE, ensemble=5, model={"num_layers": 4})
+    # a key of unless_given skips the whole rule; None counts as not given
+    assert apply_size_rules(TOY, BASE, {"preset": "small"}, 99) == BASE
+    assert apply_size_rules(TOY, BASE, {"preset": None}, 99)["ensemble"] == 5
+    assert apply_size_rules(TOY, BASE, {"patience": 3, "max_steps": 10}, 100) == BASE
+
+
+def test_size_rules_read_the_values_before_any_rule():
+    flip = (SizeRule(when=("task == classification",), set={"task": "regression"}),
+            SizeRule(when=("task == regression",), set={"ensemble": 9}))
+    assert apply_size_rules(flip, BASE, {}, 10) == dict(BASE, task="regression")
+    assert apply_size_rules(flip[::-1], BASE, {}, 10) == dict(BASE, task="regression")
+
+
+@pytest.mark.parametrize("condition", ["rows<1000", "rows ~ 1000", "rows < many",
+                                       "task < classification", "rows < 1000 rows"])
+def test_a_misspelt_condition_fails_where_the_rule_is_written(condition):
+    with pytest.raises(ValueError, match="size rule condition"):
+        SizeRule(when=(condition,), set={"ensemble": 3})
+
+
+def test_the_shipped_rules_name_config_fields():
+    known = {f.name: f for f in dataclasses.fields(TrainConfig)}
+    for name, recipe in RECIPE_BOOK.items():
+        assert set(recipe.values) <= set(known), name
+        for rule in recipe.size_rules:
+            keys = [*rule.set, *rule.unless_given, *(c.name for c in rule.conditions)]
+            for key in keys:
+                head = key.split(".")[0]
+                assert head == "rows" or head in known, (name, key)
+                if "." in key:  # a key inside a dict block (model, featurizer)
+                    assert known[head].default_factory is dict, (name, key)
+    # resolve reads the table exactly for the recipes with rules
+    from graphnorm.train.recipes import SIZED_RECIPES
+    assert SIZED_RECIPES == ("small-table", "admet")
+
+
+@pytest.mark.parametrize("rows", [ADMET_LONG_ROWS - 1, ADMET_LONG_ROWS])
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_the_admet_rules_switch_at_one_table_size(rows, task):
+    merged = apply_recipe({"data": "t.csv", "task": task}, "admet")
+    out = table_size_rules(merged, {"data": "t.csv", "task": task}, rows)
+    large = rows >= ADMET_LONG_ROWS
+    assert _rows(_rule("admet", "tree_weight")) == ADMET_LONG_ROWS
+    assert ("num_layers" in out.get("model", {})) is not large
+    assert out["patience"] == (None if large else RECIPES["admet"]["patience"])
+    assert out["max_steps"] == (ADMET_LONG.set["max_steps"].value if large
+                                else RECIPES["admet"]["max_steps"])
+    assert out["ensemble"] == 1  # the small-table ensemble rule is not admet's
+    gine = dict(merged, model_name="gine")  # a baseline: the rules are the Graphormer's
+    assert table_size_rules(gine, {}, rows) == gine
+
+
+@pytest.mark.parametrize("rows", [_rows(ENSEMBLE) - 1, _rows(ENSEMBLE)])
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_the_small_table_rules_by_task_and_size(rows, task):
+    merged = apply_recipe({"data": "t.csv", "task": task}, "auto")
+    cfg = TrainConfig.from_dict(table_size_rules(merged, {"data": "t.csv", "task": task}, rows))
+    regression = task == "regression"
+    small = regression and rows < _rows(ENSEMBLE)
+    assert cfg.ensemble == (ENSEMBLE.set["ensemble"] if small else 1)
+    assert cfg.forest_member is True
+    assert (cfg.forest_model, cfg.tree_weight) == (
+        ("gbm", "val:equal") if regression else ("rf", "equal"))
+    # a forest member the user asked for comes as asked: no gbm, no fitted weight
+    given = {"data": "t.csv", "task": task, "forest_member": True}
+    cfg = TrainConfig.from_dict(table_size_rules(dict(merged, forest_member=True), given, rows))
+    assert (cfg.forest_model, cfg.tree_weight) == ("rf", "equal")
