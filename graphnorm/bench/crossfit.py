@@ -106,12 +106,11 @@ def _members(run: Path):
             import pandas as pd
 
             frame = pd.read_csv(m.predictions("val"))
-            by_smiles = frame.set_index("smiles")
-            if by_smiles.index.has_duplicates or set(by_smiles.index) != set(smiles):
-                raise TraceError(f"{m.predictions('val')}: not the graph members' validation "
-                                 "molecules (or repeated SMILES): rows cannot be matched")
             cols = [c for c in frame.columns if c.startswith("pred:")]
-            trees.append(by_smiles.loc[smiles, cols].to_numpy(dtype=np.float32))
+            if frame["smiles"].tolist() != smiles:  # the members score one split in one order
+                raise TraceError(f"{m.predictions('val')}: not the graph members' validation "
+                                 "molecules in their order: rows cannot be matched")
+            trees.append(frame[cols].to_numpy(dtype=np.float32))
     return traces, np.stack(trees) if trees else np.zeros((0,)), ensemble, ensemble.tree
 
 
