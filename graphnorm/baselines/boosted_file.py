@@ -45,15 +45,20 @@ class LoadedBoosted(TreeMember):
     meta: dict
     path: Path
     admet_boosters: Path | None = None  # its own ADMET boosters' file (None: the shipped)
-    feature_backbone: Path | None = None  # the +gnn sets' network: the copy in its folder
+    # +gnn sets: the copy of the network in its folder, and its columns (a GnnColumns, given
+    # by graphnorm.checkpoints when it loads the member: a model file is a layer above this)
+    backbone_file: Path | None = None
+    gnn: object | None = None
 
     def predict_smiles(self, smiles: list[str]) -> torch.Tensor:
         from .tree_features import feature_matrix
 
         from .boosted import predict_boosted
 
-        x = feature_matrix(self.meta["features"]["set"], smiles, self.admet_boosters,
-                           self.feature_backbone)
+        if self.backbone_file is not None and self.gnn is None:
+            raise TreeFileError(f"{self.path} reads a feature backbone: load it with "
+                                "graphnorm.checkpoints.load_member, which attaches it")
+        x = feature_matrix(self.meta["features"]["set"], smiles, self.admet_boosters, self.gnn)
         pred = predict_boosted(self.task, self.boosters, x, self.meta["transforms"])
         return torch.from_numpy(np.asarray(pred, dtype=np.float32))
 
@@ -64,10 +69,7 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
     import lightgbm as lgb
 
     from .admet_boosters import AdmetBoostersError
-    from graphnorm.checkpoints import CheckpointError
-
-    from .gnn_features import GnnFeaturesError
-    from .tree_features import run_backbone, run_boosters, signature
+    from .tree_features import GNN, run_backbone, run_boosters, signature
 
     path = Path(path)
     if not path.is_file():
@@ -84,17 +86,12 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
                             f"{BOOSTED_FORMAT}: use the version that wrote it, or retrain")
     boosters = run_boosters(meta["features"], path.parent)
     backbone = run_backbone(meta["features"], path.parent)
-    try:
-        here = signature(meta["features"]["set"], boosters, backbone)
+    feature_set = meta["features"]["set"]
+    try:  # the +gnn columns are checked when the backbone is attached (graphnorm.checkpoints)
+        here = signature(feature_set.removesuffix(GNN), boosters)
     except AdmetBoostersError as err:  # its own boosters' copy missing or damaged
         raise TreeFileError(f"{path} reads the ADMET boosters of its folder: {err}") from err
-    except (GnnFeaturesError, CheckpointError) as err:  # its backbone's copy missing or damaged
-        raise TreeFileError(f"{path} reads the feature backbone of its folder: {err}") from err
-    if meta["features"].get("gnn_backbone") != here.get("gnn_backbone"):
-        raise TreeFileError(f"{path} was fitted on the columns of another feature backbone "
-                            f"({meta['features'].get('gnn_backbone')}) than its folder holds "
-                            f"({here.get('gnn_backbone')}): retrain it")
-    if meta["features"].get("width") != here["width"]:
+    if meta["features"].get("width", 0) - meta["features"].get("gnn_width", 0) != here["width"]:
         raise TreeFileError(f"{path} was fitted on {meta['features'].get('width')} features "
                             f"(RDKit {meta['features'].get('rdkit')}); this RDKit "
                             f"{here['rdkit']} makes {here['width']}: retrain it, or install "

@@ -10,8 +10,9 @@ refuses vectors of another) and `feature_matrix`; a table's run caches the base 
 (`base_set`, `graphnorm.data.feature_cache.table_features`) and `extend`s them, so the
 boosters' 9 predictions (milliseconds a molecule) never recompute MapLight.
 ``+gnn`` (``maplight+gnn``, ``maplight+admet+gnn``) appends a pre-trained Graphormer's
-embedding and task outputs (`graphnorm.baselines.gnn_features`; ``backbone``: its checkpoint),
-computed from the SMILES and cached per table like the base set.
+embedding and task outputs, computed from the SMILES and cached per table like the base set.
+The network is a model file, a layer above this one: its columns come in as ``gnn``, a
+`graphnorm.checkpoints.gnn_columns.GnnColumns` (``width``, ``signature()``, ``columns()``).
 """
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ import numpy as np
 
 from graphnorm.chem import tabular
 
-from .gnn_features import GNN, RUN_BACKBONE
-
+GNN = "+gnn"  # the suffix of a set that appends a pre-trained Graphormer's columns
+# the copy of the +gnn sets' backbone in a run folder (its fitted model reads it)
+RUN_BACKBONE = "feature_backbone.ckpt"
 ADMET = "+admet"  # the suffix of a set that appends the ADMET boosters' predictions
 FEATURE_SETS = tabular.FEATURE_SETS + ("maplight" + ADMET, "maplight" + GNN,
                                        "maplight" + ADMET + GNN)
@@ -36,13 +38,13 @@ def has_admet(name: str) -> bool:
     return name.removesuffix(GNN).endswith(ADMET)
 
 
-def _check(name: str, boosters=None, backbone=None) -> None:
+def _check(name: str, boosters=None, gnn=None) -> None:
     if name not in FEATURE_SETS:
         raise ValueError(f"unknown feature set {name!r}; choose from {', '.join(FEATURE_SETS)}")
     if boosters is not None and not has_admet(name):
         raise ValueError(f"--admet-boosters is read by --tree-features maplight{ADMET}, "
                          f"not by {name}")
-    if backbone is not None and not name.endswith(GNN):
+    if gnn is not None and not name.endswith(GNN):
         raise ValueError(f"--feature-backbone is read by the --tree-features sets ending in "
                          f"{GNN}, not by {name}")
 
@@ -58,37 +60,41 @@ def _own(boosters) -> bool:
     return boosters is not None and _file(boosters).resolve() != _file(None).resolve()
 
 
-def width(name: str, boosters=None, backbone=None) -> int:
-    _check(name, boosters, backbone)
+def _columns(name: str, gnn):
+    """The +gnn sets' columns provider, required."""
+    if gnn is None:
+        raise ValueError(f"--tree-features {name} reads a pre-trained Graphormer: give "
+                         "--feature-backbone FILE (a `graphnorm pretrain` checkpoint)")
+    return gnn
+
+
+def width(name: str, boosters=None, gnn=None) -> int:
+    _check(name, boosters, gnn)
     total = tabular.width(base_set(name))
     if has_admet(name):
         from .admet_boosters import admet_columns
 
         total += len(admet_columns(_file(boosters)))
     if name.endswith(GNN):
-        from .gnn_features import gnn_width
-
-        total += gnn_width(backbone)
+        total += _columns(name, gnn).width
     return total
 
 
-def signature(name: str, boosters=None, backbone=None) -> dict:
+def signature(name: str, boosters=None, gnn=None) -> dict:
     """What a vector of set ``name`` holds (the boosters' hash and columns for +admet; for
     boosters other than the shipped ones, the name of their copy in the run folder; for +gnn
     the backbone's hash and the name of its copy)."""
-    _check(name, boosters, backbone)
+    _check(name, boosters, gnn)
     if name == base_set(name):
         return tabular.signature(name)
-    out = dict(tabular.signature(base_set(name)), set=name, width=width(name, boosters, backbone))
+    out = dict(tabular.signature(base_set(name)), set=name, width=width(name, boosters, gnn))
     if has_admet(name):
         from .admet_boosters import admet_signature
 
         out.update(admet_signature(_file(boosters)),
                    **({"admet_file": RUN_BOOSTERS} if _own(boosters) else {}))
     if name.endswith(GNN):
-        from .gnn_features import gnn_signature
-
-        out.update(gnn_signature(backbone), gnn_file=RUN_BACKBONE)
+        out.update(_columns(name, gnn).signature(), gnn_file=RUN_BACKBONE)
     return out
 
 
@@ -100,7 +106,7 @@ def base_set(name: str) -> str:
 
 def extend(name: str, base: np.ndarray, boosters=None, gnn: np.ndarray | None = None) -> np.ndarray:
     """Set ``name``'s vectors from its base set's (the table's cached ones, or fresh) and, for
-    +gnn, the backbone's columns of the same molecules (`gnn_features.gnn_matrix`)."""
+    +gnn, the backbone's columns ``gnn`` of the same molecules."""
     parts = [base]
     if has_admet(name):
         from .admet_boosters import admet_features
@@ -113,31 +119,27 @@ def extend(name: str, base: np.ndarray, boosters=None, gnn: np.ndarray | None = 
     return parts[0] if len(parts) == 1 else np.hstack(parts)
 
 
-def feature_matrix(name: str, smiles: list[str], boosters=None, backbone=None) -> np.ndarray:
+def feature_matrix(name: str, smiles: list[str], boosters=None, gnn=None) -> np.ndarray:
     """float32 [N, width] (a SMILES RDKit cannot read is raised, named)."""
-    gnn = None
-    if name.endswith(GNN):
-        from .gnn_features import gnn_matrix
-
-        gnn = gnn_matrix(smiles, backbone)
-    return extend(name, tabular.feature_matrix(base_set(name), smiles), boosters, gnn)
+    _check(name, boosters, gnn)
+    cols = _columns(name, gnn).columns(smiles) if name.endswith(GNN) else None
+    return extend(name, tabular.feature_matrix(base_set(name), smiles), boosters, cols)
 
 
 def table_matrix(name: str, smiles: list[str], table: str, checksum: str, root=None,
-                 progress: bool = False, boosters=None, backbone=None) -> np.ndarray:
+                 progress: bool = False, boosters=None, gnn=None) -> np.ndarray:
     """`feature_matrix` of a table's molecules, the base set's and the backbone's columns
     cached per table (`graphnorm.data.feature_cache.table_features`)."""
     from graphnorm.data.feature_cache import table_features
 
     base = table_features(base_set(name), smiles, table, checksum, root, progress)
-    gnn = None
+    cols = None
     if name.endswith(GNN):
-        from .gnn_features import gnn_matrix, gnn_signature
-
-        sig = gnn_signature(backbone)
-        gnn = table_features(f"gnn-{sig['gnn_backbone'][:8]}", smiles, table, checksum, root,
-                             progress, computed_by=(sig, lambda todo: gnn_matrix(todo, backbone)))
-    return extend(name, base, boosters, gnn)
+        provider = _columns(name, gnn)
+        sig = provider.signature()
+        cols = table_features(f"gnn-{sig['gnn_backbone'][:8]}", smiles, table, checksum, root,
+                              progress, computed_by=(sig, provider.columns))
+    return extend(name, base, boosters, cols)
 
 
 def training_overlap(name: str, smiles: dict[str, list[str]], boosters=None
@@ -169,17 +171,15 @@ def keep_with_run(boosters, folder: Path) -> None:
         shutil.copyfile(_file(boosters), target)
 
 
-def keep_backbone(backbone, folder: Path) -> None:
-    """Put a copy of the +gnn sets' backbone in the run folder (`RUN_BACKBONE`; a hard link
-    where the file system allows): the fitted model reads it wherever the folder goes."""
-    if backbone is None:
+def keep_backbone(gnn, folder: Path) -> None:
+    """Put a copy of the +gnn sets' backbone (``gnn.path``) in the run folder (`RUN_BACKBONE`;
+    a hard link where the file system allows): the fitted model reads it wherever it goes."""
+    if gnn is None:
         return
     import os
     import shutil
 
-    from .gnn_features import backbone_file
-
-    source, target = backbone_file(backbone), Path(folder) / RUN_BACKBONE
+    source, target = Path(gnn.path), Path(folder) / RUN_BACKBONE
     if target.exists() and target.resolve() == source.resolve():
         return
     target.unlink(missing_ok=True)

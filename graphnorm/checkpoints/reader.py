@@ -120,9 +120,13 @@ def load_member(path: str | Path):
     if kind is None:
         return load_checkpoint(path)
     try:
-        return kind.implementation().load(path)
+        member = kind.implementation().load(path)
     except TreeFileError as err:
         raise CheckpointError(str(err)) from err
+    from .gnn_columns import attach_backbone
+
+    # trees on a pre-trained network's columns (+gnn sets) get that network
+    return attach_backbone(member, load_checkpoint)
 
 
 def _read(path: Path, map_location: str) -> dict:
@@ -195,3 +199,14 @@ def _version() -> str:
     from graphnorm import __version__
 
     return __version__
+
+
+def load_gnn_columns(backbone):
+    """The +gnn tree features' columns of ``backbone`` (a checkpoint path or a shipped name;
+    `graphnorm.checkpoints.gnn_columns.GnnColumns`), None for None (no +gnn features)."""
+    if backbone is None:
+        return None
+    from .gnn_columns import GnnColumns, backbone_file
+
+    path = backbone_file(backbone)
+    return GnnColumns(path, load_checkpoint(path))

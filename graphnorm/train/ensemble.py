@@ -44,8 +44,10 @@ def check_forest_member(cfg) -> None:
     from graphnorm.baselines.tree_features import width
 
     # so does a set it cannot read, or a boosters file that set does not take
+    from graphnorm.checkpoints import load_gnn_columns
+
     width(kind.implementation().features(kind.name, cfg.tree_features), cfg.admet_boosters,
-          cfg.feature_backbone)
+          load_gnn_columns(cfg.feature_backbone))
     if model_kind(cfg.model_name).tree:
         raise ValueError(f"--forest-member adds a tree model to graph models; --model "
                          f"{cfg.model_name} trains the trees alone")

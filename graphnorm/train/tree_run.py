@@ -39,6 +39,7 @@ def train_trees(cfg) -> dict:
     from graphnorm.models import tree_kind
     from graphnorm.baselines.tree_features import (keep_backbone, keep_with_run, signature,
                                                    table_matrix, width)
+    from graphnorm.checkpoints import load_gnn_columns
     from graphnorm.data.table_dataset import VOCAB, load_table_dataset, spec_from_config, write_run_files
     from graphnorm.train.evaluate import prediction_frame, scored_splits
     from graphnorm.provenance import code_sha, cpu_model
@@ -50,7 +51,8 @@ def train_trees(cfg) -> dict:
     feature_set = trees.features(kind.name, cfg.tree_features)
     boosters = cfg.admet_boosters
     # a set that takes no boosters file or backbone, or a file it cannot read
-    width(feature_set, boosters, cfg.feature_backbone)
+    gnn = load_gnn_columns(cfg.feature_backbone)  # +gnn sets: the pre-trained network's columns
+    width(feature_set, boosters, gnn)
     spec = spec_from_config(cfg)
     if spec is None:
         raise ValueError(f"--model {kind.name} takes a user table (--data FILE); the benchmark "
@@ -69,7 +71,7 @@ def train_trees(cfg) -> dict:
     every = sorted(set().union(*smiles.values()))
     overlap = _warn_overlap(feature_set, smiles, boosters)
     table = table_matrix(feature_set, every, Path(spec.path).name, splits.checksum,
-                         cfg.cache_root, cfg.progress, boosters, cfg.feature_backbone)
+                         cfg.cache_root, cfg.progress, boosters, gnn)
     row = {s: k for k, s in enumerate(every)}
     xs = {s: table[[row[m] for m in smiles[s]]] for s in smiles}
     ys = {s: splits[s].targets().double().numpy().reshape(len(splits[s]), -1) for s in smiles}
@@ -89,10 +91,10 @@ def train_trees(cfg) -> dict:
               f"heavy-tailed labels): {', '.join(logged)}", flush=True)
     if "test" in scored:
         preds["test"] = trees.predict(task, models, xs["test"], transforms)
-    features = signature(feature_set, boosters, cfg.feature_backbone)
+    features = signature(feature_set, boosters, gnn)
     out.mkdir(parents=True, exist_ok=True)
     keep_with_run(boosters, out)
-    keep_backbone(cfg.feature_backbone, out)
+    keep_backbone(gnn, out)
     write_run_files(out, splits)
     trees.save(out, models, info, features, config, cfg.seed, transforms)
     scores, per_target = {"test": None}, {}

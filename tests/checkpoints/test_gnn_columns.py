@@ -1,5 +1,6 @@
-"""The +gnn tree features (graphnorm/baselines/gnn_features.py): a pre-trained Graphormer's
-[VNode] embedding and task outputs as columns of the boosted trees."""
+"""The +gnn tree features (graphnorm/checkpoints/gnn_columns.py, graphnorm/baselines/
+tree_features.py): a pre-trained Graphormer's [VNode] embedding and task outputs as columns of
+the boosted trees."""
 import shutil
 
 import numpy as np
@@ -8,8 +9,9 @@ import pytest
 import torch
 from tiny_corpus import make_tiny_corpus
 
-from graphnorm.baselines.gnn_features import GnnFeaturesError, gnn_matrix, gnn_width
 from graphnorm.baselines.tree_features import feature_matrix, signature, width
+from graphnorm.checkpoints import load_gnn_columns
+from graphnorm.checkpoints.gnn_columns import GnnFeaturesError
 
 
 @pytest.fixture(scope="module")
@@ -34,29 +36,31 @@ def backbone(tmp_path_factory):
 
 def test_columns_are_the_embedding_and_one_output_per_task(backbone):
     path, tasks = backbone
+    gnn = load_gnn_columns(path)
     smiles = ["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1"]
-    x = gnn_matrix(smiles, path)
-    assert x.shape == (3, 16 + tasks) == (3, gnn_width(path)) and np.isfinite(x).all()
+    x = gnn.columns(smiles)
+    assert x.shape == (3, 16 + tasks) == (3, gnn.width) and np.isfinite(x).all()
     # a molecule's columns do not depend on the molecules batched with it (eval mode)
-    np.testing.assert_allclose(gnn_matrix(smiles[1:2], path)[0], x[1], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(gnn.columns(smiles[1:2])[0], x[1], rtol=0, atol=1e-5)
     assert not np.allclose(x[0], x[1])
-    full = feature_matrix("maplight+gnn", smiles, backbone=path)
-    assert full.shape[1] == width("maplight+gnn", backbone=path) == width("maplight") + x.shape[1]
+    full = feature_matrix("maplight+gnn", smiles, gnn=gnn)
+    assert full.shape[1] == width("maplight+gnn", gnn=gnn) == width("maplight") + x.shape[1]
     np.testing.assert_array_equal(full[:, -x.shape[1]:], x)
 
 
 def test_a_set_and_its_backbone_must_go_together(backbone):
     path, _ = backbone
-    with pytest.raises(GnnFeaturesError, match="--feature-backbone"):
+    gnn = load_gnn_columns(path)
+    with pytest.raises(ValueError, match="--feature-backbone"):
         width("maplight+gnn")
     with pytest.raises(ValueError, match="--feature-backbone is read by"):
-        width("maplight", backbone=path)
+        width("maplight", gnn=gnn)
     with pytest.raises(GnnFeaturesError, match="no such checkpoint"):
-        width("maplight+gnn", backbone=path.parent / "missing.ckpt")
+        load_gnn_columns(path.parent / "missing.ckpt")
     with pytest.raises(GnnFeaturesError, match="'not a smiles'"):
-        gnn_matrix(["CCO", "not a smiles"], path)
-    assert signature("maplight+admet+gnn", backbone=path)["gnn_backbone"] == signature(
-        "maplight+gnn", backbone=path)["gnn_backbone"]
+        gnn.columns(["CCO", "not a smiles"])
+    assert signature("maplight+admet+gnn", gnn=gnn)["gnn_backbone"] == signature(
+        "maplight+gnn", gnn=gnn)["gnn_backbone"]
 
 
 def test_a_fitted_model_keeps_its_backbone_and_refuses_another(
@@ -87,5 +91,12 @@ def test_a_fitted_model_keeps_its_backbone_and_refuses_another(
     torch.save(state, target)
     from graphnorm.checkpoints import CheckpointError
 
-    with pytest.raises((TreeFileError, CheckpointError), match="another feature backbone"):
+    with pytest.raises(CheckpointError, match="another feature backbone"):
         load_member(moved / "gbm.json")
+    target.unlink()
+    with pytest.raises(CheckpointError, match="feature backbone of its folder"):
+        load_member(moved / "gbm.json")
+    from graphnorm.baselines.boosted_file import load_boosted
+
+    with pytest.raises(TreeFileError, match="load_member"):  # loaded without its network
+        load_boosted(out / "gbm.json").predict_smiles(["CCO"])
