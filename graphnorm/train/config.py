@@ -250,12 +250,6 @@ class TrainConfig:
             raise ValueError(f"unknown config keys {unknown}; valid keys: {sorted(known)}")
         return cls(**data)
 
-    @classmethod
-    def from_yaml(cls, path: str | Path, **overrides: Any) -> "TrainConfig":
-        data = read_yaml(path)
-        data.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.from_dict(data)
-
 
 def read_yaml(path: str | Path) -> dict:
     """A config file's mapping; clear errors for a missing file or another YAML shape."""
