@@ -53,6 +53,9 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--report", nargs="+", metavar="RUN", help="write the cost curve of these "
                    "run folders (curve.md, curve.png) into --out instead of training")
+    p.add_argument("--step-cost", metavar="NORM,NORM", help="instead of training: CPU-seconds "
+                   "per step of the model with each of these norms (the other flags as given), "
+                   "measured side by side; written to --out/step_cost.json")
     for name in _SPEC_FLAGS:
         value = getattr(default, name)
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), dest=name,
@@ -81,6 +84,8 @@ def run_pretrain(args: argparse.Namespace) -> int:
         print(f"[graphnorm pretrain] wrote {written['table']} and {written['figure']}")
         return 0
     spec = spec_from_args(args)
+    if args.step_cost:
+        return _step_cost(args, spec, out)
     spec_path = out / SPEC_FILE
     if spec_path.is_file():  # a resumed run is the same run: a flag may only repeat it
         before = PretrainSpec.from_dict(json.loads(spec_path.read_text()))
@@ -110,4 +115,23 @@ def run_pretrain(args: argparse.Namespace) -> int:
     if progress:
         print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}; continue with the "
               f"same command (state in {out})", flush=True)
+    return 0
+
+
+def _step_cost(args, spec: PretrainSpec, out: Path) -> int:
+    import platform
+
+    from .corpus import load_corpus
+    from .step_cost import norm_specs, sample_smiles, step_costs
+
+    norms = [n.strip() for n in args.step_cost.split(",") if n.strip()]
+    smiles = sample_smiles(load_corpus(args.raw_dir, spec.corpora), 4 * spec.batch_size)
+    costs = step_costs(norm_specs(spec, norms), smiles, max(1, args.threads))
+    record = {"cpu_s_per_step": costs, "size": [spec.num_layers, spec.hidden, spec.ffn_hidden],
+              "batch_size": spec.batch_size, "threads": args.threads,
+              "load_average": list(os.getloadavg()), "machine": platform.processor() or platform.machine()}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "step_cost.json").write_text(json.dumps(record, indent=2) + "\n")
+    for norm, cost in costs.items():
+        print(f"{norm:>12}: {cost:.3f} CPU-s per step ({spec.batch_size / cost:.0f} mol per CPU-s)")
     return 0
