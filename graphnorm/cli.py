@@ -88,6 +88,12 @@ def cmd_embed(args: argparse.Namespace) -> int:
     return run_embed(args)
 
 
+def cmd_admet(args: argparse.Namespace) -> int:
+    from graphnorm.inference.cli import run_admet
+
+    return run_admet(args)
+
+
 def cmd_benchmark(args: argparse.Namespace) -> int:
     from graphnorm.bench.benchmark import run_benchmark
 
@@ -230,6 +236,13 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("embed", help="[VNode] embedding per molecule (.npy, .csv, .parquet)")
     add_embed_args(e)
     e.set_defaults(func=cmd_embed)
+
+    from graphnorm.inference.cli import add_admet_args  # torch-free
+
+    m = sub.add_parser("admet", help="the ADMET panel of a pre-trained model: every endpoint "
+                       "that held up on held-out molecules, with intervals")
+    add_admet_args(m)
+    m.set_defaults(func=cmd_admet)
 
     b = sub.add_parser("benchmark", help="norm variants x seeds, OGB leaderboard format",
                        description=TRAIN_DEFAULTS_NOTE, conflict_handler="resolve")

@@ -61,6 +61,53 @@ def add_embed_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", dest="batch_size", type=int, default=128)
 
 
+def add_admet_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="a panel folder: best.ckpt and panel.json "
+                   "(`graphnorm pretrain --out RUN --panel`)")
+    p.add_argument("--smiles", nargs="+", help="SMILES on the command line")
+    p.add_argument("--input", help=INPUT_HELP)
+    p.add_argument("--smiles-column", dest="smiles_column",
+                   help="the input's SMILES column (default: the column named 'smiles')")
+    p.add_argument("--output", help="CSV: per endpoint its value (units: --list) or "
+                   "probability, <endpoint>_lo/_hi (90 %% interval, regression), "
+                   "domain_distance, far_from_training, error (default: stdout)")
+    p.add_argument("--list", action="store_true", help="print the endpoints, their units and "
+                   "held-out scores, and stop")
+    p.add_argument("--all", action="store_true", help="also the endpoints that did not hold "
+                   "up on held-out molecules (their scores say how little to trust them)")
+    p.add_argument("--batch-size", dest="batch_size", type=int, default=128)
+
+
+def run_admet(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from graphnorm.inference.admet_panel import AdmetPanel
+
+    panel = AdmetPanel.load(args.model, all_endpoints=args.all, batch_size=args.batch_size)
+    if args.list:
+        print(panel.endpoints().to_string(index=False))
+        return 0
+    from graphnorm.inference.predict import row_errors
+
+    frames = []
+    for table, smiles, _ in _inputs(args):
+        errors = row_errors(table.bad_rows, len(smiles)) if table is not None else None
+        frame = panel.predict(smiles, errors)
+        if table is not None:
+            frame = pd.concat([table.frame.reset_index(drop=True).drop(
+                columns=[c for c in table.frame.columns if c in frame.columns]), frame], axis=1)
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    failed = int((out["error"] != "").sum())
+    if args.output:
+        out.to_csv(args.output, index=False)
+        print(f"[graphnorm] wrote {len(out)} rows x {len(panel.entries)} endpoints ({failed} "
+              f"failed) to {args.output}")
+    else:
+        out.to_csv(sys.stdout, index=False)
+    return 1 if failed == len(out) else 0
+
+
 def _inputs(args):
     """[(table or None, smiles, row labels)] from --smiles and --input."""
     from graphnorm.inference.predict import read_input

@@ -53,6 +53,9 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--report", nargs="+", metavar="RUN", help="write the cost curve of these "
                    "run folders (curve.md, curve.png) into --out instead of training")
+    p.add_argument("--panel", action="store_true", help="instead of training: score the run's "
+                   "best.ckpt per endpoint on the held-out molecules and write --out/panel.json "
+                   "(what `graphnorm admet` predicts; the rule: graphnorm/pretrain/panel.py)")
     p.add_argument("--step-cost", metavar="NORM,NORM", help="instead of training: CPU-seconds "
                    "per step of the model with each of these norms (the other flags as given), "
                    "measured side by side; written to --out/step_cost.json")
@@ -97,6 +100,9 @@ def run_pretrain(args: argparse.Namespace) -> int:
             raise ValueError(f"{out} holds a run with other settings (run, asked): {diff}; "
                              "continue it without those flags, or pick a new --out")
         spec = before
+    elif args.panel:
+        raise FileNotFoundError(f"{out}: not a pre-training run (no {SPEC_FILE}); --panel "
+                                "scores a trained run's best.ckpt")
     torch.set_num_threads(max(1, args.threads))
     progress = not args.quiet
     run = PretrainRun(spec, args.raw_dir, workers=args.workers, progress=progress,
@@ -110,6 +116,8 @@ def run_pretrain(args: argparse.Namespace) -> int:
                 "parameters": sum(p.numel() for p in run.model.parameters()),
                 "model_config": run.model_config}
         (out / "data.json").write_text(json.dumps(data, indent=2) + "\n")
+    if args.panel:
+        return _panel(run, out, args.raw_dir)
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,
                  args.probe_every)
     if progress:
@@ -134,4 +142,18 @@ def _step_cost(args, spec: PretrainSpec, out: Path) -> int:
     (out / "step_cost.json").write_text(json.dumps(record, indent=2) + "\n")
     for norm, cost in costs.items():
         print(f"{norm:>12}: {cost:.3f} CPU-s per step ({spec.batch_size / cost:.0f} mol per CPU-s)")
+    return 0
+
+
+def _panel(run, out: Path, raw_dir) -> int:
+    from .loop import BEST_FILE
+    from .panel import build_panel, write_panel
+
+    if not (out / BEST_FILE).is_file():
+        raise FileNotFoundError(f"{out / BEST_FILE}: no checkpoint to build a panel from "
+                                "(train the run first)")
+    panel = build_panel(run, out / BEST_FILE, raw_dir)
+    path = write_panel(panel, out)
+    print(f"[graphnorm pretrain] {panel['shown']} of {len(panel['endpoints'])} endpoints hold "
+          f"up on held-out molecules -> {path}")
     return 0

@@ -118,7 +118,8 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
     def evaluate() -> dict:
         z, y, _, _ = forward_all(model, run.val_loader(), run.labels_of)
         record = {f"val_{k}": v for k, v in molecule_scores(z, y, scaling, spec.weighting).items()}
-        if (state["step"] // eval_every) % max(1, probe_every):
+        # no probe this time, or no held-out task at all (a corpus without one big enough)
+        if (state["step"] // eval_every) % max(1, probe_every) or not len(run.probe_set):
             model.train()
             return record
         _, y_p, emb, _ = forward_all(model, run.probe_loader(), run.labels_of)

@@ -72,10 +72,14 @@ class PretrainRun:
             raise ValueError(f"{len(keep)} molecules: too few to hold out {spec.val_percent} % of "
                              "the scaffolds and train on the rest")
         rows = np.asarray(payload["rows"], dtype=np.int64)
+        self._payload = payload
         self.corpus = corpus
         self.held_tasks = splits.held_out_tasks(corpus, splits.HELD_TASK_MIN)
         self.scaling = TaskScaling.fit(corpus, rows[keep[train_pos]], self.held_tasks)
         rng = np.random.default_rng(spec.seed)
+        # every held-out molecule and every training one (payload positions): the panel
+        # (panel.py) reads them; the loss curve reads a fixed draw of val_max held-out ones
+        self.held_out_positions, self.train_positions = keep[val_pos], keep[train_pos]
         val_pos = np.sort(rng.choice(val_pos, min(spec.val_max, len(val_pos)), replace=False))
         self.train_set = corpus_dataset(payload, keep[train_pos], "train")
         self.val_set = corpus_dataset(payload, keep[val_pos], "val")
@@ -128,6 +132,16 @@ class PretrainRun:
 
     def val_loader(self):
         return self._loader(self.val_set)
+
+    def loader(self, dataset):
+        """Batches of 256 in order (evaluation)."""
+        return self._loader(dataset)
+
+    def subset(self, positions, split: str):
+        """A dataset of the kept molecules at these payload positions."""
+        from .data import corpus_dataset
+
+        return corpus_dataset(self._payload, positions, split)
 
     def probe_loader(self):
         return self._loader(self.probe_set)

@@ -1,0 +1,117 @@
+"""``graphnorm admet``: a ready ADMET panel -- every endpoint of a pre-trained multi-task model
+that held up on held-out molecules, in its units, with an interval and a flag when a molecule
+is far from the training data.
+
+The model is a ``graphnorm pretrain`` run's ``best.ckpt`` (one head output per corpus task)
+and the panel its ``panel.json`` (graphnorm/pretrain/panel.py: which endpoints are shown,
+their held-out scores, the conformal half-widths, the far-from-training yardstick). Both are
+read from one folder; the panel names the checkpoint it was built from by its hash, and a
+panel of another checkpoint is refused.
+
+    panel = AdmetPanel.load("runs/pretrain")
+    frame = panel.predict(["CCO", "c1ccccc1O"])   # one row per molecule, in order
+
+Per shown endpoint ``<corpus>/<task>``: the value (regression, in the units of
+``panel.endpoints()``) or the probability (binary); regression also ``<task>_lo``/``_hi``, the
+90 % split-conformal interval. ``far_from_training`` is True when the molecule's [VNode]
+embedding lies farther from the training molecules' centroids than 95 % of held-out ones;
+``error`` names what went wrong with a row (its other columns are then empty).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from graphnorm.pretrain.panel import PANEL_FILE, nearest_distance
+
+MODEL_FILE = "best.ckpt"
+
+
+class PanelError(ValueError):
+    pass
+
+
+class AdmetPanel:
+    def __init__(self, loaded, panel: dict, all_endpoints: bool = False, batch_size: int = 128):
+        from graphnorm.inference.predict import Predictor
+
+        self.loaded, self.panel = loaded, panel
+        names = list(loaded.targets)
+        chosen = [e for e in panel["endpoints"] if all_endpoints or e["shown"]]
+        if not chosen:
+            raise PanelError("no endpoint of this panel held up on held-out molecules: "
+                             "nothing to show (--all shows them with their scores)")
+        missing = [e["task"] for e in chosen if e["task"] not in names]
+        if missing:
+            raise PanelError(f"the panel names tasks the model does not have: {missing[:3]}")
+        self.entries = chosen
+        self.index = np.array([names.index(e["task"]) for e in chosen], dtype=np.int64)
+        self.mean = loaded.target_mean.numpy().reshape(-1)[self.index]
+        self.std = loaded.target_std.numpy().reshape(-1)[self.index]
+        self.binary = np.array([e["kind"] == "binary" for e in chosen])
+        self.centroids = np.asarray(panel["domain"]["centroids"], dtype=np.float32)
+        self.threshold = float(panel["domain"]["threshold"])
+        self.predictor = Predictor(loaded, batch_size=batch_size)
+        loaded.model.eval()
+
+    @classmethod
+    def load(cls, folder, all_endpoints: bool = False, batch_size: int = 128) -> "AdmetPanel":
+        """The model and panel of a folder (``best.ckpt`` + ``panel.json``)."""
+        from graphnorm.checkpoints import load_checkpoint
+
+        folder = Path(folder)
+        model, panel_path = folder / MODEL_FILE, folder / PANEL_FILE
+        for path in (model, panel_path):
+            if not path.is_file():
+                raise PanelError(f"{folder}: no {path.name} (a panel folder holds the model, "
+                                 f"{MODEL_FILE}, and {PANEL_FILE} from `graphnorm pretrain "
+                                 "--panel`)")
+        try:
+            panel = json.loads(panel_path.read_text())
+            sha = panel["checkpoint_sha256"]
+            panel["endpoints"], panel["domain"]["centroids"]
+        except (ValueError, KeyError, TypeError) as err:
+            raise PanelError(f"{panel_path}: not a panel file ({type(err).__name__}: {err})") from err
+        if hashlib.sha256(model.read_bytes()).hexdigest() != sha:
+            raise PanelError(f"{panel_path} was built for another checkpoint than {model}: "
+                             "rebuild it (`graphnorm pretrain --out <run> --panel`)")
+        return cls(load_checkpoint(model), panel, all_endpoints, batch_size)
+
+    def endpoints(self) -> pd.DataFrame:
+        """One row per endpoint predicted: task, kind, units, held-out metric, score, n,
+        interval half-width (regression) or calibration error (binary)."""
+        keys = ("task", "kind", "units", "metric", "score", "n", "halfwidth", "ece")
+        return pd.DataFrame([{k: e.get(k) for k in keys} for e in self.entries])
+
+    def predict(self, smiles: Sequence[str], errors: Optional[list] = None) -> pd.DataFrame:
+        import torch
+
+        graphs, errors = self.predictor.featurize(list(smiles), errors)
+        n, k = len(errors), len(self.entries)
+        values = np.full((n, k), np.nan)
+        distance = np.full(n, np.nan)
+        for chunk, batch in self.predictor.batches(graphs):
+            rows = [i for i, _ in chunk]
+            with torch.no_grad():
+                raw, emb = self.loaded.model(batch, return_embeddings=True)
+            z = raw.float().numpy()[:, self.index]
+            values[rows] = np.where(self.binary, 1 / (1 + np.exp(-z)), z * self.std + self.mean)
+            distance[rows] = nearest_distance(emb.vnode.float().numpy(), self.centroids)
+        data = {"smiles": list(smiles)}
+        for j, e in enumerate(self.entries):
+            data[e["task"]] = values[:, j]
+            if e["kind"] == "regression":
+                width = e.get("halfwidth")
+                width = np.inf if width is None else float(width)
+                data[f"{e['task']}_lo"] = values[:, j] - width
+                data[f"{e['task']}_hi"] = values[:, j] + width
+        ok = ~np.isnan(distance)
+        data["domain_distance"] = distance
+        data["far_from_training"] = np.where(ok, distance > self.threshold, None)
+        data["error"] = errors
+        return pd.DataFrame(data)

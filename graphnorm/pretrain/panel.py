@@ -1,0 +1,173 @@
+"""``graphnorm pretrain --panel``: which endpoints of a pre-trained model hold up, scored on
+held-out molecules, with their intervals and a far-from-training yardstick -- ``panel.json``,
+what ``graphnorm admet`` (graphnorm/inference/admet_panel.py) predicts from.
+
+The rule was written before any score (experiments/results/pretrain/RULE.md, C):
+
+- every held-out molecule (whole held-out scaffolds) is dealt to a *selection* half S or a
+  *report* half R by a hash of its SMILES;
+- a trained task is shown when on S it has >= `MIN_SELECT` labels (binary: >= `MIN_CLASS` per
+  class) and ROC-AUC >= `MIN_AUROC` or R² >= `MIN_R2` (in its units), and >= `MIN_REPORT`
+  labels on R; the score it reports is R's;
+- regression intervals: split-conformal (Vovk et al. 2005; Lei et al. 2018, *Distribution-free
+  predictive inference for regression*, JASA 113) at `LEVEL`, the ceil(LEVEL (n + 1))-th
+  smallest |y - ŷ| on R;
+- far from training: the distance of the [VNode] embedding to the nearest of `CENTROIDS`
+  k-means centroids of `DOMAIN_SAMPLE` training molecules' embeddings, above S's 95th
+  percentile.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+MIN_SELECT, MIN_CLASS, MIN_REPORT = 50, 10, 25
+MIN_AUROC, MIN_R2 = 0.75, 0.30
+LEVEL = 0.9
+CENTROIDS, DOMAIN_SAMPLE, DOMAIN_QUANTILE = 256, 20_000, 0.95
+PANEL_FILE = "panel.json"
+
+
+def halves(smiles) -> np.ndarray:
+    """True for the selection half S, False for the report half R (a hash of the SMILES)."""
+    return np.array([int(hashlib.sha256(s.encode()).hexdigest()[:8], 16) % 2 == 0
+                     for s in smiles])
+
+
+def _auroc(y, p) -> Optional[float]:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y, p)) if 0 < y.sum() < len(y) else None
+
+
+def _r2(y, p) -> Optional[float]:
+    var = float(np.var(y))
+    return None if var <= 0 else 1.0 - float(np.mean((y - p) ** 2)) / var
+
+
+def _ece(y, p, bins: int = 10) -> float:
+    """Expected calibration error of probabilities ``p`` (equal-width bins)."""
+    edges = np.minimum((p * bins).astype(int), bins - 1)
+    return float(sum(abs(p[edges == b].mean() - y[edges == b].mean()) * (edges == b).sum()
+                     for b in range(bins) if (edges == b).any()) / len(y))
+
+
+def conformal_halfwidth(residuals: np.ndarray, level: float = LEVEL) -> float:
+    """The ceil(level (n + 1))-th smallest |residual| (inf when n is too small)."""
+    r = np.sort(np.abs(residuals))
+    k = math.ceil(level * (len(r) + 1))
+    return float(r[k - 1]) if k <= len(r) else math.inf
+
+
+def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: np.ndarray,
+             description: str = "") -> dict:
+    """One task's entry: its selection and report scores and whether it is shown. ``pred``:
+    logits (binary) or values in the task's units (regression); NaN labels = not measured."""
+    have = ~np.isnan(y)
+    s, r = have & select, have & ~select
+    entry = {"task": name, "kind": "binary" if binary else "regression",
+             "units": description, "n_select": int(s.sum()), "n": int(r.sum())}
+    if binary:
+        score_s = _auroc(y[s], pred[s]) if s.sum() else None
+        enough = s.sum() >= MIN_SELECT and min(y[s].sum(), (1 - y[s]).sum()) >= MIN_CLASS
+        ok = enough and score_s is not None and score_s >= MIN_AUROC
+        entry.update(metric="rocauc", score_select=score_s,
+                     score=_auroc(y[r], pred[r]) if r.sum() else None,
+                     ece=_ece(y[r], 1 / (1 + np.exp(-pred[r]))) if r.sum() else None)
+    else:
+        score_s = _r2(y[s], pred[s]) if s.sum() else None
+        ok = s.sum() >= MIN_SELECT and score_s is not None and score_s >= MIN_R2
+        entry.update(metric="r2", score_select=score_s,
+                     score=_r2(y[r], pred[r]) if r.sum() else None,
+                     halfwidth=conformal_halfwidth(y[r] - pred[r]) if r.sum() else None)
+    entry["shown"] = bool(ok and r.sum() >= MIN_REPORT and entry["score"] is not None)
+    return entry
+
+
+def domain_yardstick(train_embeddings: np.ndarray, select_embeddings: np.ndarray,
+                     seed: int = 0) -> dict:
+    """{"centroids": [K, D], "threshold": S's `DOMAIN_QUANTILE` nearest-centroid distance}."""
+    from sklearn.cluster import MiniBatchKMeans
+
+    k = min(CENTROIDS, len(train_embeddings))
+    km = MiniBatchKMeans(n_clusters=k, random_state=seed, n_init=3).fit(train_embeddings)
+    centroids = km.cluster_centers_.astype(np.float32)
+    distance = nearest_distance(select_embeddings, centroids)
+    return {"centroids": centroids.tolist(),
+            "threshold": float(np.quantile(distance, DOMAIN_QUANTILE))}
+
+
+def nearest_distance(embeddings: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """Euclidean distance of each embedding to its nearest centroid."""
+    c = np.asarray(centroids, dtype=np.float32)
+    d2 = (embeddings ** 2).sum(1)[:, None] - 2 * embeddings @ c.T + (c ** 2).sum(1)[None]
+    return np.sqrt(np.clip(d2.min(1), 0, None))
+
+
+def task_descriptions(raw_dir) -> dict[str, str]:
+    """``<corpus>/<task>`` -> the units or transform its tasks.csv states."""
+    import os
+
+    import pandas as pd
+
+    root = Path(raw_dir or os.environ.get("GRAPHNORM_RAW_DIR", ".")) / "admet_corpus"
+    out = {}
+    for path in sorted(root.glob("*/tasks.csv")):
+        frame = pd.read_csv(path)
+        for _, row in frame.iterrows():
+            text = row.get("description")
+            out[f"{path.parent.name}/{row['task']}"] = "" if pd.isna(text) else str(text)
+    return out
+
+
+def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> dict:
+    """The panel of ``checkpoint`` (a `graphnorm pretrain` best.ckpt of ``run``'s spec)."""
+    import torch
+
+    from graphnorm.checkpoints import load_checkpoint
+
+    from .evaluate import forward_all
+
+    loaded = load_checkpoint(checkpoint)
+    model, corpus = loaded.model, run.corpus
+    held = run.subset(run.held_out_positions, "held_out")
+    z, y, emb, rows = forward_all(model, run.loader(held), run.labels_of)
+    select = halves([corpus.smiles[r] for r in rows])
+    mean, std = run.scaling.mean.numpy(), run.scaling.std.numpy()
+    binary, trained = run.scaling.binary.numpy(), run.scaling.trained.numpy()
+    described = task_descriptions(raw_dir)
+    entries = []
+    for t, name in enumerate(corpus.task_names):
+        if not trained[t]:
+            continue
+        pred = z[:, t] if binary[t] else z[:, t] * std[t] + mean[t]
+        entries.append(endpoint(name, bool(binary[t]), y[:, t], pred, select,
+                                described.get(name, "")))
+    rng = np.random.default_rng(seed)
+    sample = rng.choice(run.train_positions, min(DOMAIN_SAMPLE, len(run.train_positions)),
+                        replace=False)
+    torch.manual_seed(seed)
+    _, _, train_emb, _ = forward_all(model, run.loader(run.subset(np.sort(sample), "domain")),
+                                     run.labels_of)
+    domain = domain_yardstick(train_emb, emb[select], seed)
+    shown = [e for e in entries if e["shown"]]
+    return {"checkpoint_sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
+            "corpus_sha256": corpus.checksum(), "held_out_molecules": int(len(rows)),
+            "selection_molecules": int(select.sum()), "rule": "experiments/results/pretrain/RULE.md, C",
+            "thresholds": {"min_select": MIN_SELECT, "min_class": MIN_CLASS,
+                           "min_report": MIN_REPORT, "auroc": MIN_AUROC, "r2": MIN_R2,
+                           "level": LEVEL, "domain_quantile": DOMAIN_QUANTILE},
+            "shown": len(shown), "endpoints": entries, "domain": domain}
+
+
+def write_panel(panel: dict, out: Path) -> Path:
+    from graphnorm.run_folder import json_safe
+
+    path = Path(out) / PANEL_FILE
+    path.write_text(json.dumps(json_safe(panel), indent=1) + "\n")
+    return path

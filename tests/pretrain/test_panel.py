@@ -1,0 +1,125 @@
+"""The ADMET panel: which endpoints are shown (graphnorm/pretrain/panel.py) and what
+``graphnorm admet`` predicts from it (graphnorm/inference/admet_panel.py)."""
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from graphnorm.pretrain import panel as P
+
+
+def test_conformal_halfwidth_is_the_finite_sample_quantile():
+    r = np.arange(1, 20, dtype=float)  # n = 19: ceil(0.9 * 20) = 18th smallest
+    assert P.conformal_halfwidth(r) == 18.0
+    assert P.conformal_halfwidth(-r) == 18.0
+    assert math.isinf(P.conformal_halfwidth(np.ones(5)))  # too few rows for 90 %
+
+
+def _rows(n, rng):
+    return rng.random(n) < 0.5
+
+
+def test_an_endpoint_is_shown_on_the_selection_half_and_scored_on_the_report_half():
+    rng = np.random.default_rng(0)
+    n = 400
+    select = _rows(n, rng)
+    y = (rng.random(n) < 0.3).astype(float)
+    good = y * 2 + rng.normal(0, 1, n)  # clearly better than chance
+    shown = P.endpoint("c/t", True, y, good, select)
+    assert shown["shown"] and shown["score_select"] >= P.MIN_AUROC
+    have = ~select
+    from sklearn.metrics import roc_auc_score
+
+    assert shown["score"] == pytest.approx(roc_auc_score(y[have], good[have]))
+    assert shown["n"] == int(have.sum()) and shown["n_select"] == int(select.sum())
+    noise = rng.normal(0, 1, n)
+    assert not P.endpoint("c/t", True, y, noise, select)["shown"]
+    few = np.where(np.arange(n) < 30, y, np.nan)  # under MIN_SELECT labels
+    assert not P.endpoint("c/t", True, few, good, select)["shown"]
+    # regression: R² in its units; an interval from the report half's residuals
+    x = rng.normal(5, 2, n)
+    fit = P.endpoint("c/r", False, x, x + rng.normal(0, 0.5, n), select, "log units")
+    assert fit["shown"] and fit["units"] == "log units" and 0.3 < fit["halfwidth"] < 2.0
+    assert not P.endpoint("c/r", False, x, rng.normal(5, 2, n), select)["shown"]
+
+
+def test_the_far_from_training_yardstick_flags_outliers():
+    rng = np.random.default_rng(1)
+    train = rng.normal(0, 1, (600, 4)).astype(np.float32)
+    near = rng.normal(0, 1, (200, 4)).astype(np.float32)
+    domain = P.domain_yardstick(train, near)
+    far = np.full((3, 4), 25.0, dtype=np.float32)
+    assert (P.nearest_distance(far, np.array(domain["centroids"])) > domain["threshold"]).all()
+    assert (P.nearest_distance(near, np.array(domain["centroids"])) > domain["threshold"]).mean() < 0.1
+
+
+@pytest.fixture
+def panel_folder(tiny_corpus, tmp_path, monkeypatch):
+    """A tiny pre-training run with its panel (every endpoint, shown or not)."""
+    from graphnorm.pretrain import splits
+    from graphnorm.pretrain.loop import BEST_FILE, train
+    from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
+
+    monkeypatch.setattr(splits, "HELD_TASK_MIN", 100)  # no held-out task: every head trained
+    torch.set_num_threads(1)
+    spec = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup_steps=3,
+                        exclude_tdc=False, val_percent=30)
+    run = PretrainRun(spec, tiny_corpus, cache=tmp_path / "cache", progress=False)
+    out = tmp_path / "run"
+    out.mkdir()
+    train(run, out, 600, max_steps=4, eval_every=2, progress=False)
+    panel = P.build_panel(run, out / BEST_FILE, tiny_corpus.parent)
+    P.write_panel(panel, out)
+    return out, run, panel
+
+
+def test_the_panel_predicts_every_endpoint_in_units_with_errors_per_row(panel_folder):
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.inference.admet_panel import AdmetPanel, PanelError
+
+    out, run, panel = panel_folder
+    assert {e["task"] for e in panel["endpoints"]} == set(run.corpus.task_names)
+    assert panel["held_out_molecules"] == len(run.held_out_positions)
+    assert not any(e["shown"] for e in panel["endpoints"])  # a 4-step model on 22 molecules
+    with pytest.raises(PanelError, match="no endpoint"):
+        AdmetPanel.load(out)
+    model = AdmetPanel.load(out, all_endpoints=True)  # ... but --all shows every endpoint
+    frame = model.predict(["c1ccccc1O", "not a smiles", "CCO"])
+    assert frame["error"].tolist()[0] == "" and "not a smiles" not in frame["error"][0]
+    assert frame["error"][1] != "" and np.isnan(frame.loc[1, "alpha/logS"])
+    # the values are the model's outputs in units: standardized logS back with the scaling
+    loaded = load_checkpoint(out / "best.ckpt")
+    t = loaded.targets.index("alpha/logS")
+    from graphnorm.inference.predict import Predictor
+
+    graphs, _ = Predictor(loaded).featurize(["c1ccccc1O"])
+    from graphnorm.graph.collate import collate_graphs
+
+    with torch.no_grad():
+        z = loaded.model.eval()(collate_graphs([graphs[0][1]]))[0, t].item()
+    expect = z * loaded.target_std.reshape(-1)[t].item() + loaded.target_mean.reshape(-1)[t].item()
+    assert frame.loc[0, "alpha/logS"] == pytest.approx(expect, abs=1e-4)
+    assert 0.0 <= frame.loc[0, "beta/t1"] <= 1.0  # binary: a probability
+    assert frame.loc[0, "alpha/logS_lo"] <= frame.loc[0, "alpha/logS"] <= frame.loc[0, "alpha/logS_hi"]
+    assert frame["far_from_training"][1] is None and frame["far_from_training"][0] in (True, False)
+
+
+def test_a_panel_of_another_checkpoint_is_refused(panel_folder):
+    from graphnorm.cli import main
+    from graphnorm.inference.admet_panel import AdmetPanel, PanelError
+
+    out, _, _ = panel_folder
+    assert main(["admet", "--model", str(out), "--all", "--smiles", "CCO",
+                 "--output", str(out / "p.csv")]) == 0
+    assert pd.read_csv(out / "p.csv")["smiles"].tolist() == ["CCO"]
+    record = json.loads((out / "panel.json").read_text())
+    record["checkpoint_sha256"] = "0" * 64
+    (out / "panel.json").write_text(json.dumps(record))
+    with pytest.raises(PanelError, match="another checkpoint"):
+        AdmetPanel.load(out)
+    (out / "panel.json").write_text("{")
+    with pytest.raises(PanelError, match="not a panel file"):
+        AdmetPanel.load(out)
