@@ -7,6 +7,10 @@
 - ``POST /upload`` (multipart, field ``file``, optional ``smiles_column``): the same for a
   .csv/.tsv/.smi/.txt/.sdf (or .gz) file, with ``row`` (``line N``) first.
 - ``POST /draw`` ``{"smiles": [...], "target": optional}`` -> SVG drawings with atom attributions.
+- with ``--admet FOLDER`` (panel_service.py): ``GET /admet`` the panel's page, ``GET
+  /admet/endpoints`` its endpoints (units, held-out scores), ``POST /admet/predict``
+  ``{"smiles": [...]}`` -> ``{"columns", "rows"}``, every endpoint per molecule. Served alone
+  (no ``--checkpoint``), ``/`` is the panel's page and ``/health`` describes the panel.
 
 Every request the server cannot take gets a 4xx with ``{"detail": ...}`` (errors.py): 400 a
 body that cannot be parsed, 408 a body too slow, 413 too many SMILES or too large a body, 415
@@ -27,6 +31,8 @@ from starlette.datastructures import UploadFile
 from .errors import error_responses, install_error_handlers
 from .limits import BodyLimit
 from .page import PAGE_HTML
+from .panel_page import PANEL_HTML
+from .panel_service import PanelService
 from .service import PredictionService
 from .upload import UploadError, read_upload
 
@@ -70,6 +76,12 @@ class DrawResponse(BaseModel):
     drawings: list[Drawing]
 
 
+class PanelHealth(BaseModel):
+    status: str
+    admet_endpoints: int
+    limits: dict[str, int]
+
+
 class HealthResponse(BaseModel):
     status: str
     targets: list[str]
@@ -88,9 +100,13 @@ UPLOAD_BODY = {"required": True, "content": {"multipart/form-data": {"schema": {
                    "smiles_column": {"type": "string"}}}}}}
 
 
-def create_app(service: PredictionService) -> BodyLimit:
-    """The ASGI app (FastAPI inside the request-body caps) around a loaded model."""
-    limits = service.limits
+def create_app(service: Optional[PredictionService] = None,
+               panel: Optional[PanelService] = None) -> BodyLimit:
+    """The ASGI app (FastAPI inside the request-body caps) around a loaded model, an ADMET
+    panel, or both (they then share the limits and the model's turns)."""
+    if service is None and panel is None:
+        raise ValueError("serve a model (--checkpoint), an ADMET panel (--admet), or both")
+    limits = (service or panel).limits
     max_body = limits.max_upload_bytes + MULTIPART_OVERHEAD
     # uploads stay in memory (Starlette spools a file part to a temporary file past 1 MiB);
     # BodyLimit bounds what that can take
@@ -104,6 +120,20 @@ def create_app(service: PredictionService) -> BodyLimit:
         if n > cap:
             raise HTTPException(413, f"{n:,} SMILES in one request, the server takes at most "
                                      f"{cap:,} {what}; split the input")
+
+    if panel is not None:
+        add_panel_routes(app, panel, check_count)
+    if service is None:
+        @app.get("/", response_class=HTMLResponse)
+        def panel_home() -> str:
+            return PANEL_HTML
+
+        @app.get("/health")
+        def panel_health() -> PanelHealth:
+            return {"status": "ok", "admet_endpoints": len(panel.panel.entries),
+                    "limits": limits.to_dict()}
+
+        return BodyLimit(app, max_body, limits.body_seconds)
 
     @app.get("/", response_class=HTMLResponse)
     def page() -> str:
@@ -147,3 +177,38 @@ def create_app(service: PredictionService) -> BodyLimit:
         return await run_in_threadpool(service.predict, table.smiles, table.labels, table.errors)
 
     return BodyLimit(app, max_body, limits.body_seconds)
+
+
+class PanelEndpoint(BaseModel):
+    task: str
+    kind: str
+    units: Optional[str]
+    metric: Optional[str]
+    score: Optional[float]
+    n: Optional[int]
+    halfwidth: Optional[float]
+    ece: Optional[float]
+
+
+class PanelResponse(BaseModel):
+    columns: list[str]
+    rows: list[dict[str, Union[float, bool, str, None]]]
+
+
+def add_panel_routes(app: FastAPI, panel: PanelService, check_count) -> None:
+    """``/admet``, ``/admet/endpoints`` and ``/admet/predict`` (module docstring)."""
+
+    @app.get("/admet", response_class=HTMLResponse)
+    def panel_page() -> str:
+        return PANEL_HTML
+
+    @app.get("/admet/endpoints")
+    def panel_endpoints() -> list[PanelEndpoint]:
+        return panel.endpoints()
+
+    @app.post("/admet/predict", responses=error_responses(400, 408, 413, 415, 422))
+    async def panel_predict(req: SmilesRequest) -> PanelResponse:
+        check_count(len(req.smiles), panel.limits.max_smiles, "per /admet/predict")
+        if req.target is not None:
+            raise HTTPException(422, "/admet/predict takes no target: it predicts every endpoint")
+        return await run_in_threadpool(panel.predict, req.smiles)

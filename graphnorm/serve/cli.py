@@ -13,7 +13,10 @@ def add_serve_args(p: argparse.ArgumentParser) -> None:
     from graphnorm.serve.limits import Limits
 
     lim = Limits()
-    p.add_argument("--checkpoint", required=True, nargs="+", help=CHECKPOINT_HELP)
+    p.add_argument("--checkpoint", nargs="+", help=CHECKPOINT_HELP)
+    p.add_argument("--admet", metavar="FOLDER", help="also (or only) serve the ADMET panel of a "
+                   "pre-trained model: best.ckpt + panel.json (`graphnorm pretrain --panel`), "
+                   "at /admet")
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to listen on (0.0.0.0: every interface; there is no login)")
     p.add_argument("--port", type=int, default=8000)
@@ -45,16 +48,29 @@ def run_serve(args: argparse.Namespace) -> int:
     from graphnorm.serve.limits import Limits
     from graphnorm.serve.service import PredictionService
 
+    if not args.checkpoint and not args.admet:
+        raise ValueError("give --checkpoint (a trained model), --admet (an ADMET panel), or both")
     torch.set_num_threads(max(1, args.threads))
     limits = Limits(max_smiles=args.max_smiles, max_upload_bytes=int(args.max_upload_mb * 2**20),
                     max_atoms=args.max_atoms, max_drawn=args.max_drawn,
                     body_seconds=args.body_seconds)
-    predictor = load_predictor(args.checkpoint, batch_size=args.batch_size)
-    service = PredictionService(predictor, limits, args.method, slice_rows=args.slice_rows)
-    models = len(predictor.members)
-    print(f"[graphnorm] serving {models} model{'s' if models > 1 else ''} "
-          f"({', '.join(predictor.loaded.targets)}) on http://{args.host}:{args.port}/ "
-          "(JSON API: POST /predict, /upload, /draw; docs at /docs)", file=sys.stderr, flush=True)
-    uvicorn.run(create_app(service), host=args.host, port=args.port, log_level="warning",
+    service = panel = None
+    url = f"http://{args.host}:{args.port}"
+    if args.checkpoint:
+        predictor = load_predictor(args.checkpoint, batch_size=args.batch_size)
+        service = PredictionService(predictor, limits, args.method, slice_rows=args.slice_rows)
+        models = len(predictor.members)
+        print(f"[graphnorm] serving {models} model{'s' if models > 1 else ''} "
+              f"({', '.join(predictor.loaded.targets)}) on {url}/ "
+              "(JSON API: POST /predict, /upload, /draw; docs at /docs)", file=sys.stderr, flush=True)
+    if args.admet:
+        from graphnorm.inference.admet_panel import AdmetPanel
+        from graphnorm.serve.panel_service import PanelService
+
+        panel = PanelService(AdmetPanel.load(args.admet, batch_size=args.batch_size), limits,
+                             args.slice_rows, service.scheduler if service else None)
+        print(f"[graphnorm] serving the ADMET panel of {args.admet} ({len(panel.panel.entries)} "
+              f"endpoints) on {url}/admet (JSON API: POST /admet/predict)", file=sys.stderr, flush=True)
+    uvicorn.run(create_app(service, panel), host=args.host, port=args.port, log_level="warning",
                 timeout_keep_alive=5)
     return 0

@@ -66,23 +66,7 @@ class PredictionService:
 
     def screen(self, smiles: Sequence[str], errors: Optional[Sequence[str]] = None) -> list[str]:
         """Per-row errors for SMILES over the per-molecule limits (and already-known errors)."""
-        from rdkit import Chem, rdBase
-
-        lim = self.limits
-        errors = list(errors) if errors is not None else [""] * len(smiles)
-        with rdBase.BlockLogs():
-            for i, s in enumerate(smiles):
-                if errors[i] or not isinstance(s, str):
-                    continue
-                if len(s) > lim.max_smiles_chars:
-                    errors[i] = (f"ValueError: SMILES of {len(s):,} characters, more than the "
-                                 f"server's limit of {lim.max_smiles_chars:,}")
-                    continue
-                mol = Chem.MolFromSmiles(s, sanitize=False)  # atom count only: cheap
-                if mol is not None and mol.GetNumAtoms() > lim.max_atoms:
-                    errors[i] = (f"ValueError: {mol.GetNumAtoms()} atoms, more than the "
-                                 f"server's limit of {lim.max_atoms} per molecule")
-        return errors
+        return screen(smiles, self.limits, errors)
 
     def predict(self, smiles: Sequence[str], labels: Optional[Sequence[str]] = None,
                 errors: Optional[Sequence[str]] = None) -> dict:
@@ -139,3 +123,24 @@ class PredictionService:
                                                              size=(260, 210))
                     out.append({"smiles": s, "svg": svg, "error": err or None})
         return {"method": self.explainer.method, "target": target, "drawings": out}
+
+
+def screen(smiles: Sequence[str], lim: Limits, errors: Optional[Sequence[str]] = None) -> list[str]:
+    """Per-row errors for SMILES over the per-molecule limits ``lim`` (and already-known
+    errors): checked before featurization, which costs atoms^2 x hops."""
+    from rdkit import Chem, rdBase
+
+    errors = list(errors) if errors is not None else [""] * len(smiles)
+    with rdBase.BlockLogs():
+        for i, s in enumerate(smiles):
+            if errors[i] or not isinstance(s, str):
+                continue
+            if len(s) > lim.max_smiles_chars:
+                errors[i] = (f"ValueError: SMILES of {len(s):,} characters, more than the "
+                             f"server's limit of {lim.max_smiles_chars:,}")
+                continue
+            mol = Chem.MolFromSmiles(s, sanitize=False)  # atom count only: cheap
+            if mol is not None and mol.GetNumAtoms() > lim.max_atoms:
+                errors[i] = (f"ValueError: {mol.GetNumAtoms()} atoms, more than the "
+                             f"server's limit of {lim.max_atoms} per molecule")
+    return errors

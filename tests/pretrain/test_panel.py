@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from graphnorm.pretrain import panel as P
+from tiny_panel import make_tiny_panel
 
 
 def test_conformal_halfwidth_is_the_finite_sample_quantile():
@@ -57,23 +58,8 @@ def test_the_far_from_training_yardstick_flags_outliers():
 
 
 @pytest.fixture
-def panel_folder(tiny_corpus, tmp_path, monkeypatch):
-    """A tiny pre-training run with its panel (every endpoint, shown or not)."""
-    from graphnorm.pretrain import splits
-    from graphnorm.pretrain.loop import BEST_FILE, train
-    from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
-
-    monkeypatch.setattr(splits, "HELD_TASK_MIN", 100)  # no held-out task: every head trained
-    torch.set_num_threads(1)
-    spec = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup_steps=3,
-                        exclude_tdc=False, val_percent=30)
-    run = PretrainRun(spec, tiny_corpus, cache=tmp_path / "cache", progress=False)
-    out = tmp_path / "run"
-    out.mkdir()
-    train(run, out, 600, max_steps=4, eval_every=2, progress=False)
-    panel = P.build_panel(run, out / BEST_FILE, tiny_corpus.parent)
-    P.write_panel(panel, out)
-    return out, run, panel
+def panel_folder(tmp_path):
+    return make_tiny_panel(tmp_path)
 
 
 def test_the_panel_predicts_every_endpoint_in_units_with_errors_per_row(panel_folder):

@@ -1,0 +1,139 @@
+"""The ADMET panel's page (``GET /admet`` of ``graphnorm serve --admet``): plain HTML and a
+little vanilla JavaScript, calling the app's own ``/admet/endpoints`` and ``/admet/predict``.
+One row per endpoint (its units and held-out score), one column per molecule (the value, or
+the probability, and the 90 % interval); molecules far from the training data are marked.
+User text goes into the page as text (``textContent``), never as markup."""
+
+PANEL_HTML = r"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>graphnorm ADMET panel</title>
+<link rel="icon" href="data:,">
+<style>
+ body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+ h1 { font-size: 1.3em; margin-bottom: .2em; }
+ #info, .note { color: #666; font-size: .9em; }
+ textarea { width: 100%; max-width: 56em; height: 6em; font-family: monospace; }
+ button { padding: .4em 1.1em; margin: .6em 1em .6em 0; }
+ #status.error { color: #b00020; }
+ table { border-collapse: collapse; margin-top: .5em; }
+ th, td { border: 1px solid #ddd; padding: .25em .5em; font-size: .85em; }
+ th { background: #f4f4f4; max-width: 16em; word-break: break-all; font-family: monospace; }
+ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+ td.meta { color: #666; }
+ .far { color: #8a6d00; font-family: system-ui, sans-serif; }
+ .err { color: #b00020; font-family: system-ui, sans-serif; }
+</style></head>
+<body>
+<h1>graphnorm: ADMET panel</h1>
+<div id="info">loading the panel...</div>
+<p class="note">Every endpoint shown held up on held-out molecules (whole scaffolds the model
+never saw); its score there is listed beside it. Regression: value [90 % interval], in the
+endpoint's units. Binary: probability. A molecule marked <span class="far">far from
+training</span> lies outside what the model learned from: trust it less.</p>
+<textarea id="smiles" placeholder="CCO&#10;c1ccccc1O&#10;CC(=O)Nc1ccc(O)cc1"></textarea><br>
+<button id="predict">Predict</button><button id="download" disabled>Download CSV</button>
+<div id="status"></div>
+<table id="panel" hidden><thead></thead><tbody></tbody></table>
+<script>
+"use strict";
+const SHOWN = 8;  // molecules shown side by side; the CSV holds every one
+let endpoints = [], last = null;
+const $ = (id) => document.getElementById(id);
+const fmt = (v) => v === null || v === undefined ? "" : Number(v).toPrecision(3);
+
+async function api(path, options) {
+  const response = await fetch(path, options);
+  let body = null;
+  try { body = await response.json(); } catch (e) { body = null; }
+  if (!response.ok) {
+    let detail = body && body.detail !== undefined ? body.detail : response.statusText;
+    if (typeof detail !== "string") detail = JSON.stringify(detail);
+    throw new Error(`HTTP ${response.status}: ${detail}`);
+  }
+  return body;
+}
+
+function status(text, isError) { $("status").textContent = text; $("status").className = isError ? "error" : ""; }
+
+function cell(tr, text, cls, tag) {
+  const td = document.createElement(tag || "td");
+  td.textContent = text === null || text === undefined ? "" : String(text);
+  if (cls) td.className = cls;
+  tr.appendChild(td);
+  return td;
+}
+
+function render(result) {
+  last = result;
+  const mols = result.rows.slice(0, SHOWN);
+  const head = document.createElement("tr");
+  for (const name of ["endpoint", "units", "held-out score (n)"]) cell(head, name, null, "th");
+  for (const m of mols) {
+    const th = cell(head, m.smiles, null, "th");
+    if (m.error) { th.appendChild(document.createElement("br")); th.appendChild(Object.assign(document.createElement("span"), {className: "err", textContent: m.error})); }
+    else if (m.far_from_training) { th.appendChild(document.createElement("br")); th.appendChild(Object.assign(document.createElement("span"), {className: "far", textContent: "far from training"})); }
+  }
+  $("panel").tHead.replaceChildren(head);
+  const body = $("panel").tBodies[0];
+  body.replaceChildren();
+  for (const e of endpoints) {
+    const tr = document.createElement("tr");
+    cell(tr, e.task);
+    cell(tr, e.kind === "binary" ? "probability" : e.units, "meta");
+    cell(tr, `${e.metric} ${fmt(e.score)} (${e.n})`, "meta");
+    for (const m of mols) {
+      const v = m[e.task];
+      const text = v === null || v === undefined ? "" : e.kind === "binary" ? fmt(v) :
+        `${fmt(v)} [${fmt(m[e.task + "_lo"])}, ${fmt(m[e.task + "_hi"])}]`;
+      cell(tr, text, "num");
+    }
+    body.appendChild(tr);
+  }
+  $("panel").hidden = false;
+  $("download").disabled = false;
+  const failed = result.rows.filter((r) => r.error).length;
+  const more = result.rows.length > SHOWN ? `; the table shows the first ${SHOWN}, the CSV all` : "";
+  status(`${result.rows.length} molecules, ${failed} failed${more}`, false);
+}
+
+async function predict() {
+  const smiles = $("smiles").value.split("\n").map((s) => s.trim()).filter((s) => s);
+  if (!smiles.length) { status("paste at least one SMILES", true); return; }
+  $("predict").disabled = true;
+  status("predicting...", false);
+  try {
+    render(await api("/admet/predict", {method: "POST", headers: {"Content-Type": "application/json"},
+                                        body: JSON.stringify({smiles: smiles})}));
+  } catch (err) { status(err.message, true); } finally { $("predict").disabled = false; }
+}
+
+function csvField(v) {
+  const s = v === null || v === undefined ? "" : String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function download() {
+  if (!last) return;
+  const lines = [last.columns.map(csvField).join(",")];
+  for (const row of last.rows) lines.push(last.columns.map((c) => csvField(row[c])).join(","));
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], {type: "text/csv"}));
+  a.download = "admet_panel.csv";
+  a.click();
+  URL.revokeObjectURL(a.href);
+}
+
+async function start() {
+  try {
+    endpoints = await api("/admet/endpoints");
+    $("info").textContent = `${endpoints.length} endpoints`;
+  } catch (err) { $("info").textContent = `panel unavailable: ${err.message}`; }
+}
+
+$("predict").addEventListener("click", predict);
+$("download").addEventListener("click", download);
+start();
+</script>
+</body></html>
+"""

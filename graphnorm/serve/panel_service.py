@@ -1,0 +1,55 @@
+"""The ADMET panel behind ``graphnorm serve --admet FOLDER``: `AdmetPanel`
+(graphnorm/inference/admet_panel.py) in slices on the server's turns, as `PredictionService`
+serves a trained model (service.py: per-molecule limits first, one slice on the model at a
+time)."""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+from .limits import Limits
+from .scheduler import SliceScheduler
+from .service import screen
+
+
+def _json(x):
+    """A JSON-safe cell: finite numbers, booleans, text; None for the rest."""
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+class PanelService:
+    def __init__(self, panel, limits: Limits = Limits(), slice_rows: int = 64,
+                 scheduler: Optional[SliceScheduler] = None):
+        if slice_rows < 1:
+            raise ValueError(f"slices must hold at least one molecule, got {slice_rows}")
+        self.panel, self.limits, self.slice_rows = panel, limits, slice_rows
+        self.scheduler = scheduler or SliceScheduler()  # shared with a model served beside it
+
+    def endpoints(self) -> list[dict]:
+        """Per endpoint: task, kind, units, held-out metric, score, n, half-width / ECE."""
+        return [{k: _json(v) for k, v in row.items()}
+                for row in self.panel.endpoints().to_dict("records")]
+
+    def predict(self, smiles: Sequence[Optional[str]]) -> dict:
+        """``{"columns", "rows"}``: one row per SMILES in order; a molecule the model cannot
+        read or over a limit gets its ``error``, the others every endpoint."""
+        smiles = ["" if s is None else str(s) for s in smiles]
+        rows, columns = [], None
+        for served, start in enumerate(range(0, len(smiles), self.slice_rows)):
+            part = smiles[start:start + self.slice_rows]
+            with self.scheduler.turn(served):
+                frame = self.panel.predict(part, screen(part, self.limits))
+            columns = list(frame.columns)
+            for rec in frame.to_dict("records"):
+                row = {c: _json(rec[c]) for c in columns}
+                row["error"] = rec["error"] or None
+                rows.append(row)
+        if columns is None:
+            columns = list(self.panel.predict([]).columns)
+        return {"columns": columns, "rows": rows}

@@ -1,0 +1,59 @@
+"""``graphnorm serve --admet``: the ADMET panel's routes, alone and beside a trained model."""
+import pytest
+from starlette.testclient import TestClient
+
+from tiny_checkpoint import write_checkpoint
+from tiny_panel import make_tiny_panel
+
+
+@pytest.fixture(scope="module")
+def panel(tmp_path_factory):
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.serve.limits import Limits
+    from graphnorm.serve.panel_service import PanelService
+
+    out, _, _ = make_tiny_panel(tmp_path_factory.mktemp("panel"))
+    # the tiny model shows no endpoint: serve them all
+    return PanelService(AdmetPanel.load(out, all_endpoints=True), Limits(max_smiles=5, max_atoms=30),
+                        slice_rows=2)
+
+
+def test_the_panel_alone_answers_every_endpoint_per_molecule(panel):
+    from graphnorm.serve.app import create_app
+
+    with TestClient(create_app(None, panel), raise_server_exceptions=True) as client:
+        assert "ADMET panel" in client.get("/").text and "ADMET panel" in client.get("/admet").text
+        health = client.get("/health").json()
+        assert health["admet_endpoints"] == len(panel.panel.entries) == 4
+        endpoints = client.get("/admet/endpoints").json()
+        assert {e["task"] for e in endpoints} == {"alpha/logS", "alpha/toxic", "beta/t1", "beta/t2"}
+        big = "C" * 40
+        r = client.post("/admet/predict", json={"smiles": ["CCO", "nonsense", None, big]})
+        assert r.status_code == 200
+        rows = r.json()["rows"]
+        assert [row["smiles"] for row in rows] == ["CCO", "nonsense", "", big]
+        assert rows[0]["error"] is None and 0 <= rows[0]["beta/t1"] <= 1
+        lo, value, hi = (rows[0][f"alpha/logS{k}"] for k in ("_lo", "", "_hi"))
+        # too few held-out rows for a 90 % interval: unbounded, sent as null
+        assert value is not None and (lo, hi) == (None, None)
+        assert isinstance(rows[0]["far_from_training"], bool)
+        assert rows[1]["error"] and rows[1]["alpha/logS"] is None
+        assert rows[2]["error"] and "40 atoms" in rows[3]["error"]  # over the atom limit
+        assert client.post("/admet/predict", json={"smiles": ["C"] * 6}).status_code == 413
+        assert client.post("/admet/predict", json={"smiles": ["C"], "target": "x"}).status_code == 422
+        assert client.post("/predict", json={"smiles": ["CCO"]}).status_code in (404, 405)
+
+
+def test_the_panel_beside_a_trained_model(panel, tmp_path):
+    from graphnorm.inference.predict import load_predictor
+    from graphnorm.serve.app import create_app
+    from graphnorm.serve.service import PredictionService
+
+    service = PredictionService(load_predictor(write_checkpoint(tmp_path / "best.ckpt")),
+                                panel.limits)
+    with TestClient(create_app(service, panel), raise_server_exceptions=True) as client:
+        assert "targets" in client.get("/health").json()
+        assert client.post("/predict", json={"smiles": ["CCO"]}).status_code == 200
+        assert client.post("/admet/predict", json={"smiles": ["CCO"]}).json()["rows"][0]["error"] is None
+    with pytest.raises(ValueError, match="--checkpoint"):
+        create_app(None, None)

@@ -1,0 +1,32 @@
+"""A tiny pre-training run with its ADMET panel (every endpoint scored, none good enough to
+be shown: 4 steps on 22 molecules), for the panel's tests and the server's."""
+from pathlib import Path
+
+from tiny_corpus import make_tiny_corpus
+
+
+def make_tiny_panel(tmp_path: Path):
+    """(run folder with best.ckpt and panel.json, the PretrainRun, the panel dict)."""
+    import torch
+
+    from graphnorm.pretrain import panel as P
+    from graphnorm.pretrain import splits
+    from graphnorm.pretrain.loop import BEST_FILE, train
+    from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
+
+    corpus = make_tiny_corpus(tmp_path)
+    held = splits.HELD_TASK_MIN
+    splits.HELD_TASK_MIN = 100  # no held-out task: every head is trained
+    try:
+        torch.set_num_threads(1)
+        spec = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4,
+                            warmup_steps=3, exclude_tdc=False, val_percent=30)
+        run = PretrainRun(spec, corpus, cache=tmp_path / "cache", progress=False)
+    finally:
+        splits.HELD_TASK_MIN = held
+    out = tmp_path / "run"
+    out.mkdir()
+    train(run, out, 600, max_steps=4, eval_every=2, progress=False)
+    panel = P.build_panel(run, out / BEST_FILE, corpus.parent)
+    P.write_panel(panel, out)
+    return out, run, panel
