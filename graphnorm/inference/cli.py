@@ -15,13 +15,18 @@ INPUT_HELP = (".smi (SMILES [name] per line), .csv/.tsv (a 'smiles' column, or -
               ".sdf, .parquet; other columns are kept in the output")
 
 
-def add_predict_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--checkpoint", required=True, nargs="+",
-                   help=CHECKPOINT_HELP + "; several pool into one ensemble (e.g. runs/*/seed*)")
+def add_molecule_inputs(p: argparse.ArgumentParser) -> None:
+    """--smiles, --input and --smiles-column: where a command reads its molecules."""
     p.add_argument("--smiles", nargs="+", help="SMILES on the command line")
     p.add_argument("--input", help=INPUT_HELP)
     p.add_argument("--smiles-column", dest="smiles_column",
                    help="the input's SMILES column (default: the column named 'smiles')")
+
+
+def add_predict_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--checkpoint", required=True, nargs="+",
+                   help=CHECKPOINT_HELP + "; several pool into one ensemble (e.g. runs/*/seed*)")
+    add_molecule_inputs(p)
     p.add_argument("--output", help="CSV: the input's columns, one column per target "
                    "('prediction' for one target), <target>_std for an ensemble, error "
                    "(default: stdout). Written as rows are predicted; if the run is "
@@ -49,10 +54,7 @@ def add_predict_args(p: argparse.ArgumentParser) -> None:
 def add_embed_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", required=True,
                    help="one checkpoint or run directory (an ensemble member, not the ensemble)")
-    p.add_argument("--smiles", nargs="+", help="SMILES on the command line")
-    p.add_argument("--input", help=INPUT_HELP)
-    p.add_argument("--smiles-column", dest="smiles_column",
-                   help="the input's SMILES column (default: the column named 'smiles')")
+    add_molecule_inputs(p)
     p.add_argument("--output", required=True,
                    help=".npy (rows x dims, NaN rows = failed), .csv or .parquet (input columns, "
                    "error, vnode_0..)")
@@ -64,10 +66,7 @@ def add_embed_args(p: argparse.ArgumentParser) -> None:
 def add_admet_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="a panel folder: best.ckpt and panel.json "
                    "(`graphnorm pretrain --out RUN --panel`)")
-    p.add_argument("--smiles", nargs="+", help="SMILES on the command line")
-    p.add_argument("--input", help=INPUT_HELP)
-    p.add_argument("--smiles-column", dest="smiles_column",
-                   help="the input's SMILES column (default: the column named 'smiles')")
+    add_molecule_inputs(p)
     p.add_argument("--output", help="CSV: per endpoint its value (units: --list) or "
                    "probability, <endpoint>_lo/_hi (90 %% interval, regression), "
                    "domain_distance, far_from_training, error (default: stdout)")

@@ -5,6 +5,25 @@ the page shows is what API clients get. User text goes into the page as text (``
 never as markup; the SVG drawings come from the server's RDKit.
 """
 
+# what both pages' scripts need: the JSON API with its {"detail"} errors, and CSV cells
+SHARED_JS = r"""async function api(path, options) {
+  const response = await fetch(path, options);
+  let body = null;
+  try { body = await response.json(); } catch (e) { body = null; }
+  if (!response.ok) {
+    let detail = body && body.detail !== undefined ? body.detail : response.statusText;
+    if (typeof detail !== "string") detail = JSON.stringify(detail);
+    throw new Error(`HTTP ${response.status}: ${detail}`);
+  }
+  return body;
+}
+
+function csvField(v) {
+  const s = v === null || v === undefined ? "" : String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+"""
+
 PAGE_HTML = r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -45,25 +64,13 @@ it (per-atom attributions; colours compare atoms within one molecule).</p>
 <table id="results" hidden><thead></thead><tbody></tbody></table>
 <script>
 "use strict";
-const SHOWN = 500;  // table rows shown; the CSV holds every row
+""" + SHARED_JS + r"""const SHOWN = 500;  // table rows shown; the CSV holds every row
 let info = null, last = null;
 const $ = (id) => document.getElementById(id);
 
 function setStatus(text, isError) {
   $("status").textContent = text;
   $("status").className = isError ? "error" : "";
-}
-
-async function api(path, options) {
-  const response = await fetch(path, options);
-  let body = null;
-  try { body = await response.json(); } catch (e) { body = null; }
-  if (!response.ok) {
-    let detail = body && body.detail !== undefined ? body.detail : response.statusText;
-    if (typeof detail !== "string") detail = JSON.stringify(detail);
-    throw new Error(`HTTP ${response.status}: ${detail}`);
-  }
-  return body;
 }
 
 function cell(tr, text, cls) {
@@ -146,11 +153,6 @@ async function predict() {
   } catch (err) {
     setStatus(err.message, true);
   } finally { $("predict").disabled = false; }
-}
-
-function csvField(v) {
-  const s = v === null || v === undefined ? "" : String(v);
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 function download() {

@@ -4,6 +4,8 @@ One row per endpoint (its units and held-out score), one column per molecule (th
 the probability, and the 90 % interval); molecules far from the training data are marked.
 User text goes into the page as text (``textContent``), never as markup."""
 
+from .page import SHARED_JS
+
 PANEL_HTML = r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -37,22 +39,10 @@ training</span> lies outside what the model learned from: trust it less.</p>
 <table id="panel" hidden><thead></thead><tbody></tbody></table>
 <script>
 "use strict";
-const SHOWN = 8;  // molecules shown side by side; the CSV holds every one
+""" + SHARED_JS + r"""const SHOWN = 8;  // molecules shown side by side; the CSV holds every one
 let endpoints = [], last = null;
 const $ = (id) => document.getElementById(id);
 const fmt = (v) => v === null || v === undefined ? "" : Number(v).toPrecision(3);
-
-async function api(path, options) {
-  const response = await fetch(path, options);
-  let body = null;
-  try { body = await response.json(); } catch (e) { body = null; }
-  if (!response.ok) {
-    let detail = body && body.detail !== undefined ? body.detail : response.statusText;
-    if (typeof detail !== "string") detail = JSON.stringify(detail);
-    throw new Error(`HTTP ${response.status}: ${detail}`);
-  }
-  return body;
-}
 
 function status(text, isError) { $("status").textContent = text; $("status").className = isError ? "error" : ""; }
 
@@ -106,11 +96,6 @@ async function predict() {
     render(await api("/admet/predict", {method: "POST", headers: {"Content-Type": "application/json"},
                                         body: JSON.stringify({smiles: smiles})}));
   } catch (err) { status(err.message, true); } finally { $("predict").disabled = false; }
-}
-
-function csvField(v) {
-  const s = v === null || v === undefined ? "" : String(v);
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 function download() {
