@@ -26,6 +26,7 @@ def make_tiny_panel(tmp_path: Path):
         splits.HELD_TASK_MIN = held
     out = tmp_path / "run"
     out.mkdir()
+    run.write_records(out)
     train(run, out, 600, max_steps=4, eval_every=2, progress=False)
     panel = P.build_panel(run, out / BEST_FILE, corpus.parent)
     P.write_panel(panel, out)

@@ -56,6 +56,8 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--panel", action="store_true", help="instead of training: score the run's "
                    "best.ckpt per endpoint on the held-out molecules and write --out/panel.json "
                    "(what `graphnorm admet` predicts; the rule: graphnorm/pretrain/panel.py)")
+    p.add_argument("--model-card", dest="model_card", action="store_true", help="instead of "
+                   "training: write the run's MODEL_CARD.md from its records and panel.json")
     p.add_argument("--step-cost", metavar="NORM,NORM", help="instead of training: CPU-seconds "
                    "per step of the model with each of these norms (the other flags as given), "
                    "measured side by side; written to --out/step_cost.json")
@@ -86,6 +88,11 @@ def run_pretrain(args: argparse.Namespace) -> int:
         written = write_report([Path(r) for r in args.report], out)
         print(f"[graphnorm pretrain] wrote {written['table']} and {written['figure']}")
         return 0
+    if args.model_card:
+        from .model_card import write_model_card
+
+        print(f"[graphnorm pretrain] wrote {write_model_card(out, args.raw_dir)}")
+        return 0
     spec = spec_from_args(args)
     if args.step_cost:
         return _step_cost(args, spec, out)
@@ -109,13 +116,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
                       tdc_dir=args.tdc_dir)
     out.mkdir(parents=True, exist_ok=True)
     if not spec_path.is_file():
-        spec_path.write_text(json.dumps(spec.to_dict(), indent=2) + "\n")
-        data = {"corpus_sha256": run.corpus.checksum(), "sources": run.corpus.sources,
-                "sizes": run.sizes, "tasks": run.corpus.num_tasks,
-                "held_out_tasks": [run.corpus.task_names[t] for t in run.held_tasks],
-                "parameters": sum(p.numel() for p in run.model.parameters()),
-                "model_config": run.model_config}
-        (out / "data.json").write_text(json.dumps(data, indent=2) + "\n")
+        run.write_records(out)
     if args.panel:
         return _panel(run, out, args.raw_dir)
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,

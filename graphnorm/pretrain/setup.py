@@ -146,6 +146,23 @@ class PretrainRun:
     def probe_loader(self):
         return self._loader(self.probe_set)
 
+    def write_records(self, out) -> None:
+        """``pretrain.json`` (the spec) and ``data.json`` (corpus checksum and sources, split
+        sizes, held-out tasks, parameters, model config) of a new run folder."""
+        import json
+        from pathlib import Path
+
+        from .loop import SPEC_FILE
+
+        out = Path(out)
+        (out / SPEC_FILE).write_text(json.dumps(self.spec.to_dict(), indent=2) + "\n")
+        data = {"corpus_sha256": self.corpus.checksum(), "sources": self.corpus.sources,
+                "sizes": self.sizes, "tasks": self.corpus.num_tasks,
+                "held_out_tasks": [self.corpus.task_names[t] for t in self.held_tasks],
+                "parameters": sum(p.numel() for p in self.model.parameters()),
+                "model_config": self.model_config}
+        (out / "data.json").write_text(json.dumps(data, indent=2) + "\n")
+
     def graphnorm_checkpoint(self, step: int) -> dict:
         """The model as a graphnorm checkpoint (what `load_checkpoint` and ``--init-from``
         read). Its task block names every corpus task and kind: the outputs of binary tasks

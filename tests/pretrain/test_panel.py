@@ -109,3 +109,21 @@ def test_a_panel_of_another_checkpoint_is_refused(panel_folder):
     (out / "panel.json").write_text("{")
     with pytest.raises(PanelError, match="not a panel file"):
         AdmetPanel.load(out)
+
+
+def test_the_model_card_is_written_from_the_run_records(panel_folder):
+    from graphnorm.cli import main
+    from graphnorm.pretrain.model_card import CARD_FILE
+
+    out, run, panel = panel_folder
+    import os
+
+    raw = str(out.parent)  # the tiny corpus lies beside the run
+    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 0
+    card = (out / CARD_FILE).read_text()
+    assert "| alpha |" in card and "| beta |" in card  # one row per corpus, licence unknown
+    assert f"0 of {len(panel['endpoints'])} trained endpoints held up" in card
+    assert "--norm sep:bn+bn --num-layers 1 --hidden 16 --max-steps 4" in card
+    (out / "panel.json").unlink()
+    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 2
+    assert os.path.exists(out / CARD_FILE)
