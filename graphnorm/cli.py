@@ -59,7 +59,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from graphnorm.train.processes import train_run
 
     cfg = resolved_config(args)
-    if cfg.is_ensemble:  # members into OUT/model_<k> (and OUT/forest)
+    if cfg.is_ensemble:  # members into OUT/model_<k> (and OUT/forest or OUT/gbm)
         from graphnorm.train.ensemble import train_ensemble
 
         train_ensemble(cfg, jobs=args.jobs)

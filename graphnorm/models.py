@@ -98,7 +98,7 @@ MODEL_KINDS = {k.name: k for k in (
 DEFAULT_MODEL = "graphormer"  # a model config without "model" (older checkpoints) is one
 
 MODEL_NAMES = tuple(n for n, k in MODEL_KINDS.items() if not k.tree)  # torch, `build_model`
-TREE_MODELS = tuple(n for n, k in MODEL_KINDS.items() if k.tree)  # --forest-model
+TREE_MODELS = tuple(n for n, k in MODEL_KINDS.items() if k.tree)  # --tree-model
 RUNNABLE_MODELS = tuple(MODEL_KINDS)  # what `train --model` / `benchmark --models` take
 PRESETS = {n: MODEL_KINDS[n].presets for n in MODEL_NAMES}
 DEFAULT_PRESET = {n: MODEL_KINDS[n].default_preset for n in MODEL_NAMES}
@@ -113,7 +113,7 @@ def model_kind(name: Optional[str]) -> ModelKind:
 
 
 def tree_kind(name: str) -> ModelKind:
-    """The entry of a tree kind (``--forest-model``), refusing graph kinds."""
+    """The entry of a tree kind (``--tree-model``), refusing graph kinds."""
     kind = MODEL_KINDS.get(name)
     if kind is None or not kind.tree:
         trees = (n for n, k in MODEL_KINDS.items() if k.tree)

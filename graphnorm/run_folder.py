@@ -77,7 +77,7 @@ def json_safe(obj):
 # test_<metric>); a kind's own keys not named here come before ``git_sha``, as given
 KEY_ORDER = ("dataset", "norm", "seed", "metric", "val", "test", "per_target", "ensemble",
              "members_test", "best_epoch", "epochs", "steps", "wall_time_s", "cpu_time_s",
-             "budget_s", "stopped_by", "model", "forest_member", "params", "train_graphs_per_s",
+             "budget_s", "stopped_by", "model", "tree_member", "params", "train_graphs_per_s",
              "hardware", "tree_model", "features", "transforms", "admet_overlap", "refit",
              "init_from", "resumes", "git_sha", "data_checksum", "torch", "config")
 # every training run writes these (null where a value does not apply: a tree's best epoch)

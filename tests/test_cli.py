@@ -81,7 +81,7 @@ def test_cli_choices_are_the_registries():
 
     assert tuple(_choices("train", "model_name")) == RUNNABLE_MODELS == tuple(MODEL_KINDS)
     trees = tuple(n for n, k in MODEL_KINDS.items() if k.tree)
-    assert tuple(_choices("train", "forest_model")) == trees and set(MODEL_NAMES).isdisjoint(trees)
+    assert tuple(_choices("train", "tree_model")) == trees and set(MODEL_NAMES).isdisjoint(trees)
     assert tuple(_choices("train", "metric")) == METRICS == tuple(HIGHER_IS_BETTER)
     assert tuple(_choices("benchmark", "recipe")) == RECIPE_NAMES == ("auto", *RECIPES)
     assert list(_choices("train", "dataset")) == list(DATASET_INFO) == list(_choices("analyze", "dataset"))

@@ -1,7 +1,7 @@
 """`Ensemble`: an ensemble's members (model file, kind, weight) and the rule that averages
 them, with the one `combine` that every place which averages members calls.
 
-An ensemble folder (`train --ensemble N`, `--forest-member`) holds ``model_<k>/best.ckpt``
+An ensemble folder (`train --ensemble N`, `--tree-member`) holds ``model_<k>/best.ckpt``
 per graph member, a tree member's file (``gbm/gbm.json``, ``forest/forest.skops``) and
 ``ensemble.json``: the member weights fitted on validation and the average (`averaging`).
 `Ensemble.read` is the one reader of that file; `Ensemble.load` turns what ``predict`` is

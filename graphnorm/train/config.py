@@ -35,9 +35,11 @@ class TrainConfig:
     split_sizes: Any = "0.8,0.1,0.1"
     split_seed: int = 0  # the split's seed, apart from `seed`: ensemble members share a split
     ensemble: int = 1  # models (seeds seed..seed+N-1) trained into out/model_<k>
-    forest_member: bool = False  # one more ensemble member: the Morgan-count forest (--model
-    # rf, a user table) in out/forest; the ensemble predicts the mean of all members
-    forest_model: str = "rf"  # the tree model of that member: rf (out/forest) | gbm (out/gbm)
+    tree_member: bool = False  # one more ensemble member: a tree model (a user table), by
+    # default the Morgan-count forest (--model rf) in out/forest; the ensemble predicts the
+    # mean of all members (before issue 57: forest_member, still read: `fold_old_keys`)
+    tree_model: str = "rf"  # the tree model of that member: rf (out/forest) | gbm (out/gbm)
+    # | a registered tree kind (graphnorm.models; before issue 57: forest_model)
     tree_features: Optional[str] = None  # a tree kind's input (graphnorm.chem.tabular); None:
     # the kind's own (rf: morgan, gbm: maplight); gbm also reads maplight+admet
     admet_boosters: Optional[str] = None  # that set's boosters file; None: the shipped one
@@ -218,9 +220,9 @@ class TrainConfig:
 
     @property
     def is_ensemble(self) -> bool:
-        """Several members (seeds, or a model and its forest) in out/model_<k> (and out/forest):
-        trained by graphnorm/train/ensemble.py, not as one run."""
-        return self.ensemble > 1 or self.forest_member
+        """Several members (seeds, or a model and its tree member) in out/model_<k> (and
+        out/forest, out/gbm): trained by graphnorm/train/ensemble.py, not as one run."""
+        return self.ensemble > 1 or self.tree_member
 
     @property
     def budget_s(self) -> Optional[float]:
@@ -243,7 +245,10 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TrainConfig":
-        data = fold_flat_featurizer_keys(data)
+        """A config from its keys: a config file's, or one a run stored (metrics.json and
+        ensemble.json ``config``, a checkpoint's train config); earlier names of keys are read
+        as today's (`fold_old_keys`)."""
+        data = fold_old_keys(data)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -260,6 +265,37 @@ def read_yaml(path: str | Path) -> dict:
     if not isinstance(data, dict):
         raise ValueError(f"config file {path} must hold a mapping, got {type(data).__name__}")
     return data
+
+
+# keys renamed since runs and config files were written: old name -> the field it now is
+# (issue 57: a gbm member is not a forest; the tree member's names match tree_features,
+# tree_weight, tree_refit)
+RENAMED_KEYS = {"forest_member": "tree_member", "forest_model": "tree_model"}
+
+
+def fold_old_keys(data: dict) -> dict:
+    """``data`` with the keys of older configs (YAML files, the config stored in a
+    metrics.json, ensemble.json or checkpoint) read as today's: top-level max_hops/max_dist
+    (`fold_flat_featurizer_keys`) and the renamed keys of `RENAMED_KEYS`. A key given under
+    both names with different values is an error naming both."""
+    return fold_renamed_keys(fold_flat_featurizer_keys(data))
+
+
+def fold_renamed_keys(data: dict) -> dict:
+    """``data`` with each old key of `RENAMED_KEYS` under its new name (forest_member ->
+    tree_member, forest_model -> tree_model); both names with different values: ValueError."""
+    old = [k for k in RENAMED_KEYS if k in data]
+    if not old:
+        return data
+    out = {k: v for k, v in data.items() if k not in RENAMED_KEYS}
+    for key in old:
+        new, value = RENAMED_KEYS[key], data[key]
+        if new in data and data[new] != value:
+            raise ValueError(f"{key} and {new} are one setting ({key} is its earlier name) and "
+                             f"are given different values: {key}: {value!r}, {new}: "
+                             f"{data[new]!r}; keep {new} only")
+        out[new] = value
+    return out
 
 
 def fold_flat_featurizer_keys(data: dict) -> dict:

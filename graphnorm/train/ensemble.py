@@ -1,10 +1,10 @@
 """``train --ensemble N``: N seeds on one split into ``OUT/model_<k>``, then scored together.
 
 Members differ only in their seed (initialization, dropout, batch order); the data split is
-the same for all (``split_seed``). With ``forest_member`` the Morgan-count forest (``--model
-rf``, into ``OUT/forest``; or ``forest_model="gbm"``, the boosted trees, into ``OUT/gbm``)
-trains on that split and is one more member of the mean (weighted on validation with
-``tree_weight``, graphnorm/train/member_weights.py).
+the same for all (``split_seed``). With ``tree_member`` a tree model (``tree_model``: rf, the
+Morgan-count forest of ``--model rf``, into ``OUT/forest``; gbm, the boosted trees, into
+``OUT/gbm``) trains on that split and is one more member of the mean (weighted on validation
+with ``tree_weight``, graphnorm/train/member_weights.py).
 ``OUT/ensemble.json`` reports each member's val/test metric, the ensemble mean's per-target
 metrics, and on the test split how well the members' disagreement (std) ranks the
 ensemble's errors: Spearman of |error| vs std per target. The
@@ -34,13 +34,13 @@ def member_configs(cfg, parallel: bool = False) -> list:
     return ensemble_members(cfg, lambda folder: (folder / LAST_CHECKPOINT).is_file(), parallel)
 
 
-def check_forest_member(cfg) -> None:
-    """Refuse a forest member that could not train, before the graph members spend hours."""
-    if not cfg.forest_member:
+def check_tree_member(cfg) -> None:
+    """Refuse a tree member that could not train, before the graph members spend hours."""
+    if not cfg.tree_member:
         return
     from graphnorm.models import model_kind, tree_kind
 
-    kind = tree_kind(cfg.forest_model)  # a typo fails now
+    kind = tree_kind(cfg.tree_model)  # a typo fails now
     from graphnorm.baselines.tree_features import width
 
     # so does a set it cannot read, or a boosters file that set does not take
@@ -49,10 +49,10 @@ def check_forest_member(cfg) -> None:
     width(kind.implementation().features(kind.name, cfg.tree_features), cfg.admet_boosters,
           load_gnn_columns(cfg.feature_backbone))
     if model_kind(cfg.model_name).tree:
-        raise ValueError(f"--forest-member adds a tree model to graph models; --model "
+        raise ValueError(f"--tree-member adds a tree model to graph models; --model "
                          f"{cfg.model_name} trains the trees alone")
     if not cfg.data:
-        raise ValueError("--forest-member takes a user table (--data FILE): the trees read "
+        raise ValueError("--tree-member takes a user table (--data FILE): the trees read "
                          "its SMILES; the benchmark datasets train graph models only")
 
 
@@ -88,7 +88,7 @@ def train_ensemble(cfg, jobs: int = 1) -> dict:
     folder held against a second process: graphnorm.run_folder.hold_run)."""
     from graphnorm.chem.descriptor_values import shared_by_smiles
 
-    check_forest_member(cfg)
+    check_tree_member(cfg)
     with hold_run(cfg.out), shared_by_smiles():  # the members' RDKit descriptors, once
         return _train_ensemble(cfg, jobs)
 
@@ -136,7 +136,7 @@ def ensemble_metrics(cfg, report: dict) -> RunRecord:
         params=sum(m["params"] for m in members), hardware=first.get("hardware"),
         git_sha=report["git_sha"], data_checksum=report["data_checksum"], config=cfg.to_dict(),
         extra={"ensemble": len(members), "members_test": report["members_test"],
-               "forest_member": cfg.forest_member})
+               "tree_member": cfg.tree_member})
 
 
 def spearman_error_std(mean: np.ndarray, std: np.ndarray, y: np.ndarray) -> list:

@@ -74,13 +74,13 @@ def ensemble_members(cfg: TrainConfig, resumable: FolderFact,
 
     out = Path(cfg.out)
     members = [dataclasses.replace(cfg, seed=cfg.seed + k, out=str(out / member_dir(k)),
-                                   ensemble=1, forest_member=False,
+                                   ensemble=1, tree_member=False,
                                    resume=resumable(out / member_dir(k)))
                for k in range(cfg.ensemble)]
-    if cfg.forest_member:
-        kind = tree_kind(cfg.forest_model)
+    if cfg.tree_member:
+        kind = tree_kind(cfg.tree_model)
         members.append(dataclasses.replace(cfg, model_name=kind.name, out=str(out / kind.member_dir),
-                                           ensemble=1, forest_member=False, resume=False,
+                                           ensemble=1, tree_member=False, resume=False,
                                            init_from=None))
     return [for_worker(m, parallel, quiet=True) for m in members]
 
@@ -143,7 +143,7 @@ def _benchmark_run(cfg: TrainConfig, model: str, norm: str, seed: int, run_dir: 
                                   preset=cfg.preset if own else None,
                                   # a tree model is an ensemble of trees already
                                   ensemble=1 if tree else cfg.ensemble,
-                                  forest_member=cfg.forest_member and not tree,
+                                  tree_member=cfg.tree_member and not tree,
                                   model=dict(cfg.model) if own else {})
     # the recipe's backbone serves the variants it fits; the others train from scratch
     return settle_backbone(run_cfg, given=init_from != recipe_backbone(cfg))
@@ -159,7 +159,7 @@ def trial_config(base: TrainConfig, values: dict, out: Path) -> TrainConfig:
     featurizer = dict(base.featurizer or {}, descriptors=values.pop("descriptors"))
     cfg = dataclasses.replace(base, **values, featurizer=featurizer, max_epochs=None,
                               max_time=None, out=str(out), resume=False, ensemble=1,
-                              forest_member=False,  # a trial scores the graph model alone
+                              tree_member=False,  # a trial scores the graph model alone
                               progress=False)
     # a backbone steps aside (with a note) in a trial whose sampled preset it was not trained as
     return settle_backbone(cfg, given=False)

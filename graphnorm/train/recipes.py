@@ -49,12 +49,12 @@ RECIPE_BOOK: dict[str, Recipe] = {
                                dropout=0.1)),
     "small-table": Recipe(_SMALL_TABLE, size_rules=(
         # classification: the Graphormer and the Morgan-count forest, one member each
-        SizeRule(when=(f"task == {CLASSIFICATION.name}",), set={"forest_member": True}),
+        SizeRule(when=(f"task == {CLASSIFICATION.name}",), set={"tree_member": True}),
         # regression: the boosted trees as one more member, weighted on validation under the
         # one-standard-error rule toward one member's share (graphnorm/train/member_weights.py;
         # the plain fit overfits small validation splits)
-        SizeRule(when=(f"task != {CLASSIFICATION.name}",), unless_given=("forest_member",),
-                 set={"forest_member": True, "forest_model": "gbm", "tree_weight": "val:equal"}),
+        SizeRule(when=(f"task != {CLASSIFICATION.name}",), unless_given=("tree_member",),
+                 set={"tree_member": True, "tree_model": "gbm", "tree_weight": "val:equal"}),
         # small regression tables: an ensemble of 3 Graphormers (seeds seed..seed+2, one split)
         SizeRule(when=(f"task != {CLASSIFICATION.name}", "rows < 1000"), set={"ensemble": 3}),
     )),
@@ -63,7 +63,7 @@ RECIPE_BOOK: dict[str, Recipe] = {
     # validation; BatchNorm statistics from the training batches' own moments
     "admet": Recipe(dict(_SMALL_TABLE, max_steps=150, min_epochs=15, val_every_steps=25,
                          recalibrate_source="training", patience=0.3, ensemble=1,
-                         forest_member=True, forest_model="gbm", tree_weight="0.7",
+                         tree_member=True, tree_model="gbm", tree_weight="0.7",
                          tree_features="maplight+admet", tree_refit=True,
                          member_average="logodds"), size_rules=(
         # 3 blocks were measured on the small tables only; a preset or a backbone

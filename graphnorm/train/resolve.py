@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from .config import TrainConfig, fold_flat_featurizer_keys
+from .config import TrainConfig, fold_old_keys
 from .recipes import SIZED_RECIPES, apply_recipe, settle_backbone, table_size_rules
 
 __all__ = ["resolve_config"]
@@ -45,7 +45,7 @@ def resolve_config(file_values: Optional[dict], flag_values: dict, *,
     the rules out: the run then fails reading it, with that reader's own message.
     ``note(text)``: receives what the rules decided and why (the CLI prints it).
     """
-    given = _over(fold_flat_featurizer_keys(dict(file_values or {})),
+    given = _over(fold_old_keys(dict(file_values or {})),
                   {k: v for k, v in flag_values.items() if v is not None})
     recipe = given.get("recipe") or (None if file_values is not None else "auto")
     merged = apply_recipe(given, recipe)

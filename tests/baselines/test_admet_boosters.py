@@ -146,11 +146,11 @@ def test_a_model_fitted_on_other_boosters_is_refused(tmp_path, zinc_property_tab
 
 def test_an_ensemble_refuses_a_set_its_tree_member_cannot_read_before_training():
     from graphnorm.train.config import TrainConfig
-    from graphnorm.train.ensemble import check_forest_member
+    from graphnorm.train.ensemble import check_tree_member
 
-    cfg = TrainConfig(data="mols.csv", forest_member=True, forest_model="rf",
+    cfg = TrainConfig(data="mols.csv", tree_member=True, tree_model="rf",
                       tree_features="maplight+admet")
     with pytest.raises(ValueError, match="rf reads morgan"):
-        check_forest_member(cfg)
-    check_forest_member(TrainConfig(data="mols.csv", forest_member=True, forest_model="gbm",
+        check_tree_member(cfg)
+    check_tree_member(TrainConfig(data="mols.csv", tree_member=True, tree_model="gbm",
                                     tree_features="maplight+admet"))

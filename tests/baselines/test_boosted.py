@@ -151,7 +151,7 @@ def test_bad_gbm_files_are_named(tmp_path):
 def test_gbm_as_the_tree_member_of_an_ensemble(table, cache_root, tmp_path):
     out = tmp_path / "pair"
     assert main(["train", "--data", str(table), "--target-columns", "qed_high", "--task",
-                 "classification", "--split", "random", "--max-epochs", "2", "--forest-model",
+                 "classification", "--split", "random", "--max-epochs", "2", "--tree-model",
                  "gbm", "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
     assert [p.relative_to(out).as_posix() for p in checkpoint_files(out)] == [
         "model_0/best.ckpt", f"gbm/{BOOSTED_FILE}"]
@@ -177,7 +177,7 @@ def test_an_ensembles_members_compute_each_molecules_descriptors_once(table, tmp
     pd.read_csv(table).head(60).to_csv(small, index=False)
     out = tmp_path / "pair"
     assert main(["train", "--data", str(small), "--target-columns", "logp", "--split", "random",
-                 "--max-epochs", "1", "--forest-model", "gbm", "--cache-root", str(tmp_path / "cache"),
+                 "--max-epochs", "1", "--tree-model", "gbm", "--cache-root", str(tmp_path / "cache"),
                  "--out", str(out), *[a for a in TINY if a != "--no-descriptors"]]) == 0
     assert len(json.loads((out / "ensemble.json").read_text())["member_files"]) >= 2
     assert len(calls) == 60
@@ -193,7 +193,7 @@ def test_log_odds_averaging_is_recorded_and_predict_follows_it(table, cache_root
 
     out = tmp_path / "logodds"
     assert main(["train", "--data", str(table), "--target-columns", "qed_high", "--task",
-                 "classification", "--split", "random", "--max-epochs", "2", "--forest-model",
+                 "classification", "--split", "random", "--max-epochs", "2", "--tree-model",
                  "gbm", "--tree-weight", "0.7", "--member-average", "logodds",
                  "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
     report = json.loads((out / "ensemble.json").read_text())

@@ -72,7 +72,7 @@ def test_an_ensemble_is_one_benchmark_run_with_intervals(table, cache_root, tmp_
     out = tmp_path / "ens"
     argv = ["benchmark", "--data", str(table), "--target-columns", "logp", "tpsa", "--split",
             "random", "--repeats", "1", "--norms", "ln", "--max-epochs", "2", "--ensemble", "2",
-            "--no-forest-member",  # two graph models only (the tree member: test_boosted.py)
+            "--no-tree-member",  # two graph models only (the tree member: test_boosted.py)
             "--cache-root", str(cache_root), "--out", str(out), *TINY]
     assert main(argv) == 0
     run = out / "runs" / "ln" / "seed0"

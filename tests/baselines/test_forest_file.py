@@ -78,7 +78,7 @@ def forest_ensemble(zinc_property_table, cache_root, tmp_path_factory):
 def test_classification_tables_average_the_graphormer_and_the_forest(forest_ensemble):
     out = forest_ensemble
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["forest_member"] is True and metrics["ensemble"] == 2
+    assert metrics["tree_member"] is True and metrics["ensemble"] == 2
     assert [p.relative_to(out).as_posix() for p in checkpoint_files(out)] == [
         "model_0/best.ckpt", f"forest/{FOREST_FILE}"]
     files = [pd.read_csv(out / d / "predictions_test.csv.gz") for d in ("model_0", "forest", ".")]
@@ -112,10 +112,10 @@ def test_explain_scores_the_graph_members_and_says_so(forest_ensemble):
         load_explainer(forest_ensemble / "forest")
 
 
-def test_forest_member_needs_graph_models_on_a_table(tmp_path, capsys):
-    assert main(["train", "--dataset", "zinc-subset", "--forest-member", "--out",
+def test_tree_member_needs_graph_models_on_a_table(tmp_path, capsys):
+    assert main(["train", "--dataset", "zinc-subset", "--tree-member", "--out",
                  str(tmp_path / "z")]) == 2
-    assert "--forest-member takes a user table" in capsys.readouterr().err
+    assert "--tree-member takes a user table" in capsys.readouterr().err
     assert not (tmp_path / "z").exists()
 
 

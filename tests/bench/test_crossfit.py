@@ -82,7 +82,7 @@ def test_an_ensemble_trace_matches_its_predictions_and_its_recorded_score(
     out = tmp_path / "ens"
     train_ensemble(TrainConfig(
         data=str(table), split="scaffold", task="classification", preset="tiny", max_steps=12,
-        val_every_steps=3, batch_size=32, forest_member=True, forest_model="rf",
+        val_every_steps=3, batch_size=32, tree_member=True, tree_model="rf",
         tree_weight="0.6", member_average="logodds", trace_validation=True, out=str(out),
         cache_root=str(cache_root), threads=1, progress=False, checkpoint_every_n_steps=1000))
     trace = read_trace(out / "model_0")

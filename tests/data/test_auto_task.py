@@ -34,7 +34,7 @@ def test_auto_task_reads_the_labels(tables):
 def test_train_on_a_01_target_reports_roc_auc(tables, capsys):
     out = tables / "run"
     assert main(["train", "--data", str(tables / "cls.csv"), "--split", "random",
-                 "--no-forest-member", "--cache-root", str(tables / "cache"), "--out", str(out),
+                 "--no-tree-member", "--cache-root", str(tables / "cache"), "--out", str(out),
                  *TINY]) == 0
     assert "every label of active is 0 or 1" in capsys.readouterr().out
     metrics = json.loads((out / "metrics.json").read_text())

@@ -80,7 +80,7 @@ def test_a_toy_member_kind_trains_and_combines_through_the_ensemble(line_kind, t
     out = tmp_path / "pair"
     train_ensemble(TrainConfig(
         data=str(table), target_columns=["logp"], split="random", task="regression",
-        preset="tiny", max_epochs=1, batch_size=32, forest_member=True, forest_model="line",
+        preset="tiny", max_epochs=1, batch_size=32, tree_member=True, tree_model="line",
         tree_weight="0.25", out=str(out), cache_root=str(cache_root), threads=1,
         progress=False, checkpoint_every_n_steps=1000))
     assert [p.relative_to(out).as_posix() for p in checkpoint_files(out)] == [

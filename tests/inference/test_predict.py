@@ -209,7 +209,7 @@ def test_a_molecule_feature_run_trains_and_predicts_with_its_featurizer(
     zinc_property_table.head(200).to_csv(table, index=False)
     train(TrainConfig(data=str(table), target_columns=["logp"], split="random", preset="tiny",
                       max_epochs=1, batch_size=32, cache_root=str(cache_root), out=str(tmp_path / "run"),
-                      progress=False, ensemble=1, forest_member=False, featurizer=featurizer))
+                      progress=False, ensemble=1, tree_member=False, featurizer=featurizer))
     loaded = load_checkpoint(tmp_path / "run" / "best.ckpt")
     if "fingerprint_bits" in featurizer:
         assert loaded.featurizer.fingerprint_bits == 128 and loaded.model.fingerprint.in_features == 128

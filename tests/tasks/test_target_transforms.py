@@ -40,7 +40,7 @@ def test_scaling_in_log_units_and_back():
 
 
 TINY = ["--preset", "tiny", "--batch-size", "32", "--lr", "1e-3", "--threads", "1", "--no-progress",
-        "--checkpoint-every", "1000", "--max-epochs", "2", "--ensemble", "1", "--no-forest-member",
+        "--checkpoint-every", "1000", "--max-epochs", "2", "--ensemble", "1", "--no-tree-member",
         "--split", "random", "--task", "regression"]
 
 

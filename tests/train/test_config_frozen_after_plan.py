@@ -155,7 +155,7 @@ def test_the_check_finds_each_kind_of_edit(tmp_path):
         "import dataclasses\nfrom dataclasses import replace\n"
         "def f(cfg, args, run_cfg, x, key):\n"
         "    cfg = dataclasses.replace(cfg, threads=1)\n"
-        "    x = replace(x, forest_member=True)\n"  # a field only TrainConfig has
+        "    x = replace(x, tree_member=True)\n"  # a field only TrainConfig has
         "    setattr(args, key, 1)\n"
         "    args.data = 't.csv'\n"
         "    run_cfg.seed = 3\n"

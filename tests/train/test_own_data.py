@@ -30,7 +30,7 @@ def ensemble(table, cache_root, tmp_path_factory):
     path, _ = table
     out = tmp_path_factory.mktemp("runs") / "mine"
     assert main(["train", "--data", str(path), "--target-columns", "logp", "tpsa",
-                 "--split", "random", "--max-epochs", "12", "--ensemble", "2", "--no-forest-member",
+                 "--split", "random", "--max-epochs", "12", "--ensemble", "2", "--no-tree-member",
                  "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
     return out
 
@@ -207,7 +207,7 @@ def test_classification_reports_rocauc(table, cache_root, tmp_path):
     out = tmp_path / "cls"
     assert main(["train", "--data", str(tmp_path / "cls.csv"), "--target-columns", "polar",
                  "qed_high", "--task", "classification", "--max-epochs", "6", "--ensemble", "1",
-                 "--no-forest-member",
+                 "--no-tree-member",
                  "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     test = metrics["per_target"]["test"]

@@ -11,14 +11,14 @@ def _never(folder: Path) -> bool:
 
 
 def test_ensemble_members_resume_where_told_and_plan_worker_knobs(tmp_path):
-    cfg = TrainConfig(data="t.csv", ensemble=3, seed=5, out=str(tmp_path), forest_member=True,
-                      forest_model="gbm", init_from="zinc250k")
+    cfg = TrainConfig(data="t.csv", ensemble=3, seed=5, out=str(tmp_path), tree_member=True,
+                      tree_model="gbm", init_from="zinc250k")
     held = {tmp_path / "model_1"}
     members = ensemble_members(cfg, held.__contains__)
     assert [m.seed for m in members] == [5, 6, 7, 5]
     assert [Path(m.out).name for m in members] == ["model_0", "model_1", "model_2", "gbm"]
     assert [m.resume for m in members] == [False, True, False, False]
-    assert all(m.ensemble == 1 and not m.forest_member for m in members)
+    assert all(m.ensemble == 1 and not m.tree_member for m in members)
     assert members[-1].model_name == "gbm" and members[-1].init_from is None
     assert all(m.threads is None and m.progress for m in members)  # trained here: as given
     parallel = ensemble_members(cfg, _never, parallel=True)
@@ -49,10 +49,10 @@ def test_benchmark_runs_skip_finished_resume_held_and_repeat_splits(tmp_path):
 
 
 def test_trial_and_suite_task_configs():
-    base = TrainConfig(data="t.csv", ensemble=3, forest_member=True, max_epochs=9,
+    base = TrainConfig(data="t.csv", ensemble=3, tree_member=True, max_epochs=9,
                        featurizer={"fingerprint_bits": 8})
     cfg = trial_config(base, {"lr": 1e-3, "descriptors": True, "max_steps": 750}, Path("t/1"))
     assert (cfg.lr, cfg.max_steps, cfg.max_epochs, cfg.out) == (1e-3, 750, None, "t/1")
     assert cfg.featurizer == {"fingerprint_bits": 8, "descriptors": True}
-    assert (cfg.ensemble, cfg.forest_member, cfg.progress, cfg.resume) == (1, False, False, False)
+    assert (cfg.ensemble, cfg.tree_member, cfg.progress, cfg.resume) == (1, False, False, False)
     assert with_boosters(base, "b.txt").admet_boosters == "b.txt" and base.admet_boosters is None

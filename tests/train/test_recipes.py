@@ -60,7 +60,7 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
     small.write_text("smiles,y\n" + "CCO,1.5\n" * 50)  # regression under 1,000 rows
     cfg = _cfg(["--data", str(small), "--recipe", "admet"])
     assert cfg.recipe == "admet" and cfg.featurizer == {"descriptors": True}
-    assert (cfg.forest_member, cfg.forest_model, cfg.tree_weight) == (True, "gbm", "0.7")
+    assert (cfg.tree_member, cfg.tree_model, cfg.tree_weight) == (True, "gbm", "0.7")
     assert cfg.tree_features == "maplight+admet" and cfg.tree_refit is True
     assert _cfg(["--data", str(small), "--recipe", "admet", "--no-tree-refit"]).tree_refit is False
     assert _cfg(["--data", str(small)]).tree_refit is False  # small-table: not measured there
@@ -73,8 +73,8 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
     assert cfg.patience == RECIPES["admet"]["patience"] > 0  # stops early on small tables
     assert _cfg(["--data", str(small), "--recipe", "admet", "--patience", "5"]).patience == 5
     flags = _cfg(["--data", str(small), "--recipe", "admet", "--tree-weight", "val:equal",
-                  "--no-forest-member"])
-    assert flags.tree_weight == "val:equal" and flags.forest_member is False
+                  "--no-tree-member"])
+    assert flags.tree_weight == "val:equal" and flags.tree_member is False
 
 
 def test_the_admet_recipe_has_3_blocks_below_the_long_rows(tmp_path):
@@ -158,19 +158,19 @@ def test_classification_tables_add_the_forest(tmp_path):
     small.write_text("smiles,y\n" + "CCO,1\n" * 50)
     cls = ["--data", str(small), "--task", "classification"]
     cfg = _cfg(cls)
-    assert cfg.forest_member is True and cfg.ensemble == 1  # the measured pair, not 3 + forest
-    assert cfg.forest_model == "rf" and _cfg(["--data", str(small)]).forest_member is True  # auto: 0/1
-    assert _cfg(cls + ["--no-forest-member"]).forest_member is False  # explicit wins
+    assert cfg.tree_member is True and cfg.ensemble == 1  # the measured pair, not 3 + forest
+    assert cfg.tree_model == "rf" and _cfg(["--data", str(small)]).tree_member is True  # auto: 0/1
+    assert _cfg(cls + ["--no-tree-member"]).tree_member is False  # explicit wins
     assert _cfg(cls + ["--ensemble", "3"]).ensemble == 3
-    assert _cfg(cls + ["--model", "gin-vn"]).forest_member is False
-    assert _cfg(cls + ["--recipe", "cpu-fast"]).forest_member is False
+    assert _cfg(cls + ["--model", "gin-vn"]).tree_member is False
+    assert _cfg(cls + ["--recipe", "cpu-fast"]).tree_member is False
     assert cfg.tree_weight == "equal"
     reg = ["--data", str(small), "--task", "regression"]
     cfg = _cfg(reg)  # boosted trees, weighted on validation
-    assert (cfg.forest_member, cfg.forest_model, cfg.tree_weight) == (True, "gbm", "val:equal")
-    assert _cfg(reg + ["--forest-model", "rf"]).forest_model == "rf"  # explicit wins
+    assert (cfg.tree_member, cfg.tree_model, cfg.tree_weight) == (True, "gbm", "val:equal")
+    assert _cfg(reg + ["--tree-model", "rf"]).tree_model == "rf"  # explicit wins
     assert _cfg(reg + ["--tree-weight", "equal"]).tree_weight == "equal"
-    assert _cfg(reg + ["--no-forest-member"]).forest_member is False
+    assert _cfg(reg + ["--no-tree-member"]).tree_member is False
 
 
 def test_step_budget_becomes_epochs():
@@ -324,10 +324,10 @@ def test_the_small_table_rules_by_task_and_size(rows, task):
     regression = task == "regression"
     small = regression and rows < _rows(ENSEMBLE)
     assert cfg.ensemble == (ENSEMBLE.set["ensemble"] if small else 1)
-    assert cfg.forest_member is True
-    assert (cfg.forest_model, cfg.tree_weight) == (
+    assert cfg.tree_member is True
+    assert (cfg.tree_model, cfg.tree_weight) == (
         ("gbm", "val:equal") if regression else ("rf", "equal"))
     # a forest member the user asked for comes as asked: no gbm, no fitted weight
-    given = {"data": "t.csv", "task": task, "forest_member": True}
-    cfg = TrainConfig.from_dict(table_size_rules(dict(merged, forest_member=True), given, rows))
-    assert (cfg.forest_model, cfg.tree_weight) == ("rf", "equal")
+    given = {"data": "t.csv", "task": task, "tree_member": True}
+    cfg = TrainConfig.from_dict(table_size_rules(dict(merged, tree_member=True), given, rows))
+    assert (cfg.tree_model, cfg.tree_weight) == ("rf", "equal")

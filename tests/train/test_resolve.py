@@ -45,7 +45,7 @@ def test_data_rules_come_last_and_explicit_values_win():
                          note=notes.append)
     members = next(r.set["ensemble"] for r in recipes.RECIPE_BOOK["small-table"].size_rules
                    if "ensemble" in r.set)
-    assert (cfg.task, cfg.ensemble, cfg.forest_model, cfg.tree_weight) == (
+    assert (cfg.task, cfg.ensemble, cfg.tree_model, cfg.tree_weight) == (
         "regression", members, "gbm", "val:equal") and members > 1
     assert notes == ["--task auto: y hold numbers, so this fits a regression"]
     cfg = resolve_config({"ensemble": 1}, {"data": "t.csv", "recipe": "small-table",
@@ -53,12 +53,12 @@ def test_data_rules_come_last_and_explicit_values_win():
                          read_table=lambda path, col: table)
     assert (cfg.ensemble, cfg.tree_weight) == (1, "equal")
     classes = resolve_config(None, {"data": "t.csv"}, read_table=lambda p, c: _table([0, 1, 1]))
-    assert (classes.task, classes.forest_member, classes.ensemble) == ("classification", True, 1)
+    assert (classes.task, classes.tree_member, classes.ensemble) == ("classification", True, 1)
 
 
 def test_pure_without_a_reader_and_quiet_on_a_table_it_cannot_read(capsys):
     plain = resolve_config(None, {"data": "missing.csv"})
-    assert (plain.task, plain.ensemble, plain.forest_member) == ("auto", 1, False)
+    assert (plain.task, plain.ensemble, plain.tree_member) == ("auto", 1, False)
 
     def broken(path, column):
         raise FileNotFoundError(path)
