@@ -9,7 +9,8 @@ Rows are only ever appended: one ``write`` per row on a file opened for appendin
 exclusive lock so that two suites never interleave rows or both write the header. A row names
 the date (UTC), the code (git commit of the process), the configuration (``config_hash``:
 sha256 of the runs' resolved config as canonical JSON, without the fields that say where and
-with which seed a run ran), the task, variant, seeds, metric, test mean and std over the seeds
+with which seed a run ran, nor those at TrainConfig's default; since 2026-11-28, so the one
+row before hashes its config with every field), the task, variant, seeds, metric, test mean and std over the seeds
 (population std, as the board), and the task's run folder.
 """
 from __future__ import annotations
@@ -45,8 +46,17 @@ def default_ledger() -> Optional[Path]:
 
 def config_hash(config: dict) -> str:
     """sha256 (hex) of ``config`` (a run's ``TrainConfig.to_dict()``) as canonical JSON (sorted
-    keys, no spaces) without `RUN_FIELDS`."""
-    kept = {k: v for k, v in config.items() if k not in RUN_FIELDS}
+    keys, no spaces) without `RUN_FIELDS` and without the settings at TrainConfig's default,
+    keys of older configs read under today's names: a field added later (at its default) or a
+    renamed one does not make the same configuration count twice."""
+    import dataclasses
+
+    from graphnorm.train.config import TrainConfig, fold_old_keys
+
+    defaults = {f.name: (f.default if f.default is not dataclasses.MISSING else f.default_factory())
+                for f in dataclasses.fields(TrainConfig)}
+    kept = {k: v for k, v in fold_old_keys(dict(config)).items()
+            if k not in RUN_FIELDS and not (k in defaults and defaults[k] == v)}
     for key in PATH_FIELDS:
         if kept.get(key):
             kept[key] = Path(str(kept[key])).name

@@ -60,11 +60,16 @@ class AdmetPanel:
         loaded.model.eval()
 
     @classmethod
-    def load(cls, folder, all_endpoints: bool = False, batch_size: int = 128) -> "AdmetPanel":
-        """The model and panel of a folder (``best.ckpt`` + ``panel.json``)."""
+    def load(cls, folder=None, all_endpoints: bool = False, batch_size: int = 128) -> "AdmetPanel":
+        """The model and panel of a folder (``best.ckpt`` + ``panel.json``); None: the one
+        shipped with graphnorm (`graphnorm.pretrained.admet_panel_folder`)."""
         from graphnorm.checkpoints import load_checkpoint
+        from graphnorm.pretrained import PretrainedError, admet_panel_folder
 
-        folder = Path(folder)
+        try:
+            folder = Path(folder) if folder is not None else admet_panel_folder()
+        except PretrainedError as err:
+            raise PanelError(str(err)) from err
         model, panel_path = folder / MODEL_FILE, folder / PANEL_FILE
         for path in (model, panel_path):
             if not path.is_file():

@@ -11,7 +11,6 @@ is the head's -- backward and AdamW), so a change of load hits all of them alike
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
@@ -58,7 +57,7 @@ def step_costs(specs: dict, smiles: list[str], threads: int = 1) -> dict[str, fl
 
 def norm_specs(base, norms: list[str]) -> dict:
     """One spec per norm, the rest as ``base``."""
-    return {n: dataclasses.replace(base, norm=n) for n in norms}
+    return {n: type(base).from_dict({**base.to_dict(), "norm": n}) for n in norms}
 
 
 def sample_smiles(corpus, n: int, seed: int = 0) -> list[str]:

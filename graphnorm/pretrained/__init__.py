@@ -19,6 +19,9 @@ from pathlib import Path
 
 # name -> file in this folder
 BACKBONES = {"zinc250k": "zinc250k.ckpt"}
+# the ADMET panel `graphnorm admet` reads by default: a folder of the pre-trained model
+# (best.ckpt), its panel.json and MODEL_CARD.md (graphnorm/pretrain/panel.py, model_card.py)
+ADMET_PANEL = "admet"
 
 
 class PretrainedError(ValueError):
@@ -35,6 +38,16 @@ def pretrained_path(name: str) -> Path:
         raise PretrainedError(f"the pre-trained backbone {name!r} is not installed ({path} is "
                               "missing); reinstall graphnorm from a full source tree")
     return path
+
+
+def admet_panel_folder() -> Path:
+    """The shipped ADMET panel's folder; a clear error where this graphnorm ships none."""
+    folder = Path(__file__).parent / ADMET_PANEL
+    if not (folder / "panel.json").is_file():
+        raise PretrainedError("this graphnorm ships no ADMET panel yet: build one with "
+                              "`graphnorm pretrain --out RUN` then `--panel`, and pass "
+                              "--model RUN (docs/pretraining.md)")
+    return folder
 
 
 def resolve_init_from(value: str | Path) -> Path:

@@ -73,7 +73,10 @@ def read_ledger(path):
 
 
 def expected_hash(cfg) -> str:
-    kept = {k: v for k, v in cfg.to_dict().items() if k not in RUN_FIELDS}
+    from graphnorm.train.config import TrainConfig
+
+    default = TrainConfig().to_dict()
+    kept = {k: v for k, v in cfg.to_dict().items() if k not in RUN_FIELDS and default[k] != v}
     return hashlib.sha256(json.dumps(kept, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
@@ -178,3 +181,15 @@ def test_the_repository_ledger_is_a_ledger():
         pytest.skip("not a checkout")
     with open(path, newline="") as f:
         assert next(csv.reader(f)) == list(COLUMNS)
+
+
+def test_the_hash_ignores_settings_at_their_default_and_earlier_key_names():
+    from graphnorm.bench.tdc_ledger import config_hash
+    from graphnorm.train.config import TrainConfig
+
+    cfg = TrainConfig(data="t.csv", tree_member=True, tree_model="gbm", lr=1e-3).to_dict()
+    same = {k: v for k, v in cfg.items() if k not in ("trace_validation", "feature_backbone")}
+    old = {**{k: v for k, v in cfg.items() if k not in ("tree_member", "tree_model")},
+           "forest_member": True, "forest_model": "gbm"}
+    assert config_hash(cfg) == config_hash(same) == config_hash(old)
+    assert config_hash(cfg) != config_hash({**cfg, "lr": 2e-3})

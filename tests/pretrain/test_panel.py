@@ -127,3 +127,15 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     (out / "panel.json").unlink()
     assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 2
     assert os.path.exists(out / CARD_FILE)
+
+
+def test_without_a_model_the_shipped_panel_is_read_or_its_absence_named(panel_folder, monkeypatch):
+    import graphnorm.pretrained as shipped
+    from graphnorm.inference.admet_panel import AdmetPanel, PanelError
+
+    out, _, _ = panel_folder
+    monkeypatch.setattr(shipped, "ADMET_PANEL", str(out.parent / "nothing-here"))
+    with pytest.raises(PanelError, match="ships no ADMET panel"):
+        AdmetPanel.load()
+    monkeypatch.setattr(shipped, "ADMET_PANEL", str(out))  # an absolute path wins the join
+    assert len(AdmetPanel.load(all_endpoints=True).entries) == 4
