@@ -215,13 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train", help="train a Graphormer (Lightning)",
                        description=TRAIN_DEFAULTS_NOTE)
-    add_train_args(t)
+    add_train_args(t, "train")  # the settings' flags (TrainConfig's schema), --config
     t_own = adder(t)  # flags of the command, not TrainConfig values
-    t.add_argument("--seed", type=int)
-    t.add_argument("--out", help="run directory (checkpoints, logs, metrics.json)")
-    t.add_argument("--resume", action="store_const", const=True, help="continue from OUT/last.ckpt")
-    t.add_argument("--ensemble", type=int, help="train N models (seeds SEED..SEED+N-1, one "
-                   "split) into OUT/model_<k>; predict on OUT averages them and adds <target>_std")
     t_own("--jobs", type=int, default=1,
           help="--ensemble: members trained at once, one process each")
     _show_defaults(t)
@@ -246,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("benchmark", help="norm variants x seeds, OGB leaderboard format",
                        description=TRAIN_DEFAULTS_NOTE, conflict_handler="resolve")
-    add_train_args(b)
+    add_train_args(b, "benchmark")
     b_own = adder(b)
     b_own("--norms", help="comma list of norm specs, one table row each, e.g. "
           "ln,bn,sep:bn+ln (default: the recipe's or config's norm)")
@@ -258,9 +253,6 @@ def build_parser() -> argparse.ArgumentParser:
     b_own("--repeats", type=int, help="own tables: N repeated splits instead of "
           "seeds; repeat k draws its own --split with split seed k and trains with "
           "seed k, every model on the same split (paired)")
-    b.add_argument("--ensemble", type=int, help="each run is an ensemble of N models (seeds "
-                   "k..k+N-1 on the run's split, trained one after another), scored by their "
-                   "mean prediction")
     b_own("--baseline", help="the variant every other is paired against (default: "
           "rf when --models has it, else ln)")
     b_own("--suite", choices=["tdc-admet"], help="tdc-admet: the 22 tasks of the TDC "
@@ -293,12 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "settings, scored on the validation split; OUT/best.yaml is the best "
                        "one's config for `train --config`. " + TRAIN_DEFAULTS_NOTE,
                        conflict_handler="resolve")
-    add_train_args(h)
+    add_train_args(h, "hpopt")
     h_own = adder(h)
     h_own("--max-time", dest="max_time",
           help="budget of the whole search, e.g. 30m (no new trial starts after it)")
     h_own("--trials", type=int, help="at most this many trials (also: --max-time)")
-    h.add_argument("--seed", type=int, help="model seed of every trial")
     h_own("--search-seed", dest="search_seed", type=int, default=0,
           help="seed of Optuna's sampler")
     h_own("--out", required=True, help="search folder: study.db (a rerun continues "

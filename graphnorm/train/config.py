@@ -1,135 +1,254 @@
-"""Training configuration: one dataclass, filled from YAML and command-line overrides."""
+"""Training configuration: one dataclass, filled from YAML and command-line overrides. Each
+field is a `setting` (graphnorm/train/config_schema.py): its block and its help, from which the
+training flags (train/cli.py), the block views and config files nested by block follow."""
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Optional
 
 import yaml
+
+from graphnorm.data.info import DATASET_INFO, METRICS, TASK_CHOICES
+from graphnorm.graph.options import LOCAL_MP, READOUTS, SEP_SLOTS
+from graphnorm.models import PRESETS, RUNNABLE_MODELS, TREE_MODELS, presets_help
+from graphnorm.tasks import REGRESSION
+
+from .config_keys import (OLD_KEYS, RENAMED_KEYS, fold_flat_featurizer_keys,  # noqa: F401
+                          fold_old_keys, fold_renamed_keys, parse_duration)
+from .config_schema import block_view, blocks_of, setting, unnest_blocks
+from .recipes import RECIPE_NAMES
+
+_TRAIN = ("train",)
+
+
+def _presets() -> list[str]:
+    return sorted({p for table in PRESETS.values() for p in table})
+
+
+def _preset_help() -> str:
+    return ("model size (default: the recipe's, i.e. fast for the Graphormer of --recipe auto; "
+            "a config file without recipe: slim for the Graphormer, base for GNNs): "
+            f"{presets_help(mark_default=False)}")
 
 
 # frozen: a resolved config is never edited; the runs derived from it (ensemble members,
 # benchmark runs, hpopt trials, suite tasks) are planned as new configs in train/plan.py
 @dataclass(frozen=True)
 class TrainConfig:
-    # data
-    dataset: str = "zinc-subset"
-    raw_dir: Optional[str] = None
-    cache_root: Optional[str] = None
-    # FeaturizerConfig fields other than the vocab (which follows the dataset): max_hops,
-    # max_dist, fingerprint_bits; they key the data cache and size the model (chem/config.py)
-    featurizer: dict = field(default_factory=dict)
-    limit_train: Optional[int] = None  # use the first N training graphs (smoke tests)
-    limit_eval: Optional[int] = None
+    dataset: str = setting("zinc-subset", "data", "a benchmark dataset (your own table: --data)",
+                           choices=lambda: list(DATASET_INFO))
+    raw_dir: Optional[str] = setting(None, "data", "offline raw data (default: $GRAPHNORM_RAW_DIR)")
+    cache_root: Optional[str] = setting(None, "data", "where featurized data is cached (default: "
+                                        "$GRAPHNORM_CACHE, else data/cache of the checkout)")
+    featurizer: dict = setting(block="data", factory=dict, flag=False, help=(
+        "featurizer settings other than the vocabulary, which follows the dataset: max_hops, "
+        "max_dist, fingerprint_bits, descriptors; they key the data cache and size the model"))
+    limit_train: Optional[int] = setting(None, "data", "use the first N training graphs (smoke "
+                                         "tests)")
+    limit_eval: Optional[int] = setting(None, "data", "use the first N validation and test graphs")
     # own data (graphnorm/data/table_dataset.py): a table file replaces `dataset`
-    data: Optional[str] = None  # .csv/.tsv/.smi/.sdf/.parquet with SMILES and targets
-    smiles_column: Optional[str] = None  # default: the column named "smiles"
-    target_columns: Optional[list] = None  # default: every other column
-    task: str = "auto"  # regression | classification (0/1 labels) | auto: by the labels
-    split: str = "scaffold"  # scaffold | random | column:NAME | file:splits.json | tdc:COLUMN
-    metric: Optional[str] = None  # a table's model-selection and reported metric; None: rmse
-    # (regression) or rocauc (classification); also mae, spearman, auprc (graphnorm/tasks)
-    split_sizes: Any = "0.8,0.1,0.1"
-    split_seed: int = 0  # the split's seed, apart from `seed`: ensemble members share a split
-    ensemble: int = 1  # models (seeds seed..seed+N-1) trained into out/model_<k>
-    tree_member: bool = False  # one more ensemble member: a tree model (a user table), by
-    # default the Morgan-count forest (--model rf) in out/forest; the ensemble predicts the
-    # mean of all members (before issue 57: forest_member, still read: `fold_old_keys`)
-    tree_model: str = "rf"  # the tree model of that member: rf (out/forest) | gbm (out/gbm)
+    data: Optional[str] = setting(None, "data", "table of molecules: .csv, .tsv, .smi, .sdf, "
+                                  ".parquet")
+    smiles_column: Optional[str] = setting(None, "data", "SMILES column (default: the column "
+                                           "named 'smiles')")
+    target_columns: Optional[list] = setting(
+        None, "data", "target columns, one model output each (default: every other numeric "
+        "column)", nargs="+", metavar="COLUMN")
+    task: str = setting("auto", "data", "auto (default): classification when every label is 0 "
+                        "or 1, else regression; classification: 0/1 labels, ROC-AUC",
+                        choices=lambda: list(TASK_CHOICES))
+    split: str = setting("scaffold", "data", "scaffold, random, column:NAME (train/val/test per "
+                         "row), file:RUN/splits.json (a previous run's split) or tdc:NAME (NAME "
+                         "says test for the fixed test rows; the rest gets PyTDC's scaffold split)")
+    # None: rmse or rocauc by the task; also mae, spearman, auprc (graphnorm/tasks)
+    metric: Optional[str] = setting(None, "data", "picks the checkpoint and is reported "
+                                    "(default: rmse for regression, rocauc for classification)",
+                                    choices=lambda: list(METRICS))
+    split_sizes: Any = setting("0.8,0.1,0.1", "data", "train,val,test fractions")
+    # apart from `seed`: ensemble members share a split
+    split_seed: int = setting(0, "data", "seed of the scaffold/random split (apart from --seed)")
+    ensemble: int = setting(1, "ensemble", "train N models (seeds SEED..SEED+N-1, one split) into "
+                            "OUT/model_<k>; predict on OUT averages them and adds <target>_std",
+                            commands=("train", "benchmark"), help_for={"benchmark": (
+                                "each run is an ensemble of N models (seeds k..k+N-1 on the "
+                                "run's split, trained one after another), scored by their mean "
+                                "prediction")})
+    # out/forest (rf) or out/gbm; before issue 57: forest_member, still read (`fold_old_keys`)
+    tree_member: bool = setting(False, "ensemble", "add a tree model (--tree-model) as one more "
+                                "ensemble member; predict averages it in. Default: on under the "
+                                "small-table recipe (classification: rf; regression: gbm) and the "
+                                "admet recipe (gbm), off otherwise")
     # | a registered tree kind (graphnorm.models; before issue 57: forest_model)
-    tree_features: Optional[str] = None  # a tree kind's input (graphnorm.chem.tabular); None:
-    # the kind's own (rf: morgan, gbm: maplight); gbm also reads maplight+admet
-    admet_boosters: Optional[str] = None  # that set's boosters file; None: the shipped one
-    # (benchmark --suite tdc-admet sets the leave-own-task-out file on the 8 large tasks)
-    feature_backbone: Optional[str] = None  # the +gnn sets' pre-trained Graphormer (a
-    # `graphnorm pretrain` checkpoint; graphnorm/baselines/gnn_features.py)
-    tree_refit: bool = False  # a tree model (--model rf|gbm, or the tree member), once
-    # validation is scored, fitted again on train + validation: the saved model and its test
-    # predictions see those rows too; its validation scores stay the train-only fit's
-    tree_weight: str = "equal"  # that member's weight in the mean: equal (one member like the
-    # others) | val (chosen on the validation split from 0, 0.1, ..., 1; graph members share the
-    # rest) | a fixed weight such as 0.7 | val:0.7 or val:equal (fitted, but 0.7 or one member's
-    # share unless the fit is better by more than one bootstrap standard error;
-    # graphnorm/train/member_weights.py)
-    member_average: str = "mean"  # how an ensemble averages its members: mean (user units) |
-    # logodds (classification: the mean log-odds; regression stays mean; graphnorm/ensemble/averaging.py)
-    bucket_pool: int = 4  # size-sorted pools of this many batches (see LengthBucketSampler)
-    recalibrate_batches: int = 8  # BN/IsoBN statistics from this many random batches before
-    # each validation (size-bucketed batches skew them; 0 = keep the moving averages)
-    recalibrate_source: str = "random"  # random: that many extra forward passes | training:
-    # the union of the last that many training batches, no extra pass (BatchNorm only; with
-    # ema_decay random, since the averaged weights did not run those batches)
-    # model: graphormer (Graphormer-slim by default) or a PyG baseline, see graphnorm.models
-    model_name: str = "graphormer"  # --model graphormer | gine | gin-vn
-    preset: Optional[str] = None  # None: the model's default (graphormer: slim, GNNs: base)
-    model: dict = field(default_factory=dict)  # overrides of the model config's fields
-    readout: Optional[str] = None  # graphormer: vnode | sum | mean | vnode+sum | vnode+mean
-    rwpe_steps: Optional[int] = None  # graphormer: random-walk PE steps (0 = off)
-    local_mp: Optional[str] = None  # graphormer: none | gine (GraphGPS-style local branch)
-    norm: str = "sep:bn+ln"
-    sep_slots: str = "all"
-    dropout: float = 0.1
-    attention_dropout: float = 0.1
-    # optimisation (Graphormer v1 recipe: AdamW, warm-up then linear decay, L1 for ZINC)
-    batch_size: int = 256
-    lr: float = 2e-4
-    end_lr: float = 1e-9
-    weight_decay: float = 0.01
-    warmup_steps: Optional[int] = None
-    warmup_fraction: float = 0.06  # used when warmup_steps is None
-    total_steps: Optional[int] = None  # None: max_epochs x steps per epoch
-    grad_clip: float = 5.0
-    # "auto": a positive, right-skewed regression target (skewness > 2: half-life in hours,
-    # volumes, clearances) is fitted in log10 units and predicted in the user's, as the
-    # boosted trees do; "none": raw units
-    target_transform: str = "auto"
-    loss: str = "l1"  # regression: "l1" (the ZINC benchmarks' MAE) or "mse" (for RMSE)
-    ema_decay: Optional[float] = None  # EMA of the weights (Lightning's EMAWeightAveraging),
-    # updated every step; validation, best.ckpt and predictions use the average
-    max_epochs: Optional[int] = None  # None: 200, or no limit when max_time is set; -1: none
-    # optimizer steps, when max_epochs is None: the epoch limit becomes ceil(max_steps / batches
-    # per epoch), so a recipe's training length does not grow or shrink with the table
-    max_steps: Optional[int] = None
-    # with max_steps: at least this many epochs, so a large table is not cut short by a step
-    # budget measured on small ones (TDC: 400 steps are 3 epochs of cyp3a4_veith, best at the
-    # last); the longer of the two budgets trains
-    min_epochs: Optional[int] = None
-    # validate (and recalibrate BN, write best/last.ckpt) about every this many optimizer
-    # steps instead of every epoch: on a table of a few hundred molecules an epoch is a few
-    # steps, and validating every epoch cost as much as training (TDC dili, 6 steps/epoch)
-    val_every_steps: Optional[int] = None
-    # stop after this many validations in a row without a better score (Lightning's
-    # EarlyStopping on the validation metric); below 1: that share of the run's validations
-    # (rounded, at least 1: a longer schedule waits longer); None: train the whole budget. The
+    tree_model: str = setting("rf", "ensemble", "the tree model of --tree-member: rf (the "
+                              "Morgan-count random forest, OUT/forest) or gbm (LightGBM on "
+                              "MapLight features, OUT/gbm)", choices=lambda: list(TREE_MODELS))
+    # feature sets: graphnorm.chem.tabular
+    tree_features: Optional[str] = setting(
+        None, "ensemble", "what the tree model reads (--model rf|gbm, or the tree member): "
+        "default its own set (rf: morgan, gbm: maplight); gbm also reads maplight+admet, MapLight "
+        "plus 9 measured properties predicted by boosters shipped with graphnorm "
+        "(graphnorm/pretrained/README.md), and maplight+gnn / maplight+admet+gnn, plus a "
+        "pre-trained Graphormer's embedding and task outputs (--feature-backbone)", metavar="SET")
+    # benchmark --suite tdc-admet sets the leave-own-task-out file on the 8 large tasks
+    admet_boosters: Optional[str] = setting(
+        None, "ensemble", "maplight+admet: read this boosters file instead of the shipped one "
+        "(same format; the run keeps a copy, which predict reads)", metavar="FILE")
+    # graphnorm/baselines/gnn_features.py
+    feature_backbone: Optional[str] = setting(
+        None, "ensemble", "maplight+gnn, maplight+admet+gnn: the pre-trained Graphormer whose "
+        "[VNode] embedding and task outputs the trees read (a `graphnorm pretrain` checkpoint; "
+        "the run keeps a copy, which predict reads)", metavar="CKPT")
+    # its validation scores stay the train-only fit's
+    tree_refit: bool = setting(False, "ensemble", "fit the tree model (--model rf|gbm, or the "
+                               "tree member) once more on train + validation after validation "
+                               "is scored; the saved model and the test scores come from that "
+                               "fit (nothing of a tree model is chosen on validation). Default: "
+                               "on under --recipe admet, off otherwise")
+    # graphnorm/train/member_weights.py
+    tree_weight: str = setting(
+        "equal", "ensemble", "the tree member's weight in the ensemble mean: equal (one member "
+        "like the others), val (chosen on the validation split, graph members share the rest), a "
+        "fixed weight W in [0, 1], or val:W / val:equal (W, or one member's share, unless "
+        "validation prefers another weight by more than one bootstrap standard error). Default: "
+        "val:equal for regression tables under the small-table recipe, equal otherwise",
+        metavar="{equal,val,W,val:W,val:equal}")
+    # graphnorm/ensemble/averaging.py
+    member_average: str = setting(
+        "mean", "ensemble", "how an ensemble averages its members on a classification task: mean "
+        "of the probabilities, or logodds (the mean log-odds: a confident member weighs more). "
+        "Regression always takes the mean. Default: logodds under --recipe admet, mean otherwise",
+        choices=["mean", "logodds"])
+    bucket_pool: int = setting(4, "optimization", "training batches are cut from size-sorted "
+                               "pools of this many batches (less padding)")
+    # size-bucketed batches skew the moving averages
+    recalibrate_batches: int = setting(8, "optimization", "before each validation, BatchNorm "
+                                       "statistics from this many random training batches "
+                                       "(default 8; 0 keeps the moving averages)")
+    # training: their union, no extra pass; with ema_decay random (the averaged weights did
+    # not run those batches)
+    recalibrate_source: str = setting(
+        "random", "optimization", "those batches: random ones run for it (default), or the last "
+        "training batches' own statistics (no extra forward passes; BatchNorm only)",
+        flag="--recalibrate-from", choices=["random", "training"])
+    model_name: str = setting(
+        "graphormer", "architecture", "graphormer (default), a PyG baseline: gine, gin-vn, or "
+        "(own tables) a tree model: rf (random forest on Morgan counts), gbm (LightGBM on "
+        "MapLight features: ECFP + Avalon counts, ErG, RDKit descriptors)", flag="--model",
+        choices=lambda: list(RUNNABLE_MODELS))
+    preset: Optional[str] = setting(None, "architecture", _preset_help, choices=_presets)
+    model: dict = setting(block="architecture", factory=dict, flag=False, help=(
+        "overrides of the model config's fields (e.g. num_layers, hidden), checked against the "
+        "model kind's config class"))
+    readout: Optional[str] = setting(None, "architecture", "graphormer head input (default "
+                                     "vnode); GNNs: sum or mean pooling",
+                                     choices=lambda: list(READOUTS))
+    rwpe_steps: Optional[int] = setting(None, "architecture", "graphormer: random-walk PE with "
+                                        "this many steps (default 0 = off)")
+    local_mp: Optional[str] = setting(None, "architecture", "graphormer: GINE message passing "
+                                      "beside attention in every block",
+                                      choices=lambda: list(LOCAL_MP))
+    norm: str = setting("sep:bn+ln", "architecture", "norm spec, e.g. ln, sep:bn+ln, isobn (see "
+                        "graphnorm.norms)")
+    sep_slots: str = setting("all", "architecture", "graphormer: the norm slots that get --norm "
+                             "(all, the final norm, or the blocks'); the others get ln",
+                             choices=lambda: list(SEP_SLOTS))
+    dropout: float = setting(0.1, "architecture", "dropout of the model's layers")
+    attention_dropout: float = setting(0.1, "architecture", "dropout on the attention weights")
+    # Graphormer v1 recipe: AdamW, warm-up then linear decay, L1 for ZINC
+    batch_size: int = setting(256, "optimization", "molecules per batch (per process under DDP)")
+    lr: float = setting(2e-4, "optimization", "peak learning rate (AdamW)")
+    end_lr: float = setting(1e-9, "optimization", "learning rate at the end of the linear decay",
+                            flag=False)
+    weight_decay: float = setting(0.01, "optimization", "AdamW weight decay (nn.Linear weights "
+                                  "only)", flag=False)
+    warmup_steps: Optional[int] = setting(None, "optimization", "warm-up steps (default: "
+                                          "warmup_fraction of the run)", flag=False)
+    warmup_fraction: float = setting(0.06, "optimization", "warm-up share of the run when "
+                                     "warmup_steps is not set", flag=False)
+    total_steps: Optional[int] = setting(None, "optimization", "the schedule's length in steps "
+                                         "(default: max_epochs x steps per epoch)", flag=False)
+    grad_clip: float = setting(5.0, "optimization", "gradient norm clipping", flag=False)
+    # skewness > 2: half-life in hours, volumes, clearances; as the boosted trees do
+    target_transform: str = setting("auto", "optimization", "auto (default): fit positive, "
+                                    "right-skewed regression targets in log10 units, predict in "
+                                    "yours; none: raw units", choices=["auto", "none"])
+    loss: str = setting("l1", "optimization", "regression loss on standardized targets: l1 "
+                        "(MAE) or mse (RMSE)", choices=lambda: list(REGRESSION.losses))
+    # Lightning's EMAWeightAveraging
+    ema_decay: Optional[float] = setting(
+        None, "optimization", "keep an exponential moving average of the weights (e.g. 0.999 per "
+        "step); validation, checkpoints and predictions use it (default: off)")
+    # None: 200, or no limit when max_time is set
+    max_epochs: Optional[int] = setting(
+        None, "optimization", "epoch limit; -1 lifts a config's limit, so that the time budget "
+        "alone ends the run (the learning rate follows that budget)")
+    # the epoch limit becomes ceil(max_steps / batches per epoch), so a recipe's training
+    # length does not grow or shrink with the table
+    max_steps: Optional[int] = setting(
+        None, "optimization", "optimizer steps (epochs = steps / batches per epoch); with "
+        "--max-epochs too, the lower limit ends the run; ignored with --max-time")
+    # TDC: 400 steps are 3 epochs of cyp3a4_veith, best at the last; the longer budget trains
+    min_epochs: Optional[int] = setting(
+        None, "optimization", "with --max-steps: train at least this many epochs, so large "
+        "tables get more steps (small-table recipe: 15)")
+    # validating every epoch cost as much as training on TDC dili (6 steps/epoch); each
+    # validation recalibrates BN and writes best/last.ckpt
+    val_every_steps: Optional[int] = setting(
+        None, "optimization", "validate about every N optimizer steps (whole epochs) instead of "
+        "every epoch: cheaper on small tables")
+    # Lightning's EarlyStopping on the validation metric; a share is rounded, at least 1. The
     # learning-rate schedule still spans the budget, so a run that does not stop is unchanged
-    patience: Optional[float] = None
-    # also keep every validation's checkpoint (OUT/checkpoints/step=<k>.ckpt), e.g. to study
-    # when to stop (experiments/tdc_stopping.py)
-    keep_checkpoints: bool = False
-    # record every validation's predictions (OUT/val_trace.npz, graphnorm/train/val_trace.py),
-    # so that a choice made on validation can be cross-fitted (graphnorm/bench/crossfit.py)
-    trace_validation: bool = False
-    recipe: Optional[str] = None  # the named recipe under these values (train/recipes.py)
-    max_time: Optional[str] = None  # wall-time budget of the whole run, e.g. "25m", "1h30m"
-    init_from: Optional[str] = None  # fine-tune: start from this checkpoint's weights, all but
-    # the head (graphnorm/train/init_from.py); benchmark: "{variant}" becomes each run's variant
-    uniformity_weight: float = 0.0  # lambda of the U-MAE style term on [VNode] (seed paper Eq. 8)
-    uniformity_on_tokens: bool = False
-    bucket_by_size: bool = True
-    # run
-    seed: int = 0
-    out: str = "runs/default"
-    resume: bool = False
-    accelerator: str = "auto"  # Lightning: a GPU when there is one, else CPU
-    devices: int = 1
-    strategy: str = "auto"
-    num_workers: Optional[int] = None  # DataLoader workers; None: `loader_workers` decides
-    checkpoint_every_n_steps: int = 50  # also writes last.ckpt mid-epoch, for --resume
-    progress: bool = True
-    threads: Optional[int] = None
+    patience: Optional[float] = setting(
+        None, "optimization", "stop after N validations in a row without a better validation "
+        "score; below 1, that share of the run's validations (default: train the whole budget; "
+        "admet recipe on small tables: 0.3)")
+    # e.g. to study when to stop (experiments/tdc_stopping.py)
+    keep_checkpoints: bool = setting(False, "runtime", "also keep every validation's checkpoint "
+                                     "in OUT/checkpoints/", const=True)
+    # graphnorm/train/val_trace.py; cross-fitted by graphnorm/bench/crossfit.py
+    trace_validation: bool = setting(False, "runtime", "record every validation's predictions in "
+                                     "OUT/val_trace.npz (for a cross-fitted validation score)",
+                                     const=True)
+    recipe: Optional[str] = setting(
+        None, "optimization", "named training recipe under the flags: auto (default without "
+        "--config: small-table for --data, molhiv-fast, cpu-fast for ZINC), slim (the paper's "
+        "GPU recipe), ... (graphnorm/train/recipes.py)", choices=lambda: list(RECIPE_NAMES))
+    max_time: Optional[str] = setting(None, "optimization", "wall-time budget of the whole run, "
+                                      "e.g. 25m, 1h30m, 90s; the LR schedule spans it")
+    # graphnorm/train/init_from.py
+    init_from: Optional[str] = setting(
+        None, "architecture", "fine-tune: start from this checkpoint's weights (all but the "
+        "head), or from a backbone shipped with graphnorm by name (zinc250k: the small-table "
+        "recipe's model; RDKit descriptors may then be added at the head); none: from scratch; "
+        "same model and featurizer settings. benchmark: {variant} in the path becomes each run's "
+        "variant folder, e.g. pre/runs/{variant}/seed0")
+    uniformity_weight: float = setting(0.0, "optimization", "lambda of the uniformity term on "
+                                       "[VNode] embeddings (seed paper Eq. 8)")
+    uniformity_on_tokens: bool = setting(False, "optimization", "the uniformity term also on the "
+                                         "atom tokens", flag=False)
+    bucket_by_size: bool = setting(
+        True, "optimization", "training batches of random molecules, not size-sorted (more "
+        "padding, slower; BatchNorm then sees every size in each batch)", flag="--random-batches",
+        const=False)
+    seed: int = setting(0, "runtime", "model seed", commands=("train", "hpopt"),
+                        help_for={"hpopt": "model seed of every trial"})
+    out: str = setting("runs/default", "runtime", "run directory (checkpoints, logs, "
+                       "metrics.json)", commands=_TRAIN)
+    resume: bool = setting(False, "runtime", "continue from OUT/last.ckpt", commands=_TRAIN,
+                           const=True)
+    accelerator: str = setting("auto", "runtime", "auto (default: GPU if any), cpu, gpu, ...")
+    devices: int = setting(1, "runtime", "devices (processes) Lightning trains on")
+    strategy: str = setting("auto", "runtime", "Lightning's strategy, e.g. ddp")
+    num_workers: Optional[int] = setting(
+        None, "runtime", "DataLoader worker processes that pad batches (default: none on the CPU, "
+        "min(8, cores - 1) when a GPU trains)")
+    checkpoint_every_n_steps: int = setting(50, "runtime", "write OUT/last.ckpt every this many "
+                                            "steps", flag="--checkpoint-every")
+    progress: bool = setting(True, "runtime", "no progress bar", flag="--no-progress", const=False)
+    threads: Optional[int] = setting(None, "runtime", "CPU threads per run (default: one per core)")
 
     def __post_init__(self):
         if self.ema_decay is not None and not 0.0 < self.ema_decay < 1.0:
@@ -139,8 +258,6 @@ class TrainConfig:
         if self.max_epochs is not None and self.max_epochs != -1 and self.max_epochs < 1:
             raise ValueError(f"max_epochs must be >= 1 (or -1: no epoch limit under "
                              f"--max-time); got {self.max_epochs}")
-        from graphnorm.tasks import REGRESSION
-
         if self.loss not in REGRESSION.losses:
             raise ValueError(f"loss must be {' or '.join(REGRESSION.losses)}, got {self.loss!r}")
         if self.target_transform not in ("auto", "none"):
@@ -240,6 +357,17 @@ class TrainConfig:
             raise ValueError("featurizer version is the code's, not a setting; leave it out")
         return FeaturizerConfig.from_dict(dict(settings, vocab=vocab))
 
+    @classmethod
+    def blocks(cls) -> dict[str, tuple[str, ...]]:
+        """block -> the names of its settings (data, architecture, optimization, ensemble,
+        runtime; graphnorm/train/config_schema.py)."""
+        return blocks_of(cls)
+
+    def block(self, name: str):
+        """This config's settings of block ``name`` as a frozen dataclass of their own, e.g.
+        ``cfg.block("optimization").lr``."""
+        return block_view(self, name)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -257,74 +385,15 @@ class TrainConfig:
 
 
 def read_yaml(path: str | Path) -> dict:
-    """A config file's mapping; clear errors for a missing file or another YAML shape."""
+    """A config file's settings as a flat mapping: given flat (``lr: 0.001``) or nested by block
+    (``optimization: {lr: 0.001}``; `unnest_blocks`); clear errors naming the file for a
+    missing file, another YAML shape, a setting under the wrong block or an unknown one, and
+    a setting given flat and nested with different values. Earlier key names stay flat and
+    are folded later (`fold_old_keys`)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"config file not found: {path}")
     data = yaml.safe_load(path.read_text()) or {}
     if not isinstance(data, dict):
         raise ValueError(f"config file {path} must hold a mapping, got {type(data).__name__}")
-    return data
-
-
-# keys renamed since runs and config files were written: old name -> the field it now is
-# (issue 57: a gbm member is not a forest; the tree member's names match tree_features,
-# tree_weight, tree_refit)
-RENAMED_KEYS = {"forest_member": "tree_member", "forest_model": "tree_model"}
-
-
-def fold_old_keys(data: dict) -> dict:
-    """``data`` with the keys of older configs (YAML files, the config stored in a
-    metrics.json, ensemble.json or checkpoint) read as today's: top-level max_hops/max_dist
-    (`fold_flat_featurizer_keys`) and the renamed keys of `RENAMED_KEYS`. A key given under
-    both names with different values is an error naming both."""
-    return fold_renamed_keys(fold_flat_featurizer_keys(data))
-
-
-def fold_renamed_keys(data: dict) -> dict:
-    """``data`` with each old key of `RENAMED_KEYS` under its new name (forest_member ->
-    tree_member, forest_model -> tree_model); both names with different values: ValueError."""
-    old = [k for k in RENAMED_KEYS if k in data]
-    if not old:
-        return data
-    out = {k: v for k, v in data.items() if k not in RENAMED_KEYS}
-    for key in old:
-        new, value = RENAMED_KEYS[key], data[key]
-        if new in data and data[new] != value:
-            raise ValueError(f"{key} and {new} are one setting ({key} is its earlier name) and "
-                             f"are given different values: {key}: {value!r}, {new}: "
-                             f"{data[new]!r}; keep {new} only")
-        out[new] = value
-    return out
-
-
-def fold_flat_featurizer_keys(data: dict) -> dict:
-    """Configs before `featurizer:` (YAML files, metrics.json) had top-level max_hops /
-    max_dist; they mean the same featurizer setting."""
-    flat = {k: data[k] for k in ("max_hops", "max_dist") if k in data}
-    if not flat:
-        return data
-    nested = dict(data.get("featurizer") or {})
-    for k, v in flat.items():
-        if k in nested and nested[k] != v:
-            raise ValueError(f"{k} is given twice: {k}: {v} and featurizer: {{{k}: {nested[k]}}}")
-        nested[k] = v
-    return dict({k: v for k, v in data.items() if k not in flat}, featurizer=nested)
-
-
-_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-def parse_duration(text) -> float:
-    """Seconds of a budget written as "25m", "1h30m", "90s", "1.5h", "2d" or "HH:MM:SS"."""
-    raw = str(text).strip().lower()
-    if re.fullmatch(r"\d+:\d{1,2}:\d{1,2}", raw):
-        h, m, s = (int(v) for v in raw.split(":"))
-        seconds = h * 3600 + m * 60 + s
-    elif re.fullmatch(r"(\d+(\.\d+)?[dhms])+", raw):
-        seconds = sum(float(v) * _UNITS[u] for v, u in re.findall(r"(\d+(?:\.\d+)?)([dhms])", raw))
-    else:
-        raise ValueError(f"--max-time (max_time) {text!r} is not a duration; write e.g. 25m, 1h30m, 90s or 01:30:00")
-    if seconds <= 0:
-        raise ValueError(f"--max-time (max_time) {text!r} must be positive")
-    return seconds
+    return unnest_blocks(data, TrainConfig.blocks(), str(path), OLD_KEYS)

@@ -1,13 +1,14 @@
 """Config resolution: the one place that turns what a user gave into a run's TrainConfig.
 
-Layers, lowest first; each replaces the values of the one below key by key (the dict blocks
+Layers, lowest first; each replaces the values of the one below key by key (the dict settings
 ``featurizer`` and ``model`` merge key by key as well):
 
 1. TrainConfig's defaults (graphnorm/train/config.py);
 2. the recipe (graphnorm/train/recipes.py): the file's ``recipe:``, else ``--recipe``; without
    a config file ``auto`` (picked by the data); a config file without ``recipe:`` has none,
    so it means what it always meant: its values over the defaults;
-3. the config file's values;
+3. the config file's values (flat; a file nested by block is read flat by
+   `graphnorm.train.config.read_yaml`);
 4. the flags given (``None`` = not given);
 5. the rules that follow the data, last because they read what the layers above chose:
    ``--task auto`` decided from the table's labels, the small-table and admet recipes'
@@ -39,7 +40,7 @@ def resolve_config(file_values: Optional[dict], flag_values: dict, *,
 
     ``file_values``: the config file's mapping, or None when no file was given (``{}`` is an
     empty file: no ``auto`` recipe then). ``flag_values``: TrainConfig keys the flags set
-    (dict blocks as dicts, e.g. ``{"featurizer": {"fingerprint_bits": 2048}}``); ``None``
+    (dict settings as dicts, e.g. ``{"featurizer": {"fingerprint_bits": 2048}}``); ``None``
     values count as not given. ``read_table(path, smiles_column)``: reads a user table for
     the data rules; without it they do not apply. A table it cannot read (it raises) leaves
     the rules out: the run then fails reading it, with that reader's own message.
@@ -64,7 +65,7 @@ def resolve_config(file_values: Optional[dict], flag_values: dict, *,
 
 
 def _over(low: dict, high: dict) -> dict:
-    """``high``'s values over ``low``'s; dict blocks merge key by key (a flag sets one key of
+    """``high``'s values over ``low``'s; dict settings merge key by key (a flag sets one key of
     ``featurizer`` without dropping the file's others)."""
     out = dict(low)
     for key, value in high.items():
