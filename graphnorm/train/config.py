@@ -21,18 +21,6 @@ from .config_keys import (OLD_KEYS, RENAMED_KEYS, fold_flat_featurizer_keys,  # 
 from .config_schema import block_view, blocks_of, setting, unnest_blocks
 from .recipes import RECIPE_NAMES
 
-_TRAIN = ("train",)
-
-
-def _presets() -> list[str]:
-    return sorted({p for table in PRESETS.values() for p in table})
-
-
-def _preset_help() -> str:
-    return ("model size (default: the recipe's, i.e. fast for the Graphormer of --recipe auto; "
-            "a config file without recipe: slim for the Graphormer, base for GNNs): "
-            f"{presets_help(mark_default=False)}")
-
 
 # frozen: a resolved config is never edited; the runs derived from it (ensemble members,
 # benchmark runs, hpopt trials, suite tasks) are planned as new configs in train/plan.py
@@ -138,7 +126,11 @@ class TrainConfig:
         "(own tables) a tree model: rf (random forest on Morgan counts), gbm (LightGBM on "
         "MapLight features: ECFP + Avalon counts, ErG, RDKit descriptors)", flag="--model",
         choices=lambda: list(RUNNABLE_MODELS))
-    preset: Optional[str] = setting(None, "architecture", _preset_help, choices=_presets)
+    preset: Optional[str] = setting(
+        None, "architecture", lambda: "model size (default: the recipe's, i.e. fast for the "
+        "Graphormer of --recipe auto; a config file without recipe: slim for the Graphormer, "
+        f"base for GNNs): {presets_help(mark_default=False)}",
+        choices=lambda: sorted({p for table in PRESETS.values() for p in table}))
     model: dict = setting(block="architecture", factory=dict, flag=False, help=(
         "overrides of the model config's fields (e.g. num_layers, hidden), checked against the "
         "model kind's config class"))
@@ -236,8 +228,8 @@ class TrainConfig:
     seed: int = setting(0, "runtime", "model seed", commands=("train", "hpopt"),
                         help_for={"hpopt": "model seed of every trial"})
     out: str = setting("runs/default", "runtime", "run directory (checkpoints, logs, "
-                       "metrics.json)", commands=_TRAIN)
-    resume: bool = setting(False, "runtime", "continue from OUT/last.ckpt", commands=_TRAIN,
+                       "metrics.json)", commands=("train",))
+    resume: bool = setting(False, "runtime", "continue from OUT/last.ckpt", commands=("train",),
                            const=True)
     accelerator: str = setting("auto", "runtime", "auto (default: GPU if any), cpu, gpu, ...")
     devices: int = setting(1, "runtime", "devices (processes) Lightning trains on")

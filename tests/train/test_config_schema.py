@@ -111,7 +111,8 @@ def test_flat_and_nested_mix_and_data_and_ensemble_are_settings_or_blocks(tmp_pa
      r"dataset is a setting of block data, not optimization"),
     ({"architecture": {"lr": 0.1}}, r"lr is a setting of block optimization, not architecture"),
     ({"training": {"lr": 0.1}}, r"unknown block 'training'"),
-    ({"optimisation": {"lr": 0.1}}, r"unknown block 'optimisation' \(did you mean optimization\?\)"),
+    ({"optimisation": {"lr": 0.1}},
+     r"unknown block 'optimisation' \(did you mean optimization\?\)"),
     ({"lrr": 0.1}, r"unknown setting 'lrr' \(did you mean lr\?\)"),
     ({"optimization": {"learning_rate": 0.1}}, r"optimization: learning_rate is not a setting"),
     ({"ensemble": {"forest_member": True}},
@@ -147,9 +148,17 @@ def test_the_flags_are_the_schemas():
     assert _subparser("train")._option_string_actions["--lr"].type is float
     assert _subparser("train")._option_string_actions["--max-steps"].type is int
     hpopt = _subparser("hpopt")._option_string_actions
-    assert "--ensemble" not in hpopt and hpopt["--seed"].help.startswith("model seed of every trial")
+    assert "--ensemble" not in hpopt
+    assert hpopt["--seed"].help.startswith("model seed of every trial")
     assert _subparser("benchmark")._option_string_actions["--ensemble"].help.startswith(
         "each run is an ensemble")
+    # --help has a section per block, holding its settings' flags and the block's written ones
+    sections = {g.title: {a.dest for a in g._group_actions}
+                for g in _subparser("train")._action_groups}
+    assert set(BLOCKS) <= set(sections)
+    assert {"lr", "max_steps"} <= sections["optimization"]
+    assert {"dataset", "fingerprint_bits", "descriptors"} <= sections["data"]
+    assert {"model_name", "fingerprint_at"} <= sections["architecture"]
 
 
 @dataclass(frozen=True)
