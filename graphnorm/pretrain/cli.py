@@ -53,6 +53,9 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--report", nargs="+", metavar="RUN", help="write the cost curve of these "
                    "run folders (curve.md, curve.png) into --out instead of training")
+    p.add_argument("--cost-file", dest="cost_file", metavar="STEP_COST_JSON", help="--report: "
+                   "put the runs on the clock of a --step-cost measurement (steps x measured "
+                   "CPU-s per step) instead of their logged CPU time")
     p.add_argument("--panel", action="store_true", help="instead of training: score the run's "
                    "best.ckpt per endpoint on the held-out molecules and write --out/panel.json "
                    "(what `graphnorm admet` predicts; the rule: graphnorm/pretrain/panel.py)")
@@ -85,7 +88,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
     if args.report:
         from .report import write_report
 
-        written = write_report([Path(r) for r in args.report], out)
+        written = write_report([Path(r) for r in args.report], out, args.cost_file)
         print(f"[graphnorm pretrain] wrote {written['table']} and {written['figure']}")
         return 0
     if args.model_card:

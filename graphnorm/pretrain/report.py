@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -26,8 +26,11 @@ class ReportError(ValueError):
     pass
 
 
-def read_run(folder: Path) -> tuple[str, list[dict]]:
-    """(label, log records) of a run folder; a clear error for a folder that is not one."""
+def read_run(folder: Path, per_step: Optional[dict] = None) -> tuple[str, list[dict]]:
+    """(label, log records) of a run folder; a clear error for a folder that is not one.
+    ``per_step`` ({norm: CPU-s per step}, `step_cost.py`): each record also gets ``cost_h``,
+    its steps at the run's side-by-side cost per step -- the clock runs of different
+    sessions share (logged CPU time follows what ran beside them)."""
     folder = Path(folder)
     log, spec = folder / LOG_FILE, folder / SPEC_FILE
     if not log.is_file() or not spec.is_file():
@@ -41,6 +44,12 @@ def read_run(folder: Path) -> tuple[str, list[dict]]:
             records.append(json.loads(line))
         except ValueError as err:
             raise ReportError(f"{log}:{n}: not a JSON record ({err})") from err
+    if per_step is not None:
+        if settings["norm"] not in per_step:
+            raise ReportError(f"the step costs measured ({', '.join(per_step)}) lack "
+                              f"{settings['norm']}, the norm of {folder}")
+        for r in records:
+            r["cost_h"] = r["step"] * per_step[settings["norm"]] / 3600
     return label, records
 
 
@@ -51,12 +60,14 @@ def _fmt(value) -> str:
 def curve_table(runs: dict[str, list[dict]]) -> str:
     """Markdown: per run and evaluation, CPU-hours, molecules seen, molecules per CPU-second
     and the held-out scores."""
-    lines = ["| run | step | CPU-h | molecules seen | mol / CPU-s | val loss | val AUROC | "
-             "val R² | probe |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| run | step | CPU-h logged | CPU-h at measured cost | molecules seen | "
+             "mol / CPU-s | val loss | val AUROC | val R² | probe |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for label, records in runs.items():
         for r in records:
             rate = r["seen"] / r["cpu_s"] if r.get("cpu_s") else None
-            lines.append(f"| {label} | {r['step']} | {r['cpu_s'] / 3600:.2f} | {r['seen']:,} | "
+            cost = "" if r.get("cost_h") is None else f"{r['cost_h']:.2f}"
+            lines.append(f"| {label} | {r['step']} | {r['cpu_s'] / 3600:.2f} | {cost} | {r['seen']:,} | "
                          f"{'' if rate is None else f'{rate:.0f}'} | {_fmt(r.get('val_loss'))} | "
                          f"{_fmt(r.get('val_auroc'))} | {_fmt(r.get('val_r2'))} | "
                          f"{_fmt(r.get('probe'))} |")
@@ -68,12 +79,15 @@ def plot_curve(runs: dict[str, list[dict]], path: Path) -> Path:
     FigureCanvasAgg(fig)
     for i, (key, title) in enumerate(PANELS):
         ax = fig.add_subplot(1, len(PANELS), i + 1)
+        measured = all(r.get("cost_h") is not None for rs in runs.values() for r in rs)
         for label, records in runs.items():
-            pts = [(r["cpu_s"] / 3600, r[key]) for r in records if r.get(key) is not None]
+            pts = [(r["cost_h"] if measured else r["cpu_s"] / 3600, r[key])
+                   for r in records if r.get(key) is not None]
             if pts:
                 ax.plot(*zip(*pts), marker="o", ms=3, label=label)
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel("CPU-hours")
+        ax.set_xlabel("CPU-hours (steps x measured cost per step)" if measured else
+                      "CPU-hours (logged)")
         ax.grid(alpha=0.3)
     fig.axes[0].legend(fontsize=7)
     fig.tight_layout()
@@ -82,9 +96,16 @@ def plot_curve(runs: dict[str, list[dict]], path: Path) -> Path:
     return path
 
 
-def write_report(folders: Sequence[Path], out: Path) -> dict:
-    """``out/curve.md`` and ``out/curve.png`` of the runs in ``folders``."""
-    runs = dict(read_run(Path(f)) for f in folders)
+def write_report(folders: Sequence[Path], out: Path, step_cost: Optional[Path] = None) -> dict:
+    """``out/curve.md`` and ``out/curve.png`` of the runs in ``folders``; with ``step_cost``
+    (a `step_cost.json`), against steps x measured cost per step."""
+    per_step = None
+    if step_cost is not None:
+        try:
+            per_step = json.loads(Path(step_cost).read_text())["cpu_s_per_step"]
+        except (OSError, ValueError, KeyError) as err:
+            raise ReportError(f"{step_cost}: not a step_cost.json ({err})") from err
+    runs = dict(read_run(Path(f), per_step) for f in folders)
     if not any(runs.values()):
         raise ReportError("no evaluation logged yet in " + ", ".join(map(str, folders)))
     out = Path(out)
