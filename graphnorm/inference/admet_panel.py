@@ -27,6 +27,8 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from graphnorm.tasks import CLASSIFICATION, REGRESSION
+
 from graphnorm.pretrain.panel import PANEL_FILE, nearest_distance
 
 MODEL_FILE = "best.ckpt"
@@ -53,7 +55,7 @@ class AdmetPanel:
         self.index = np.array([names.index(e["task"]) for e in chosen], dtype=np.int64)
         self.mean = loaded.target_mean.numpy().reshape(-1)[self.index]
         self.std = loaded.target_std.numpy().reshape(-1)[self.index]
-        self.binary = np.array([e["kind"] == "binary" for e in chosen])
+        self.binary = np.array([e["kind"] == CLASSIFICATION.stored for e in chosen])
         self.centroids = np.asarray(panel["domain"]["centroids"], dtype=np.float32)
         self.threshold = float(panel["domain"]["threshold"])
         self.predictor = Predictor(loaded, batch_size=batch_size)
@@ -110,7 +112,7 @@ class AdmetPanel:
         data = {"smiles": list(smiles)}
         for j, e in enumerate(self.entries):
             data[e["task"]] = values[:, j]
-            if e["kind"] == "regression":
+            if e["kind"] == REGRESSION.stored:
                 width = e.get("halfwidth")
                 width = np.inf if width is None else float(width)
                 data[f"{e['task']}_lo"] = values[:, j] - width

@@ -10,6 +10,8 @@ import json
 import os
 from pathlib import Path
 
+from graphnorm.tasks import REGRESSION
+
 CARD_FILE = "MODEL_CARD.md"
 
 
@@ -87,7 +89,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         "| endpoint | kind | units | metric | score | n | 90 % half-width / ECE |",
         "|---|---|---|---|---|---|---|"]
     for e in sorted(shown, key=lambda e: e["task"]):
-        extra = e.get("halfwidth") if e["kind"] == "regression" else e.get("ece")
+        extra = e.get("halfwidth") if e["kind"] == REGRESSION.stored else e.get("ece")
         lines.append(f"| {e['task']} | {e['kind']} | {e.get('units') or ''} | {e['metric']} | "
                      f"{_fmt(e['score'])} | {e['n']} | {_fmt(extra)} |")
     lines += ["", "## Rebuild", "", "```bash",

@@ -26,6 +26,8 @@ from typing import Optional
 
 import numpy as np
 
+from graphnorm.tasks import CLASSIFICATION, REGRESSION
+
 MIN_SELECT, MIN_CLASS, MIN_REPORT = 50, 10, 25
 MIN_AUROC, MIN_R2 = 0.75, 0.30
 LEVEL = 0.9
@@ -70,7 +72,7 @@ def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: n
     logits (binary) or values in the task's units (regression); NaN labels = not measured."""
     have = ~np.isnan(y)
     s, r = have & select, have & ~select
-    entry = {"task": name, "kind": "binary" if binary else "regression",
+    entry = {"task": name, "kind": (CLASSIFICATION if binary else REGRESSION).stored,
              "units": description, "n_select": int(s.sum()), "n": int(r.sum())}
     if binary:
         score_s = _auroc(y[s], pred[s]) if s.sum() else None
