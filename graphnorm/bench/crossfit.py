@@ -18,7 +18,8 @@ the run's weights are kept. What cannot be undone: a run with ``--patience`` sto
 
 Reads a run folder trained with ``--trace-validation`` (`graphnorm.train.val_trace`): a single
 graph run, or an ensemble whose graph members have traces and whose tree member has its
-validation predictions (``predictions_val.csv.gz``).
+validation predictions (``predictions_val.csv.gz``). A tree model alone (``--model gbm``)
+chose nothing on validation: its cross-fitted score is its validation score.
 """
 from __future__ import annotations
 
@@ -121,10 +122,17 @@ def crossfit_run(run, folds: int = FOLDS) -> CrossFit:
     from graphnorm.tasks import compute_metric
     from graphnorm.train.member_weights import fit_tree_weight, tree_weight_rule
 
+    from graphnorm.models import model_kind
+
     run = Path(run)
     record = json.loads((run / METRICS_FILE).read_text())
     metric = record["metric"]
     config = record.get("config") or {}
+    kind = record.get("model") or config.get("model_name")
+    if not (run / ENSEMBLE_FILE).is_file() and kind and model_kind(kind).tree:
+        # a tree model alone chose nothing on validation: its score needs no cross-fitting
+        value = float(record[f"val_{metric}"])
+        return CrossFit(metric, value, value, [], [], False)
     traces, trees, ensemble, tree = _members(run)
     y = traces[0]["y"]
     fold = folds_of(traces[0]["smiles"], y, folds)

@@ -57,6 +57,14 @@ def test_folds_deal_each_class_evenly_and_do_not_follow_row_order():
     assert (again == fold[order]).all()
 
 
+def test_a_tree_model_alone_needs_no_trace(tmp_path):
+    folder = tmp_path / "gbm"
+    folder.mkdir()
+    RunRecord("rocauc", 0, 0.81, None, model="gbm", config={"model_name": "gbm"}).write(folder)
+    result = crossfit_run(folder)
+    assert result.crossfit == result.plain == pytest.approx(0.81) and result.steps == []
+
+
 def test_a_run_without_a_trace_is_named(tmp_path):
     folder = tmp_path / "run"
     folder.mkdir()
