@@ -100,7 +100,8 @@ def domain_yardstick(train_embeddings: np.ndarray, select_embeddings: np.ndarray
     km = MiniBatchKMeans(n_clusters=k, random_state=seed, n_init=3).fit(train_embeddings)
     centroids = km.cluster_centers_.astype(np.float32)
     distance = nearest_distance(select_embeddings, centroids)
-    return {"centroids": centroids.tolist(),
+    # 5 decimals: distances of order 1-10 keep 4 significant digits, the file a third the size
+    return {"centroids": [[round(float(v), 5) for v in row] for row in centroids],
             "threshold": float(np.quantile(distance, DOMAIN_QUANTILE))}
 
 
@@ -171,5 +172,10 @@ def write_panel(panel: dict, out: Path) -> Path:
     from graphnorm.run_folder import json_safe
 
     path = Path(out) / PANEL_FILE
-    path.write_text(json.dumps(json_safe(panel), indent=1) + "\n")
+    # one endpoint per line, the centroids on one: readable diffs, a small file
+    panel = json_safe(panel)
+    body = ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in panel.items()
+                      if k != "endpoints")
+    endpoints = ",\n".join(f"  {json.dumps(e)}" for e in panel["endpoints"])
+    path.write_text("{\n" + body + ',\n "endpoints": [\n' + endpoints + "\n ]\n}\n")
     return path
