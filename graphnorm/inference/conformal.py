@@ -49,7 +49,7 @@ def validation_predictions(model: Ensemble | Sequence[Path]) -> pd.DataFrame:
     it predicts (its fitted weights and average; model files or run folders given as a list
     are pooled: the plain mean). ``smiles``, ``y:<target>``, ``pred:<target>``. Refuses
     members that scored different molecules, and runs without the file (trained before it
-    existed: ``experiments/rescore_runs.py`` writes it)."""
+    existed: ``experiments/rescore_runs.py`` at commit ff74c75 writes it)."""
     ensemble = model if isinstance(model, Ensemble) else Ensemble.of_files(model)
     out, stacked = ensemble.split_predictions("val")
     out[[c.replace("y:", "pred:", 1) for c in out.columns if c.startswith("y:")]] = \

@@ -197,7 +197,7 @@ class TrainConfig:
         None, "optimization", "stop after N validations in a row without a better validation "
         "score; below 1, that share of the run's validations (default: train the whole budget; "
         "admet recipe on small tables: 0.3)")
-    # e.g. to study when to stop (experiments/tdc_stopping.py)
+    # e.g. to study when to stop (the study: experiments/tdc_stopping.py at commit ff74c75)
     keep_checkpoints: bool = setting(False, "runtime", "also keep every validation's checkpoint "
                                      "in OUT/checkpoints/", const=True)
     # graphnorm/train/val_trace.py; cross-fitted by graphnorm/bench/crossfit.py
