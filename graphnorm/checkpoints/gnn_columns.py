@@ -51,7 +51,7 @@ class GnnColumns:
     and ``columns(smiles)`` -> float32 [N, width]."""
 
     def __init__(self, path: Path, loaded):
-        """``loaded``: the checkpoint at ``path`` (`load_checkpoint`; `gnn_columns` loads it)."""
+        """``loaded``: the checkpoint at ``path`` (`reader.load_gnn_columns` loads it)."""
         if loaded.kind.tree or not loaded.kind.embed:
             raise GnnFeaturesError(f"{path}: a {loaded.kind.label} model has no graph embedding")
         self.path, self.loaded = Path(path), loaded
@@ -72,12 +72,10 @@ class GnnColumns:
         is raised, named (as the fingerprint sets do)."""
         import torch
 
-        from graphnorm.chem import featurize_many, graph_data
+        from graphnorm.chem import FeaturizerConfig, featurize_many, graph_data
         from graphnorm.graph import collate_graphs
 
         smiles = list(smiles)
-        from graphnorm.chem import FeaturizerConfig
-
         result = featurize_many(smiles, self.loaded.featurizer or FeaturizerConfig())
         bad = [(s, e) for s, e in zip(smiles, result.errors) if e is not None]
         if bad:
