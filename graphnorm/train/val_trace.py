@@ -16,6 +16,7 @@ A resumed run keeps the validations before its checkpoint's step and replaces th
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -42,16 +43,22 @@ class ValidationTrace(Callback):
         pred, y, smiles = last
         step = int(trainer.global_step)
         steps, preds = np.zeros(0, dtype=np.int64), np.zeros((0, *pred.shape), dtype=np.float32)
+        smiles = [s or "" for s in smiles]
+        old = None
         if self.path.is_file():
-            old = read_trace(self.path.parent)
-            if list(old["smiles"]) == list(smiles) and old["preds"].shape[1:] == pred.shape:
-                keep = old["steps"] < step  # a resumed run redoes what came after its checkpoint
-                steps, preds = old["steps"][keep], old["preds"][keep]
+            try:
+                old = read_trace(self.path.parent)
+            except TraceError as err:  # a damaged trace never stops the training
+                warnings.warn(f"{err}: starting the trace again", stacklevel=2)
+        if (old is not None and list(old["smiles"]) == smiles
+                and old["preds"].shape[1:] == pred.shape):
+            keep = old["steps"] < step  # a resumed run redoes what came after its checkpoint
+            steps, preds = old["steps"][keep], old["preds"][keep]
         steps = np.append(steps, step)
         preds = np.concatenate([preds, pred.numpy()[None].astype(np.float32)])
         tmp = self.path.with_suffix(".tmp.npz")
         np.savez_compressed(tmp, steps=steps, preds=preds, y=y.numpy().astype(np.float32),
-                            smiles=np.array([s or "" for s in smiles]))
+                            smiles=np.array(smiles))
         tmp.replace(self.path)  # a kill mid-write leaves the previous trace whole
 
 

@@ -150,3 +150,30 @@ def test_two_suites_are_compared_by_the_written_rule(tmp_path):
     _suite_run(b, "caco2_wang", 3, 0.0, test=0.4)  # a --final run in a selection comparison
     with pytest.raises(ValueError, match="scored on test"):
         versus(a, b, group)
+
+
+def test_the_trace_appends_replaces_after_a_resume_and_survives_damage(tmp_path):
+    from types import SimpleNamespace
+
+    import torch
+
+    from graphnorm.train.val_trace import ValidationTrace
+
+    trace = ValidationTrace(tmp_path)
+    module = SimpleNamespace(last_validation=None)
+
+    def validate(step, value):
+        module.last_validation = (torch.full((2, 1), value), torch.zeros(2, 1), ["CCO", None])
+        trace.on_validation_end(SimpleNamespace(sanity_checking=False, global_step=step,
+                                                world_size=1), module)
+
+    validate(5, 1.0)
+    validate(10, 2.0)
+    validate(10, 3.0)  # resumed from step 5's checkpoint: step 10 again replaces the first
+    got = read_trace(tmp_path)
+    assert got["steps"].tolist() == [5, 10] and got["preds"][:, 0, 0].tolist() == [1.0, 3.0]
+    assert got["smiles"].tolist() == ["CCO", ""]
+    (tmp_path / TRACE_FILE).write_bytes(b"damaged")
+    with pytest.warns(UserWarning, match="starting the trace again"):
+        validate(15, 4.0)
+    assert read_trace(tmp_path)["steps"].tolist() == [15]
