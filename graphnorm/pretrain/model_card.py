@@ -41,7 +41,9 @@ def model_card(run: Path, raw_dir=None) -> str:
     data = json.loads(needed["data.json"].read_text())
     log = [json.loads(line) for line in needed["log.jsonl"].read_text().splitlines() if line]
     panel = json.loads(needed["panel.json"].read_text())
-    last = log[-1] if log else {}
+    # best.ckpt is the evaluation of the lowest held-out loss (loop.py), not the last one
+    scored = [r for r in log if r.get("val_loss") is not None]
+    last = min(scored, key=lambda r: r["val_loss"]) if scored else {}
     corpora = sorted(data.get("sources", {}))
     shown = [e for e in panel["endpoints"] if e["shown"]]
     lines = [
@@ -50,7 +52,8 @@ def model_card(run: Path, raw_dir=None) -> str:
         f"- Graphormer with its [VNode], {spec['num_layers']} blocks x {spec['hidden']} (FFN "
         f"{spec['ffn_hidden']}), norm `{spec['norm']}`, {data.get('parameters', 0):,} parameters; "
         f"one head output per corpus task ({data.get('tasks')}).",
-        f"- Trained {last.get('step', 0):,} steps of {spec['batch_size']} molecules "
+        f"- The checkpoint of the lowest held-out loss: step {last.get('step', 0):,} of "
+        f"{log[-1].get('step', 0) if log else 0:,} trained, batches of {spec['batch_size']} molecules "
         f"({last.get('seen', 0):,} molecules seen), {last.get('cpu_s', 0) / 3600:.2f} CPU-hours as "
         "logged (a shared 2-core machine), seed " + str(spec["seed"]) + ".",
         f"- Objective: masked multi-task BCE (binary) and standardized L1 (regression), each "
