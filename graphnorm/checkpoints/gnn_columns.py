@@ -62,10 +62,13 @@ class GnnColumns:
         """The embedding's width plus one per head output."""
         return int(self.loaded.meta["model_config"]["hidden"]) + len(self.loaded.targets)
 
+    @cached_property
+    def _sha(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]  # read once
+
     def signature(self) -> dict:
         """The backbone file's hash and the width: a fitted model refuses another network."""
-        return {"gnn_backbone": hashlib.sha256(self.path.read_bytes()).hexdigest()[:16],
-                "gnn_width": self.width}
+        return {"gnn_backbone": self._sha, "gnn_width": self.width}
 
     def columns(self, smiles: list[str], batch_size: int = 128) -> np.ndarray:
         """Embedding and head outputs per molecule; a SMILES the backbone cannot featurize

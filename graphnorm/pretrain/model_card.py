@@ -43,7 +43,7 @@ def model_card(run: Path, raw_dir=None) -> str:
     panel = json.loads(needed["panel.json"].read_text())
     # best.ckpt is the evaluation of the lowest held-out loss (loop.py), not the last one
     scored = [r for r in log if r.get("val_loss") is not None]
-    last = min(scored, key=lambda r: r["val_loss"]) if scored else {}
+    best = min(scored, key=lambda r: r["val_loss"]) if scored else {}
     corpora = sorted(data.get("sources", {}))
     shown = [e for e in panel["endpoints"] if e["shown"]]
     lines = [
@@ -52,14 +52,14 @@ def model_card(run: Path, raw_dir=None) -> str:
         f"- Graphormer with its [VNode], {spec['num_layers']} blocks x {spec['hidden']} (FFN "
         f"{spec['ffn_hidden']}), norm `{spec['norm']}`, {data.get('parameters', 0):,} parameters; "
         f"one head output per corpus task ({data.get('tasks')}).",
-        f"- The checkpoint of the lowest held-out loss: step {last.get('step', 0):,} of "
+        f"- The checkpoint of the lowest held-out loss: step {best.get('step', 0):,} of "
         f"{log[-1].get('step', 0) if log else 0:,} trained, batches of {spec['batch_size']} molecules "
-        f"({last.get('seen', 0):,} molecules seen), {last.get('cpu_s', 0) / 3600:.2f} CPU-hours as "
+        f"({best.get('seen', 0):,} molecules seen), {best.get('cpu_s', 0) / 3600:.2f} CPU-hours as "
         "logged (a shared 2-core machine), seed " + str(spec["seed"]) + ".",
         f"- Objective: masked multi-task BCE (binary) and standardized L1 (regression), each "
         f"molecule weighing one (`{spec['weighting']}` weighting); held-out scaffolds: "
-        f"loss {_fmt(last.get('val_loss'))}, mean ROC-AUC {_fmt(last.get('val_auroc'))}, "
-        f"mean R² {_fmt(last.get('val_r2'))}.",
+        f"loss {_fmt(best.get('val_loss'))}, mean ROC-AUC {_fmt(best.get('val_auroc'))}, "
+        f"mean R² {_fmt(best.get('val_r2'))}.",
         f"- Checkpoint sha256 `{panel['checkpoint_sha256'][:16]}…`; corpus sha256 "
         f"`{data.get('corpus_sha256', '')[:16]}…`.", "",
         "## Intended use", "",
@@ -97,7 +97,7 @@ def model_card(run: Path, raw_dir=None) -> str:
                      f"{_fmt(e['score'])} | {e['n']} | {_fmt(extra)} |")
     lines += ["", "## Rebuild", "", "```bash",
               f"graphnorm pretrain --out RUN --norm {spec['norm']} --num-layers "
-              f"{spec['num_layers']} --hidden {spec['hidden']} --max-steps {last.get('step', 0)}",
+              f"{spec['num_layers']} --hidden {spec['hidden']} --max-steps {best.get('step', 0)}",
               "graphnorm pretrain --out RUN --panel", "graphnorm pretrain --out RUN --model-card",
               "```", ""]
     return "\n".join(lines)

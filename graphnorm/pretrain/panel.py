@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Optional
 
@@ -41,29 +40,12 @@ def halves(smiles) -> np.ndarray:
                      for s in smiles])
 
 
-def _auroc(y, p) -> Optional[float]:
-    from sklearn.metrics import roc_auc_score
-
-    return float(roc_auc_score(y, p)) if 0 < y.sum() < len(y) else None
-
-
-def _r2(y, p) -> Optional[float]:
-    var = float(np.var(y))
-    return None if var <= 0 else 1.0 - float(np.mean((y - p) ** 2)) / var
-
-
-def _ece(y, p, bins: int = 10) -> float:
-    """Expected calibration error of probabilities ``p`` (equal-width bins)."""
-    edges = np.minimum((p * bins).astype(int), bins - 1)
-    return float(sum(abs(p[edges == b].mean() - y[edges == b].mean()) * (edges == b).sum()
-                     for b in range(bins) if (edges == b).any()) / len(y))
-
-
 def conformal_halfwidth(residuals: np.ndarray, level: float = LEVEL) -> float:
-    """The ceil(level (n + 1))-th smallest |residual| (inf when n is too small)."""
-    r = np.sort(np.abs(residuals))
-    k = math.ceil(level * (len(r) + 1))
-    return float(r[k - 1]) if k <= len(r) else math.inf
+    """The ceil(level (n + 1))-th smallest |residual| (inf when n is too small): the
+    split-conformal quantile predict's intervals use (`inference.conformal`)."""
+    from graphnorm.inference.conformal import conformal_quantile
+
+    return conformal_quantile(np.abs(residuals), level)
 
 
 def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: np.ndarray,
@@ -72,6 +54,10 @@ def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: n
     logits (binary) or values in the task's units (regression); NaN labels = not measured."""
     have = ~np.isnan(y)
     s, r = have & select, have & ~select
+    from graphnorm.inference.conformal import expected_calibration_error
+
+    from .evaluate import _auroc, _r2
+
     entry = {"task": name, "kind": (CLASSIFICATION if binary else REGRESSION).stored,
              "units": description, "n_select": int(s.sum()), "n": int(r.sum())}
     if binary:
@@ -80,7 +66,8 @@ def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: n
         ok = enough and score_s is not None and score_s >= MIN_AUROC
         entry.update(metric="rocauc", score_select=score_s,
                      score=_auroc(y[r], pred[r]) if r.sum() else None,
-                     ece=_ece(y[r], 1 / (1 + np.exp(-pred[r]))) if r.sum() else None)
+                     ece=expected_calibration_error(1 / (1 + np.exp(-pred[r])), y[r])
+                     if r.sum() else None)
     else:
         score_s = _r2(y[s], pred[s]) if s.sum() else None
         ok = s.sum() >= MIN_SELECT and score_s is not None and score_s >= MIN_R2
