@@ -61,9 +61,10 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
                    "(what `graphnorm admet` predicts; the rule: graphnorm/pretrain/panel.py)")
     p.add_argument("--model-card", dest="model_card", action="store_true", help="instead of "
                    "training: write the run's MODEL_CARD.md from its records and panel.json")
-    p.add_argument("--step-cost", metavar="NORM,NORM", help="instead of training: CPU-seconds "
-                   "per step of the model with each of these norms (the other flags as given), "
-                   "measured side by side; written to --out/step_cost.json")
+    p.add_argument("--step-cost", metavar="NORM[@LxH],...", help="instead of training: "
+                   "CPU-seconds per step of the model with each of these norms, or norms at "
+                   "sizes (sep:bn+bn@6x96: 6 layers, width 96, FFN 192; the other flags as "
+                   "given), measured side by side; written to --out/step_cost.json")
     for name in _SPEC_FLAGS:
         value = getattr(default, name)
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), dest=name,
@@ -134,11 +135,12 @@ def _step_cost(args, spec: PretrainSpec, out: Path) -> int:
     import platform
 
     from .corpus import load_corpus
-    from .step_cost import norm_specs, sample_smiles, step_costs
+    from .step_cost import model_specs, sample_smiles, step_costs
 
-    norms = [n.strip() for n in args.step_cost.split(",") if n.strip()]
+    labels = [n.strip() for n in args.step_cost.split(",") if n.strip()]
+    specs = model_specs(spec, labels)  # a malformed size fails before the corpus loads
     smiles = sample_smiles(load_corpus(args.raw_dir, spec.corpora), 4 * spec.batch_size)
-    costs = step_costs(norm_specs(spec, norms), smiles, max(1, args.threads))
+    costs = step_costs(specs, smiles, max(1, args.threads))
     record = {"cpu_s_per_step": costs, "size": [spec.num_layers, spec.hidden, spec.ffn_hidden],
               "batch_size": spec.batch_size, "threads": args.threads,
               "load_average": list(os.getloadavg()), "machine": platform.processor() or platform.machine()}

@@ -16,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .loop import LOG_FILE, SPEC_FILE
+from .step_cost import cost_of
 
 PANELS = (("val_loss", "held-out molecules: loss (lower is better)"),
           ("val_auroc", "held-out molecules: mean ROC-AUC"),
@@ -28,7 +29,7 @@ class ReportError(ValueError):
 
 def read_run(folder: Path, per_step: Optional[dict] = None) -> tuple[str, list[dict]]:
     """(label, log records) of a run folder; a clear error for a folder that is not one.
-    ``per_step`` ({norm: CPU-s per step}, `step_cost.py`): each record also gets ``cost_h``,
+    ``per_step`` (a `step_cost.json` record, `step_cost.py`): each record also gets ``cost_h``,
     its steps at the run's side-by-side cost per step -- the clock runs of different
     sessions share (logged CPU time follows what ran beside them)."""
     folder = Path(folder)
@@ -45,11 +46,14 @@ def read_run(folder: Path, per_step: Optional[dict] = None) -> tuple[str, list[d
         except ValueError as err:
             raise ReportError(f"{log}:{n}: not a JSON record ({err})") from err
     if per_step is not None:
-        if settings["norm"] not in per_step:
-            raise ReportError(f"the step costs measured ({', '.join(per_step)}) lack "
-                              f"{settings['norm']}, the norm of {folder}")
+        cost = cost_of(settings, per_step)
+        if cost is None:
+            raise ReportError(f"the step costs measured ({', '.join(per_step['cpu_s_per_step'])}"
+                              f") lack {settings['norm']} at {settings['num_layers']}x"
+                              f"{settings['hidden']}x{settings['ffn_hidden']}, the model of "
+                              f"{folder}")
         for r in records:
-            r["cost_h"] = r["step"] * per_step[settings["norm"]] / 3600
+            r["cost_h"] = r["step"] * cost / 3600
     return label, records
 
 
@@ -102,8 +106,9 @@ def write_report(folders: Sequence[Path], out: Path, step_cost: Optional[Path] =
     per_step = None
     if step_cost is not None:
         try:
-            per_step = json.loads(Path(step_cost).read_text())["cpu_s_per_step"]
-        except (OSError, ValueError, KeyError) as err:
+            per_step = json.loads(Path(step_cost).read_text())
+            per_step["cpu_s_per_step"]
+        except (OSError, ValueError, KeyError, TypeError) as err:
             raise ReportError(f"{step_cost}: not a step_cost.json ({err})") from err
     runs = dict(read_run(Path(f), per_step) for f in folders)
     if not any(runs.values()):

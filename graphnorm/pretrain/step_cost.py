@@ -1,5 +1,5 @@
-"""``graphnorm pretrain --step-cost NORM[,NORM...]``: the CPU cost of one pre-training step per
-norm (or size), measured side by side in one process.
+"""``graphnorm pretrain --step-cost NORM[@LxH],...``: the CPU cost of one pre-training step
+per norm or size, measured side by side in one process.
 
 The CPU time a run logs (``log.jsonl``) depends on what else the machine ran: the same
 ``sep:bn+bn`` run logged 0.8-1.0 CPU-s per step in one session and another norm 0.33 in the
@@ -55,9 +55,41 @@ def step_costs(specs: dict, smiles: list[str], threads: int = 1) -> dict[str, fl
     return {label: spent[label] / (ROUNDS * STEPS_PER_TURN) for label in specs}
 
 
-def norm_specs(base, norms: list[str]) -> dict:
-    """One spec per norm, the rest as ``base``."""
-    return {n: type(base).from_dict({**base.to_dict(), "norm": n}) for n in norms}
+def model_specs(base, labels: list[str]) -> dict:
+    """One spec per label, the rest as ``base``. A label is a norm (``sep:bn+bn``: ``base``'s
+    size) or a norm at a size, ``NORM@LxH`` or ``NORM@LxHxF`` (layers, width, FFN width;
+    F defaults to 2 H) -- so sizes, not only norms, can be put on one clock."""
+    specs = {}
+    for label in labels:
+        norm, _, size = label.partition("@")
+        values = {**base.to_dict(), "norm": norm}
+        if size:
+            try:
+                dims = [int(v) for v in size.lower().split("x")]
+            except ValueError:
+                dims = []
+            if len(dims) not in (2, 3) or min(dims) < 1:
+                raise ValueError(f"--step-cost {label!r}: a size is LAYERSxWIDTH or "
+                                 "LAYERSxWIDTHxFFN, e.g. sep:bn+bn@6x96")
+            values.update(num_layers=dims[0], hidden=dims[1],
+                          ffn_hidden=dims[2] if len(dims) == 3 else 2 * dims[1])
+        specs[label] = type(base).from_dict(values)
+    return specs
+
+
+def cost_of(settings: dict, record: dict) -> float | None:
+    """CPU-s per step of a run (its ``pretrain.json`` settings) in a ``step_cost.json``
+    record: under ``NORM@LxHxF``, ``NORM@LxH`` (FFN 2 H), or plain ``NORM`` when the run
+    has the record's base size; None when the record did not measure it."""
+    per_step = record["cpu_s_per_step"]
+    norm, size = settings["norm"], (settings["num_layers"], settings["hidden"],
+                                     settings["ffn_hidden"])
+    keys = [f"{norm}@{size[0]}x{size[1]}x{size[2]}"]
+    if size[2] == 2 * size[1]:
+        keys.append(f"{norm}@{size[0]}x{size[1]}")
+    if list(size) == list(record.get("size", ())):
+        keys.append(norm)
+    return next((per_step[k] for k in keys if k in per_step), None)
 
 
 def sample_smiles(corpus, n: int, seed: int = 0) -> list[str]:

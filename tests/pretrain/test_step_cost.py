@@ -1,16 +1,29 @@
 """Per-step CPU cost of pre-training models measured side by side (graphnorm/pretrain/step_cost.py)."""
 from graphnorm.pretrain.spec import PretrainSpec
-from graphnorm.pretrain.step_cost import norm_specs, step_costs
+import pytest
+
+from graphnorm.pretrain.step_cost import model_specs, step_costs
 
 SMILES = [f"c1ccc(cc1){'C' * k}O" for k in range(1, 17)] + [f"C1CCNCC1{'C' * k}N" for k in range(1, 17)]
 
 
 def test_each_model_gets_a_cost_and_a_larger_one_costs_more():
     small = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=8)
-    specs = norm_specs(small, ["ln", "sep:bn+bn"])
-    assert [s.norm for s in specs.values()] == ["ln", "sep:bn+bn"]
-    specs["large"] = PretrainSpec.from_dict({**small.to_dict(), "num_layers": 4, "hidden": 64,
-                                            "ffn_hidden": 128})
+    specs = model_specs(small, ["ln", "sep:bn+bn", "ln@4x64"])
+    assert [s.norm for s in specs.values()] == ["ln", "sep:bn+bn", "ln"]
+    assert (specs["ln"].num_layers, specs["ln"].hidden) == (1, 16)
+    large = specs["ln@4x64"]
+    assert (large.num_layers, large.hidden, large.ffn_hidden, large.batch_size) == (4, 64, 128, 8)
     costs = step_costs(specs, SMILES)
-    assert set(costs) == {"ln", "sep:bn+bn", "large"} and min(costs.values()) > 0
-    assert costs["large"] > costs["ln"]
+    assert set(costs) == {"ln", "sep:bn+bn", "ln@4x64"} and min(costs.values()) > 0
+    assert costs["ln@4x64"] > costs["ln"]
+
+
+@pytest.mark.parametrize("label", ["ln@6", "ln@6xwide", "ln@0x64", "ln@1x2x3x4"])
+def test_a_malformed_size_names_itself(label):
+    with pytest.raises(ValueError, match="a size is LAYERSxWIDTH"):
+        model_specs(PretrainSpec(), [label])
+
+
+def test_an_explicit_ffn_width_is_kept():
+    assert model_specs(PretrainSpec(), ["ln@6x96x300"])["ln@6x96x300"].ffn_hidden == 300
