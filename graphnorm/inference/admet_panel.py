@@ -12,7 +12,8 @@ panel of another checkpoint is refused.
     frame = panel.predict(["CCO", "c1ccccc1O"])   # one row per molecule, in order
 
 Per shown endpoint ``<corpus>/<task>``: the value (regression, in the units of
-``panel.endpoints()``) or the probability (binary); regression also ``<task>_lo``/``_hi``, the
+``panel.endpoints()``) or the probability (binary, Platt-scaled on the panel's selection
+half); regression also ``<task>_lo``/``_hi``, the
 90 % split-conformal interval. ``far_from_training`` is True when the molecule's [VNode]
 embedding lies farther from the training molecules' centroids than 95 % of held-out ones;
 ``error`` names what went wrong with a row (its other columns are then empty).
@@ -56,6 +57,9 @@ class AdmetPanel:
         self.mean = loaded.target_mean.numpy().reshape(-1)[self.index]
         self.std = loaded.target_std.numpy().reshape(-1)[self.index]
         self.binary = np.array([e["kind"] == CLASSIFICATION.stored for e in chosen])
+        # Platt scaling fitted on the selection half (panel.calibrated); (1, 0) = raw logit
+        scale = np.array([e.get("platt") or [1.0, 0.0] for e in chosen], dtype=float)
+        self.platt_a, self.platt_b = scale[:, 0], scale[:, 1]
         self.centroids = np.asarray(panel["domain"]["centroids"], dtype=np.float32)
         self.threshold = float(panel["domain"]["threshold"])
         self.predictor = Predictor(loaded, batch_size=batch_size)
@@ -107,7 +111,8 @@ class AdmetPanel:
             with torch.no_grad():
                 raw, emb = self.loaded.model(batch, return_embeddings=True)
             z = raw.float().numpy()[:, self.index]
-            values[rows] = np.where(self.binary, 1 / (1 + np.exp(-z)), z * self.std + self.mean)
+            prob = 1 / (1 + np.exp(-(self.platt_a * z + self.platt_b)))
+            values[rows] = np.where(self.binary, prob, z * self.std + self.mean)
             distance[rows] = nearest_distance(emb.vnode.float().numpy(), self.centroids)
         data = {"smiles": list(smiles)}
         for j, e in enumerate(self.entries):

@@ -18,7 +18,7 @@ from pathlib import Path
 from .spec import PretrainSpec
 
 _SPEC_FLAGS = ("norm", "num_layers", "hidden", "ffn_hidden", "batch_size", "lr", "warmup_steps",
-               "weight_decay", "weighting", "seed")
+               "weight_decay", "weighting", "seed", "val_percent")
 
 
 def _duration(text: str) -> float:
@@ -50,6 +50,9 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpora", help="comma-separated corpus folders (default: all)")
     p.add_argument("--keep-tdc", action="store_true", help="keep TDC ADMET molecules in the "
                    "corpus (then no choice may be made on TDC validation splits with it)")
+    p.add_argument("--train-every-task", dest="train_every_task", action="store_true",
+                   help="hold out no task for the probe: every endpoint gets a trained head "
+                   "(the shipped model; the probe score is then not measured)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--report", nargs="+", metavar="RUN", help="write the cost curve of these "
                    "run folders (curve.md, curve.png) into --out instead of training")
@@ -76,6 +79,7 @@ def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
     if args.corpora:
         values["corpora"] = tuple(c.strip() for c in args.corpora.split(",") if c.strip())
     values["exclude_tdc"] = not args.keep_tdc
+    values["held_out_tasks"] = not args.train_every_task
     return PretrainSpec(**values)
 
 
@@ -106,6 +110,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
         saved, asked = before.to_dict(), spec.to_dict()
         given = [k for k in _SPEC_FLAGS if getattr(args, k) is not None]
         given += (["corpora"] if args.corpora else []) + (["exclude_tdc"] if args.keep_tdc else [])
+        given += ["held_out_tasks"] if args.train_every_task else []
         diff = {k: (saved[k], asked[k]) for k in given if saved[k] != asked[k]}
         if diff:
             raise ValueError(f"{out} holds a run with other settings (run, asked): {diff}; "

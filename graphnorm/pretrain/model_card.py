@@ -88,16 +88,23 @@ def model_card(run: Path, raw_dir=None) -> str:
         f"{panel['held_out_molecules']:,} held-out molecules (whole scaffolds never trained on): "
         f"chosen on one half (ROC-AUC >= {th['auroc']}, R² >= {th['r2']}, with enough labels), "
         "scored on the other, which the table reports. Intervals: 90 % split-conformal "
-        "half-widths on that half, in the endpoint's units.", "",
+        "half-widths on that half, in the endpoint's units. Binary probabilities are "
+        "Platt-scaled on the choosing half; their expected calibration error (ECE) on the "
+        "reporting half is given before -> after.", "",
         "| endpoint | kind | units | metric | score | n | 90 % half-width / ECE |",
         "|---|---|---|---|---|---|---|"]
     for e in sorted(shown, key=lambda e: e["task"]):
-        extra = e.get("halfwidth") if e["kind"] == REGRESSION.stored else e.get("ece")
+        extra = (_fmt(e.get("halfwidth")) if e["kind"] == REGRESSION.stored else
+                 f"{_fmt(e.get('ece_uncalibrated'))} -> {_fmt(e.get('ece'))}"
+                 if e.get("platt") else _fmt(e.get("ece")))
         lines.append(f"| {e['task']} | {e['kind']} | {e.get('units') or ''} | {e['metric']} | "
-                     f"{_fmt(e['score'])} | {e['n']} | {_fmt(extra)} |")
+                     f"{_fmt(e['score'])} | {e['n']} | {extra} |")
     lines += ["", "## Rebuild", "", "```bash",
               f"graphnorm pretrain --out RUN --norm {spec['norm']} --num-layers "
-              f"{spec['num_layers']} --hidden {spec['hidden']} --max-steps {best.get('step', 0)}",
+              f"{spec['num_layers']} --hidden {spec['hidden']} --ffn-hidden "
+              f"{spec['ffn_hidden']} --val-percent {spec.get('val_percent', 5)}"
+              f"{'' if spec.get('held_out_tasks', True) else ' --train-every-task'} "
+              f"--max-steps {best.get('step', 0)}",
               "graphnorm pretrain --out RUN --panel", "graphnorm pretrain --out RUN --model-card",
               "```", ""]
     return "\n".join(lines)

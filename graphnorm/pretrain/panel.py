@@ -54,8 +54,6 @@ def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: n
     logits (binary) or values in the task's units (regression); NaN labels = not measured."""
     have = ~np.isnan(y)
     s, r = have & select, have & ~select
-    from graphnorm.inference.conformal import expected_calibration_error
-
     from .evaluate import _auroc, _r2
 
     entry = {"task": name, "kind": (CLASSIFICATION if binary else REGRESSION).stored,
@@ -65,9 +63,8 @@ def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: n
         enough = s.sum() >= MIN_SELECT and min(y[s].sum(), (1 - y[s]).sum()) >= MIN_CLASS
         ok = enough and score_s is not None and score_s >= MIN_AUROC
         entry.update(metric="rocauc", score_select=score_s,
-                     score=_auroc(y[r], pred[r]) if r.sum() else None,
-                     ece=expected_calibration_error(1 / (1 + np.exp(-pred[r])), y[r])
-                     if r.sum() else None)
+                     score=_auroc(y[r], pred[r]) if r.sum() else None)
+        entry.update(calibrated(y[s], pred[s], y[r], pred[r]))
     else:
         score_s = _r2(y[s], pred[s]) if s.sum() else None
         ok = s.sum() >= MIN_SELECT and score_s is not None and score_s >= MIN_R2
@@ -76,6 +73,32 @@ def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: n
                      halfwidth=conformal_halfwidth(y[r] - pred[r]) if r.sum() else None)
     entry["shown"] = bool(ok and r.sum() >= MIN_REPORT and entry["score"] is not None)
     return entry
+
+
+def calibrated(y_select: np.ndarray, z_select: np.ndarray, y_report: np.ndarray,
+               z_report: np.ndarray) -> dict:
+    """Platt scaling of a binary endpoint's logits, fitted on S and judged on R:
+    {"platt": [a, b] (the probability shown is sigmoid(a z + b)), "ece": R's expected
+    calibration error of those probabilities, "ece_uncalibrated": of sigmoid(z)}. Without
+    both classes on S there is nothing to fit: the raw probability is kept ("platt" absent)."""
+    from graphnorm.inference.conformal import ProbabilityCalibrator, expected_calibration_error
+
+    out = {"ece_uncalibrated": None, "ece": None}
+    if len(y_report):
+        out["ece_uncalibrated"] = out["ece"] = expected_calibration_error(_sigmoid(z_report),
+                                                                          y_report)
+    if len(np.unique(y_select)) < 2:
+        return out
+    fitted = ProbabilityCalibrator("platt").fit(_sigmoid(z_select), y_select).model
+    a, b = float(fitted.coef_[0, 0]), float(fitted.intercept_[0])
+    out["platt"] = [a, b]
+    if len(y_report):
+        out["ece"] = expected_calibration_error(_sigmoid(a * z_report + b), y_report)
+    return out
+
+
+def _sigmoid(z) -> np.ndarray:
+    return 1 / (1 + np.exp(-np.asarray(z, float)))
 
 
 def domain_yardstick(train_embeddings: np.ndarray, select_embeddings: np.ndarray,

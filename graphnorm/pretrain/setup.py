@@ -74,7 +74,8 @@ class PretrainRun:
         rows = np.asarray(payload["rows"], dtype=np.int64)
         self._payload = payload
         self.corpus = corpus
-        self.held_tasks = splits.held_out_tasks(corpus, splits.HELD_TASK_MIN)
+        self.held_tasks = (splits.held_out_tasks(corpus, splits.HELD_TASK_MIN)
+                           if spec.held_out_tasks else [])
         self.scaling = TaskScaling.fit(corpus, rows[keep[train_pos]], self.held_tasks)
         rng = np.random.default_rng(spec.seed)
         # every held-out molecule and every training one (payload positions): the panel

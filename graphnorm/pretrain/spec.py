@@ -23,6 +23,9 @@ class PretrainSpec:
     corpora: Optional[tuple] = None  # None: every corpus of admet_corpus
     seed: int = 0
     val_percent: int = 5  # of scaffold groups held out (splits.scaffold_holdout)
+    # one task per multi-task corpus never trained, for the probe (splits.held_out_tasks);
+    # False trains every task: the shipped model, whose every endpoint needs a head
+    held_out_tasks: bool = True
     val_max: int = 8000  # held-out molecules scored at each evaluation (a fixed sample)
 
     def to_dict(self) -> dict:

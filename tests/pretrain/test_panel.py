@@ -47,6 +47,24 @@ def test_an_endpoint_is_shown_on_the_selection_half_and_scored_on_the_report_hal
     assert not P.endpoint("c/r", False, x, rng.normal(5, 2, n), select)["shown"]
 
 
+def test_binary_probabilities_are_platt_scaled_on_the_selection_half():
+    rng = np.random.default_rng(2)
+    n = 2000
+    y = (rng.random(n) < 0.3).astype(float)
+    true_logit = np.where(y == 1, 1.0, -1.0) + rng.normal(0, 1, n)
+    z = 4 * true_logit + 3  # a ranking model, badly overconfident and shifted
+    select = _rows(n, rng)
+    fit = P.calibrated(y[select], z[select], y[~select], z[~select])
+    a, b = fit["platt"]
+    assert 0 < a < 1  # it shrinks the overconfident logits
+    assert fit["ece"] < 0.05 < fit["ece_uncalibrated"]
+    # one class on S: nothing to fit, the raw probabilities are kept and judged
+    one = P.calibrated(np.zeros(20), z[:20], y[~select], z[~select])
+    assert "platt" not in one and one["ece"] == one["ece_uncalibrated"]
+    entry = P.endpoint("c/t", True, y, z, select)
+    assert entry["platt"] == pytest.approx([a, b]) and entry["ece"] == pytest.approx(fit["ece"])
+
+
 def test_the_far_from_training_yardstick_flags_outliers():
     rng = np.random.default_rng(1)
     train = rng.normal(0, 1, (600, 4)).astype(np.float32)
@@ -93,6 +111,27 @@ def test_the_panel_predicts_every_endpoint_in_units_with_errors_per_row(panel_fo
     assert frame["far_from_training"][1] is None and frame["far_from_training"][0] in (True, False)
 
 
+def test_the_panel_shows_the_platt_scaled_probability(panel_folder):
+    from graphnorm.inference.admet_panel import AdmetPanel
+
+    out, _, _ = panel_folder
+    record = json.loads((out / "panel.json").read_text())
+    entry = next(e for e in record["endpoints"] if e["task"] == "beta/t1")
+
+    def predicted(platt):
+        entry.pop("platt", None)
+        if platt:
+            entry["platt"] = platt
+        (out / "panel.json").write_text(json.dumps(record))
+        return AdmetPanel.load(out, all_endpoints=True).predict(["c1ccccc1O"])
+
+    before, after = predicted(None), predicted([0.5, -1.0])  # raw sigmoid(z), then scaled
+    p = before.loc[0, "beta/t1"]
+    z = np.log(p / (1 - p))
+    assert after.loc[0, "beta/t1"] == pytest.approx(1 / (1 + np.exp(-(0.5 * z - 1.0))), abs=1e-5)
+    assert after.loc[0, "alpha/logS"] == pytest.approx(before.loc[0, "alpha/logS"])
+
+
 def test_a_panel_of_another_checkpoint_is_refused(panel_folder):
     from graphnorm.cli import main
     from graphnorm.inference.admet_panel import AdmetPanel, PanelError
@@ -123,7 +162,7 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     card = (out / CARD_FILE).read_text()
     assert "| alpha |" in card and "| beta |" in card  # one row per corpus, licence unknown
     assert f"0 of {len(panel['endpoints'])} trained endpoints held up" in card
-    assert "--norm sep:bn+bn --num-layers 1 --hidden 16 --max-steps 4" in card
+    assert "--norm sep:bn+bn --num-layers 1 --hidden 16 --ffn-hidden 16 --val-percent 30 --max-steps 4" in card
     (out / "panel.json").unlink()
     assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 2
     assert os.path.exists(out / CARD_FILE)

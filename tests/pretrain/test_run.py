@@ -135,3 +135,27 @@ def test_held_out_tasks_are_probed_every_kth_evaluation(make_run, tmp_path):
     assert [r["step"] for r in records] == [2, 4, 6]
     assert ["probe" in r for r in records] == [False, False, True]
     assert all("val_loss" in r for r in records)
+
+
+def test_the_shipped_spec_trains_every_task_and_logs_no_probe(make_run, tmp_path):
+    every = PretrainSpec(**{**SPEC.to_dict(), "held_out_tasks": False, "corpora": None})
+    run = make_run(every)
+    assert run.held_tasks == [] and run.scaling.trained.all() and not len(run.probe_set)
+    train(run, tmp_path, 600, max_steps=2, eval_every=2, progress=False)
+    record = json.loads((tmp_path / LOG_FILE).read_text().splitlines()[-1])
+    assert "val_loss" in record and "probe" not in record
+    # an older run's pretrain.json (no such field) reads as the held-out default
+    old = {k: v for k, v in SPEC.to_dict().items() if k != "held_out_tasks"}
+    assert PretrainSpec.from_dict(old).held_out_tasks is True
+
+
+def test_the_cli_flags_name_the_shipped_settings_and_a_resume_must_repeat_them(tmp_path):
+    import argparse
+
+    from graphnorm.pretrain.cli import add_pretrain_args, spec_from_args
+
+    p = argparse.ArgumentParser()
+    add_pretrain_args(p)
+    spec = spec_from_args(p.parse_args(["--out", "x", "--train-every-task", "--val-percent", "15"]))
+    assert spec.held_out_tasks is False and spec.val_percent == 15
+    assert spec_from_args(p.parse_args(["--out", "x"])).held_out_tasks is True
