@@ -206,7 +206,9 @@ def load_cache(directory: Path, key: dict, fields: tuple = ()) -> Optional[tuple
     if sha256_file(data_path) != manifest.get("data_sha256"):
         return reject(f"corrupt ({DATA_FILE} does not match the sha256 in its manifest)")
     try:
-        payload = torch.load(data_path, weights_only=True)
+        # mapped, not read: the file's pages stay shared page cache, so two processes on one
+        # cache (two pre-training runs side by side) hold it once; copy-on-write keeps it intact
+        payload = torch.load(data_path, weights_only=True, mmap=True)
         if payload.get("format") != CACHE_FORMAT or not set(fields) <= set(payload):
             raise ValueError("unexpected layout")
     except Exception as e:  # unpickling garbage raises many exception types

@@ -64,6 +64,10 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
                    "(what `graphnorm admet` predicts; the rule: graphnorm/pretrain/panel.py)")
     p.add_argument("--model-card", dest="model_card", action="store_true", help="instead of "
                    "training: write the run's MODEL_CARD.md from its records and panel.json")
+    p.add_argument("--ship", nargs="?", const="", metavar="FOLDER", help="instead of "
+                   "training: install the run's best.ckpt, panel.json and MODEL_CARD.md as "
+                   "the ADMET panel graphnorm ships (default folder graphnorm/pretrained/admet; "
+                   "they must belong together)")
     p.add_argument("--step-cost", metavar="NORM[@LxH],...", help="instead of training: "
                    "CPU-seconds per step of the model with each of these norms, or norms at "
                    "sizes (sep:bn+bn@6x96: 6 layers, width 96, FFN 192; the other flags as "
@@ -95,6 +99,11 @@ def run_pretrain(args: argparse.Namespace) -> int:
 
         written = write_report([Path(r) for r in args.report], out, args.cost_file)
         print(f"[graphnorm pretrain] wrote {written['table']} and {written['figure']}")
+        return 0
+    if args.ship is not None:
+        from .ship import ship
+
+        print(f"[graphnorm pretrain] shipped {out} -> {ship(out, args.ship or None)}")
         return 0
     if args.model_card:
         from .model_card import write_model_card

@@ -1,0 +1,95 @@
+"""``graphnorm pretrain --out RUN --ship``: install a run's model, panel and model card as the
+ADMET panel graphnorm ships (``graphnorm/pretrained/admet/``: what ``graphnorm admet`` reads
+without ``--model`` and ``--init-from admet`` fine-tunes).
+
+The three files must belong together before anything is replaced: the panel names the
+checkpoint it was built from by its sha256, and so does the card; the checkpoint must load
+with ``weights_only``; the folder must stay under the wheel's budget for weights. The
+folder is written beside the old one and swapped in, so an interrupted ship leaves the
+previous panel whole. ``source.json`` records where the files came from.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Optional
+
+from .loop import BEST_FILE, LOG_FILE, SPEC_FILE
+from .model_card import CARD_FILE
+from .panel import PANEL_FILE
+
+SHIPPED_FILES = (BEST_FILE, PANEL_FILE, CARD_FILE)
+MAX_SHIPPED_BYTES = 15 * 2 ** 20  # issue 58: the weights inside the wheel, at most 15 MB
+SOURCE_FILE = "source.json"
+
+
+class ShipError(ValueError):
+    pass
+
+
+def shipped_folder() -> Path:
+    """Where the installed package keeps its ADMET panel."""
+    from graphnorm.pretrained import ADMET_PANEL
+
+    import graphnorm.pretrained as pretrained
+
+    return Path(pretrained.__file__).parent / ADMET_PANEL
+
+
+def check_shippable(run: Path) -> dict:
+    """What ``source.json`` will say, once every check passed; ShipError naming the first
+    that fails."""
+    from graphnorm.checkpoints import CheckpointError, load_checkpoint
+
+    run = Path(run)
+    missing = [name for name in SHIPPED_FILES if not (run / name).is_file()]
+    if missing:
+        raise ShipError(f"{run}: no {', '.join(missing)} -- build them first (`graphnorm "
+                        "pretrain --out RUN --panel`, then `--model-card`)")
+    sha = hashlib.sha256((run / BEST_FILE).read_bytes()).hexdigest()
+    try:
+        panel = json.loads((run / PANEL_FILE).read_text())
+        built_from = panel["checkpoint_sha256"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise ShipError(f"{run / PANEL_FILE}: not a panel file ({err})") from err
+    if built_from != sha:
+        raise ShipError(f"{run / PANEL_FILE} was built from another checkpoint than "
+                        f"{run / BEST_FILE}: rebuild it (--panel), then the card (--model-card)")
+    if sha[:16] not in (run / CARD_FILE).read_text():
+        raise ShipError(f"{run / CARD_FILE} describes another checkpoint than {run / BEST_FILE}: "
+                        "rebuild it (--model-card)")
+    try:
+        load_checkpoint(run / BEST_FILE)
+    except CheckpointError as err:
+        raise ShipError(f"{run / BEST_FILE} does not load: {err}") from err
+    size = sum((run / name).stat().st_size for name in SHIPPED_FILES)
+    if size > MAX_SHIPPED_BYTES:
+        raise ShipError(f"{run}: {size / 2 ** 20:.1f} MB to ship, more than the wheel's "
+                        f"{MAX_SHIPPED_BYTES / 2 ** 20:.0f} MB for weights")
+    spec = json.loads((run / SPEC_FILE).read_text()) if (run / SPEC_FILE).is_file() else {}
+    steps = [json.loads(line).get("step") for line in (run / LOG_FILE).read_text().splitlines()
+             if line.strip()] if (run / LOG_FILE).is_file() else []
+    return {"run": run.name, "checkpoint_sha256": sha, "corpus_sha256": panel.get("corpus_sha256"),
+            "endpoints_shown": panel.get("shown"), "steps_trained": max(steps, default=None),
+            "spec": spec}
+
+
+def ship(run: Path, dest: Optional[Path] = None) -> Path:
+    """Copy ``run``'s shipped files into ``dest`` (default `shipped_folder`), replacing what
+    was there only once the new folder is complete."""
+    source = check_shippable(run)
+    dest = Path(dest) if dest is not None else shipped_folder()
+    fresh, old = dest.with_name(dest.name + ".new"), dest.with_name(dest.name + ".old")
+    for leftover in (fresh, old):  # an earlier ship interrupted half-way
+        shutil.rmtree(leftover, ignore_errors=True)
+    fresh.mkdir(parents=True)
+    for name in SHIPPED_FILES:
+        shutil.copyfile(Path(run) / name, fresh / name)
+    (fresh / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n")
+    if dest.exists():
+        dest.rename(old)
+    fresh.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)
+    return dest
