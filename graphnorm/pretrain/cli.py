@@ -174,6 +174,7 @@ def _panel(run, out: Path, raw_dir) -> int:
                                 "(train the run first)")
     panel = build_panel(run, out / BEST_FILE, raw_dir)
     path = write_panel(panel, out)
+    judged = sum(e["judged"] for e in panel["endpoints"])
     print(f"[graphnorm pretrain] {panel['shown']} of {len(panel['endpoints'])} endpoints hold "
-          f"up on held-out molecules -> {path}")
+          f"up on held-out molecules ({judged} had enough labels to be judged) -> {path}")
     return 0

@@ -84,7 +84,10 @@ def model_card(run: Path, raw_dir=None) -> str:
     th = panel["thresholds"]
     lines += [
         "", "## Endpoints and their held-out scores", "",
-        f"{len(shown)} of {len(panel['endpoints'])} trained endpoints held up on "
+        f"{len(shown)} of {len(panel['endpoints'])} trained endpoints held up"
+        + (f" ({sum(e.get('judged', False) for e in panel['endpoints'])} had enough held-out "
+           "labels to be judged)" if any("judged" in e for e in panel["endpoints"]) else "")
+        + " on "
         f"{panel['held_out_molecules']:,} held-out molecules (whole scaffolds never trained on): "
         f"chosen on one half (ROC-AUC >= {th['auroc']}, R² >= {th['r2']}, with enough labels), "
         "scored on the other, which the table reports. Intervals: 90 % split-conformal "

@@ -58,20 +58,23 @@ def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: n
 
     entry = {"task": name, "kind": (CLASSIFICATION if binary else REGRESSION).stored,
              "units": description, "n_select": int(s.sum()), "n": int(r.sum())}
+    # enough labels on both halves for the endpoint to be judged at all (no score read)
+    enough = s.sum() >= MIN_SELECT and r.sum() >= MIN_REPORT and (
+        not binary or min(y[s].sum(), (1 - y[s]).sum()) >= MIN_CLASS)
+    entry["judged"] = bool(enough)
     if binary:
         score_s = _auroc(y[s], pred[s]) if s.sum() else None
-        enough = s.sum() >= MIN_SELECT and min(y[s].sum(), (1 - y[s]).sum()) >= MIN_CLASS
         ok = enough and score_s is not None and score_s >= MIN_AUROC
         entry.update(metric="rocauc", score_select=score_s,
                      score=_auroc(y[r], pred[r]) if r.sum() else None)
         entry.update(calibrated(y[s], pred[s], y[r], pred[r]))
     else:
         score_s = _r2(y[s], pred[s]) if s.sum() else None
-        ok = s.sum() >= MIN_SELECT and score_s is not None and score_s >= MIN_R2
+        ok = enough and score_s is not None and score_s >= MIN_R2
         entry.update(metric="r2", score_select=score_s,
                      score=_r2(y[r], pred[r]) if r.sum() else None,
                      halfwidth=conformal_halfwidth(y[r] - pred[r]) if r.sum() else None)
-    entry["shown"] = bool(ok and r.sum() >= MIN_REPORT and entry["score"] is not None)
+    entry["shown"] = bool(ok and entry["score"] is not None)
     return entry
 
 

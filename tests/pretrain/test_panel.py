@@ -40,6 +40,8 @@ def test_an_endpoint_is_shown_on_the_selection_half_and_scored_on_the_report_hal
     assert not P.endpoint("c/t", True, y, noise, select)["shown"]
     few = np.where(np.arange(n) < 30, y, np.nan)  # under MIN_SELECT labels
     assert not P.endpoint("c/t", True, few, good, select)["shown"]
+    assert not P.endpoint("c/t", True, few, good, select)["judged"] and shown["judged"]
+    assert P.endpoint("c/t", True, y, noise, select)["judged"]  # judged, and not shown
     # regression: R² in its units; an interval from the report half's residuals
     x = rng.normal(5, 2, n)
     fit = P.endpoint("c/r", False, x, x + rng.normal(0, 0.5, n), select, "log units")
