@@ -89,6 +89,12 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 
 def cmd_admet(args: argparse.Namespace) -> int:
+    if args.explain and not args.list:  # atom attributions of one endpoint: explain/panel_cli.py
+        from graphnorm.explain.panel_cli import run_admet_explain
+
+        return run_admet_explain(args)
+    if args.drawings and not args.list:
+        raise ValueError("--drawings is --explain's folder: give --explain ENDPOINT too")
     from graphnorm.inference.cli import run_admet
 
     return run_admet(args)
@@ -237,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("admet", help="the ADMET panel of a pre-trained model: every endpoint "
                        "that held up on held-out molecules, with intervals")
     add_admet_args(m)
+    from graphnorm.explain.panel_cli import add_admet_explain_args  # torch-free
+
+    add_admet_explain_args(m)
     m.set_defaults(func=cmd_admet)
 
     b = sub.add_parser("benchmark", help="norm variants x seeds, OGB leaderboard format",

@@ -56,7 +56,8 @@ class _MultiFeatureEmbedding(nn.Module):
         flat = idx.reshape(-1, idx.shape[-1])
         # embedding_bag reduces over F without materializing [..., F, dim]
         out = F.embedding_bag(flat, self.embedding.weight, mode=self.mode, padding_idx=0)
-        return out.view(*idx.shape[:-1], -1)
+        # the width named: -1 is ambiguous for no rows (a batch without bonds: CH4, salts)
+        return out.view(*idx.shape[:-1], out.shape[-1])
 
 
 class AtomEncoder(_MultiFeatureEmbedding):

@@ -17,6 +17,8 @@ half); regression also ``<task>_lo``/``_hi``, the
 90 % split-conformal interval. ``far_from_training`` is True when the molecule's [VNode]
 embedding lies farther from the training molecules' centroids than 95 % of held-out ones;
 ``error`` names what went wrong with a row (its other columns are then empty).
+
+    panel.explain(["CCO"], "<corpus>/<task>").scores   # atom scores of one shown endpoint
 """
 from __future__ import annotations
 
@@ -127,3 +129,57 @@ class AdmetPanel:
         data["far_from_training"] = np.where(ok, distance > self.threshold, None)
         data["error"] = errors
         return pd.DataFrame(data)
+
+    def endpoint_position(self, endpoint: str) -> int:
+        """Where a shown endpoint stands among ``self.entries``; a PanelError for one this
+        panel does not show (hidden: it did not hold up; or unknown)."""
+        shown = [e["task"] for e in self.entries]
+        if endpoint in shown:
+            return shown.index(endpoint)
+        hidden = any(e["task"] == endpoint for e in self.panel["endpoints"])
+        why = ("did not hold up on held-out molecules, so this panel does not show it (--all "
+               "shows every endpoint)" if hidden else "is not an endpoint of this panel")
+        raise PanelError(f"endpoint {endpoint!r} {why}; the endpoints shown are listed by "
+                         "`graphnorm admet --list` (GET /admet/endpoints when served)")
+
+    def explain(self, smiles: Sequence[str], endpoint: str, method: Optional[str] = None,
+                steps: Optional[int] = None, errors: Optional[list] = None,
+                labels: Optional[Sequence[str]] = None):
+        """Per-atom scores of one shown endpoint for each SMILES, in input order
+        (`PanelAttributions`: ``scores[k]`` one per atom in RDKit's order, None where
+        ``errors[k]`` says why the row failed; ``atoms`` the long table).
+
+        The methods are graphnorm.explain's (`Explainer`; default occlusion), run on the
+        model's raw output of the endpoint: the standardized value (regression) or the logit
+        (binary). The scores are then put in the scale the panel shows: regression x the
+        endpoint's training std, so a score is a change of the value in the endpoint's units;
+        binary x the Platt slope ``a`` of the endpoint (``"platt": [a, b]``, 1 without), so a
+        score is a change of the calibrated logit, log(p / (1 - p)) of the probability shown.
+        Attention rollout is a share of attention flow, the same for every endpoint: not
+        scaled. ``errors`` pre-set rows' errors (not featurized); ``labels`` name the rows
+        (default ``row 1``, ...)."""
+        from graphnorm.explain.explainer import Explainer
+        from graphnorm.explain.methods import DEFAULT_METHOD, DEFAULT_STEPS
+        from graphnorm.inference.predict import Predictor
+
+        from .panel_attributions import PanelAttributions, raw_output_view
+
+        j = self.endpoint_position(endpoint)
+        method = method or DEFAULT_METHOD
+        view = raw_output_view(self.loaded, int(self.index[j]), endpoint)
+        predictor = Predictor(view, batch_size=self.predictor.batch_size,
+                              rows_per_pass=self.predictor.rows_per_pass)
+        steps = DEFAULT_STEPS if steps is None else steps
+        ex = Explainer(predictor, method, steps).explain(smiles, labels, errors)
+        return PanelAttributions.of(ex, endpoint, *self.score_scale(endpoint, method))
+
+    def score_scale(self, endpoint: str, method: str) -> tuple[str, float]:
+        """(what an atom score of ``endpoint`` is, the factor from the raw output's scores to
+        it): see `explain`."""
+        j = self.endpoint_position(endpoint)
+        if method == "rollout":
+            return "share of attention flow from the readout token (no sign)", 1.0
+        if self.binary[j]:
+            return "change of the calibrated logit (log-odds)", float(self.platt_a[j])
+        units = self.entries[j].get("units")
+        return "change of the value" + (f", in {units}" if units else ""), float(self.std[j])

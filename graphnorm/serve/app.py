@@ -9,7 +9,9 @@
 - ``POST /draw`` ``{"smiles": [...], "target": optional}`` -> SVG drawings with atom attributions.
 - with ``--admet FOLDER`` (panel_service.py): ``GET /admet`` the panel's page, ``GET
   /admet/endpoints`` its endpoints (units, held-out scores), ``POST /admet/predict``
-  ``{"smiles": [...]}`` -> ``{"columns", "rows"}``, every endpoint per molecule. Served alone
+  ``{"smiles": [...]}`` -> ``{"columns", "rows"}``, every endpoint per molecule, ``POST
+  /admet/draw`` ``{"smiles": [...], "target": endpoint}`` -> SVG drawings with the atom
+  attributions of that endpoint (422: an endpoint the panel does not show). Served alone
   (no ``--checkpoint``), ``/`` is the panel's page and ``/health`` describes the panel.
 
 Every request the server cannot take gets a 4xx with ``{"detail": ...}`` (errors.py): 400 a
@@ -28,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from graphnorm.inference.admet_panel import PanelError
+
 from .errors import error_responses, install_error_handlers
 from .limits import BodyLimit
 from .page import PAGE_HTML
@@ -42,7 +46,7 @@ MULTIPART_OVERHEAD = 64 * 1024  # boundaries and headers around an upload of the
 class SmilesRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     smiles: list[Optional[str]]
-    target: Optional[str] = None  # /draw only: which target's attributions
+    target: Optional[str] = None  # /draw: which target's attributions; /admet/draw: endpoint
 
     @field_validator("smiles")
     @classmethod
@@ -195,8 +199,13 @@ class PanelResponse(BaseModel):
     rows: list[dict[str, Union[float, bool, str, None]]]
 
 
+class PanelDrawResponse(DrawResponse):
+    score: str  # what an atom's score is (AdmetPanel.explain): a change of what, in which units
+
+
 def add_panel_routes(app: FastAPI, panel: PanelService, check_count) -> None:
-    """``/admet``, ``/admet/endpoints`` and ``/admet/predict`` (module docstring)."""
+    """``/admet``, ``/admet/endpoints``, ``/admet/predict`` and ``/admet/draw`` (module
+    docstring)."""
 
     @app.get("/admet", response_class=HTMLResponse)
     def panel_page() -> str:
@@ -212,3 +221,14 @@ def add_panel_routes(app: FastAPI, panel: PanelService, check_count) -> None:
         if req.target is not None:
             raise HTTPException(422, "/admet/predict takes no target: it predicts every endpoint")
         return await run_in_threadpool(panel.predict, req.smiles)
+
+    @app.post("/admet/draw", responses=error_responses(400, 408, 413, 415, 422))
+    async def panel_draw(req: SmilesRequest) -> PanelDrawResponse:
+        check_count(len(req.smiles), panel.limits.max_drawn, "per /admet/draw")
+        if req.target is None:
+            raise HTTPException(422, "name the endpoint to draw in 'target' (GET "
+                                     "/admet/endpoints lists them)")
+        try:
+            return await run_in_threadpool(panel.draw, req.smiles, req.target)
+        except PanelError as err:  # an endpoint the panel does not show
+            raise HTTPException(422, str(err)) from None

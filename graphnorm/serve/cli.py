@@ -21,7 +21,7 @@ def add_serve_args(p: argparse.ArgumentParser) -> None:
                    help="interface to listen on (0.0.0.0: every interface; there is no login)")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--method", choices=METHOD_CHOICES, default=DEFAULT_METHOD,
-                   help="attribution method of the drawings")
+                   help="attribution method of the drawings (the model's and the panel's)")
     p.add_argument("--max-smiles", dest="max_smiles", type=int, default=lim.max_smiles,
                    help="SMILES per request (more: HTTP 413)")
     p.add_argument("--max-upload-mb", dest="max_upload_mb", type=float,
@@ -68,9 +68,10 @@ def run_serve(args: argparse.Namespace) -> int:
         from graphnorm.serve.panel_service import PanelService
 
         panel = PanelService(AdmetPanel.load(args.admet, batch_size=args.batch_size), limits,
-                             args.slice_rows, service.scheduler if service else None)
+                             args.slice_rows, service.scheduler if service else None, args.method)
         print(f"[graphnorm] serving the ADMET panel of {args.admet} ({len(panel.panel.entries)} "
-              f"endpoints) on {url}/admet (JSON API: POST /admet/predict)", file=sys.stderr, flush=True)
+              f"endpoints) on {url}/admet (JSON API: POST /admet/predict, /admet/draw)",
+              file=sys.stderr, flush=True)
     uvicorn.run(create_app(service, panel), host=args.host, port=args.port, log_level="warning",
                 timeout_keep_alive=5)
     return 0

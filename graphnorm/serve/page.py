@@ -5,7 +5,12 @@ the page shows is what API clients get. User text goes into the page as text (``
 never as markup; the SVG drawings come from the server's RDKit.
 """
 
-# what both pages' scripts need: the JSON API with its {"detail"} errors, and CSV cells
+# what the colours of both pages' drawings mean (graphnorm/explain/draw.py)
+COLOUR_NOTE = ("red atoms raise the prediction, blue atoms lower it (per-atom attributions; "
+               "colours compare atoms within one molecule)")
+
+# what both pages' scripts need: the JSON API with its {"detail"} errors, CSV cells, and a
+# drawing of /draw or /admet/draw put into the page
 SHARED_JS = r"""async function api(path, options) {
   const response = await fetch(path, options);
   let body = null;
@@ -21,6 +26,11 @@ SHARED_JS = r"""async function api(path, options) {
 function csvField(v) {
   const s = v === null || v === undefined ? "" : String(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function showDrawing(element, drawing) {
+  if (drawing.svg) element.innerHTML = drawing.svg;  // RDKit's SVG from this server
+  else element.textContent = drawing.error || "";
 }
 """
 
@@ -51,8 +61,7 @@ PAGE_HTML = r"""<!doctype html>
 <h1>graphnorm: molecular property predictions</h1>
 <div id="info">loading model information...</div>
 <p class="note">Paste SMILES (one per line) or upload a .csv / .tsv (a <code>smiles</code>
-column), .smi / .txt or .sdf file. Drawings: red atoms raise the prediction, blue atoms lower
-it (per-atom attributions; colours compare atoms within one molecule).</p>
+column), .smi / .txt or .sdf file. Drawings: """ + COLOUR_NOTE + r""".</p>
 <textarea id="smiles" placeholder="CCO&#10;c1ccccc1O&#10;CC(=O)Nc1ccc(O)cc1"></textarea>
 <div class="controls">
  <button id="predict">Predict</button>
@@ -127,11 +136,7 @@ async function drawMolecules() {
   try {
     const out = await api("/draw", {method: "POST", headers: {"Content-Type": "application/json"},
       body: JSON.stringify({smiles: smiles, target: $("target").value || null})});
-    out.drawings.forEach((d, k) => {
-      const td = todo[k].querySelector("td.mol");
-      if (d.svg) td.innerHTML = d.svg;  // RDKit's SVG from this server
-      else td.textContent = d.error || "";
-    });
+    out.drawings.forEach((d, k) => showDrawing(todo[k].querySelector("td.mol"), d));
   } catch (err) { setStatus(`drawings failed: ${err.message}`, true); }
 }
 

@@ -1,10 +1,11 @@
 """The ADMET panel's page (``GET /admet`` of ``graphnorm serve --admet``): plain HTML and a
-little vanilla JavaScript, calling the app's own ``/admet/endpoints`` and ``/admet/predict``.
-One row per endpoint (its units and held-out score), one column per molecule (the value, or
-the probability, and the 90 % interval); molecules far from the training data are marked.
+little vanilla JavaScript, calling the app's own ``/admet/endpoints``, ``/admet/predict`` and
+``/admet/draw``. One row per endpoint (its units and held-out score), one column per molecule
+(the value, or the probability, and the 90 % interval); molecules far from the training data
+are marked. Clicking a value draws that molecule's atom attributions for that endpoint.
 User text goes into the page as text (``textContent``), never as markup."""
 
-from .page import SHARED_JS
+from .page import COLOUR_NOTE, SHARED_JS
 
 PANEL_HTML = r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -25,6 +26,9 @@ PANEL_HTML = r"""<!doctype html>
  td.meta { color: #666; }
  .far { color: #8a6d00; font-family: system-ui, sans-serif; }
  .err { color: #b00020; font-family: system-ui, sans-serif; }
+ td.pick { cursor: pointer; }
+ td.pick:hover { background: #eef3ff; }
+ #drawsvg svg { width: 360px; height: 290px; }
 </style></head>
 <body>
 <h1>graphnorm: ADMET panel</h1>
@@ -32,15 +36,19 @@ PANEL_HTML = r"""<!doctype html>
 <p class="note">Every endpoint shown held up on held-out molecules (whole scaffolds the model
 never saw); its score there is listed beside it. Regression: value [90 % interval], in the
 endpoint's units. Binary: probability. A molecule marked <span class="far">far from
-training</span> lies outside what the model learned from: trust it less.</p>
+training</span> lies outside what the model learned from: trust it less. Click a value to
+draw that molecule's atom attributions for the endpoint: """ + COLOUR_NOTE + r"""; a score is
+the change the atom makes to the value (in the endpoint's units) or to the calibrated
+log-odds of the probability.</p>
 <textarea id="smiles" placeholder="CCO&#10;c1ccccc1O&#10;CC(=O)Nc1ccc(O)cc1"></textarea><br>
 <button id="predict">Predict</button><button id="download" disabled>Download CSV</button>
 <div id="status"></div>
 <table id="panel" hidden><thead></thead><tbody></tbody></table>
+<div id="drawing" hidden><p id="drawcaption" class="note"></p><div id="drawsvg"></div></div>
 <script>
 "use strict";
 """ + SHARED_JS + r"""const SHOWN = 8;  // molecules shown side by side; the CSV holds every one
-let endpoints = [], last = null;
+let endpoints = [], last = null, drawn = 0;
 const $ = (id) => document.getElementById(id);
 const fmt = (v) => v === null || v === undefined ? "" : Number(v).toPrecision(3);
 
@@ -56,6 +64,7 @@ function cell(tr, text, cls, tag) {
 
 function render(result) {
   last = result;
+  $("drawing").hidden = true;  // a drawing of the last table's molecules
   const mols = result.rows.slice(0, SHOWN);
   const head = document.createElement("tr");
   for (const name of ["endpoint", "units", "held-out score (n)"]) cell(head, name, null, "th");
@@ -76,7 +85,12 @@ function render(result) {
       const v = m[e.task];
       const text = v === null || v === undefined ? "" : e.kind === "binary" ? fmt(v) :
         `${fmt(v)} [${fmt(m[e.task + "_lo"])}, ${fmt(m[e.task + "_hi"])}]`;
-      cell(tr, text, "num");
+      const td = cell(tr, text, "num");
+      if (!m.error) {
+        td.className = "num pick";
+        td.title = "click: atom attributions";
+        td.addEventListener("click", () => drawAtoms(m.smiles, e.task));
+      }
     }
     body.appendChild(tr);
   }
@@ -85,6 +99,20 @@ function render(result) {
   const failed = result.rows.filter((r) => r.error).length;
   const more = result.rows.length > SHOWN ? `; the table shows the first ${SHOWN}, the CSV all` : "";
   status(`${result.rows.length} molecules, ${failed} failed${more}`, false);
+}
+
+async function drawAtoms(smiles, endpoint) {
+  const asked = ++drawn;  // a later click wins over an answer still on its way
+  $("drawing").hidden = false;
+  $("drawcaption").textContent = `drawing ${endpoint} for ${smiles}...`;
+  $("drawsvg").replaceChildren();
+  try {
+    const out = await api("/admet/draw", {method: "POST", headers: {"Content-Type": "application/json"},
+                                          body: JSON.stringify({smiles: [smiles], target: endpoint})});
+    if (asked !== drawn) return;
+    $("drawcaption").textContent = `${endpoint} of ${smiles}: ${out.method}, atom score = ${out.score}`;
+    showDrawing($("drawsvg"), out.drawings[0]);
+  } catch (err) { if (asked === drawn) $("drawcaption").textContent = `drawing failed: ${err.message}`; }
 }
 
 async function predict() {

@@ -1,7 +1,7 @@
 """The ADMET panel behind ``graphnorm serve --admet FOLDER``: `AdmetPanel`
 (graphnorm/inference/admet_panel.py) in slices on the server's turns, as `PredictionService`
 serves a trained model (service.py: per-molecule limits first, one slice on the model at a
-time)."""
+time), and its atom-attribution drawings of one endpoint (`AdmetPanel.explain`)."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 
 from .limits import Limits
 from .scheduler import SliceScheduler
-from .service import screen
+from .service import drawn_in_turns, screen
 
 
 def _json(x):
@@ -25,10 +25,18 @@ def _json(x):
 
 class PanelService:
     def __init__(self, panel, limits: Limits = Limits(), slice_rows: int = 64,
-                 scheduler: Optional[SliceScheduler] = None):
-        if slice_rows < 1:
-            raise ValueError(f"slices must hold at least one molecule, got {slice_rows}")
+                 scheduler: Optional[SliceScheduler] = None, method: Optional[str] = None,
+                 slice_drawn: int = 2):
+        from graphnorm.explain.methods import DEFAULT_METHOD, check_method
+
+        if slice_rows < 1 or slice_drawn < 1:
+            raise ValueError(f"slices must hold at least one molecule, got {slice_rows}, "
+                             f"{slice_drawn}")
         self.panel, self.limits, self.slice_rows = panel, limits, slice_rows
+        # drawings: a few molecules a turn, as PredictionService draws (occlusion: one
+        # forward per atom position)
+        self.method, self.slice_drawn = method or DEFAULT_METHOD, slice_drawn
+        check_method(self.method, panel.loaded)  # e.g. rollout on a GNN: refused at start
         self.scheduler = scheduler or SliceScheduler()  # shared with a model served beside it
 
     def endpoints(self) -> list[dict]:
@@ -53,3 +61,16 @@ class PanelService:
         if columns is None:
             columns = list(self.panel.predict([]).columns)
         return {"columns": columns, "rows": rows}
+
+    def draw(self, smiles: Sequence[Optional[str]], endpoint: str) -> dict:
+        """Attribution drawings (SVG) of each SMILES for one shown endpoint, in order; a
+        PanelError (before any work) for an endpoint the panel does not show."""
+        meaning, _ = self.panel.score_scale(endpoint, self.method)
+
+        def attribute(part: list[str]) -> tuple[list, list]:
+            got = self.panel.explain(part, endpoint, self.method, errors=screen(part, self.limits))
+            return got.errors, got.scores
+
+        drawings = drawn_in_turns(self.scheduler, smiles, self.slice_drawn, attribute)
+        return {"method": self.method, "target": endpoint, "score": meaning,
+                "drawings": drawings}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from graphnorm.inference.predict import Predictor
 
@@ -98,8 +98,6 @@ class PredictionService:
 
     def draw(self, smiles: Sequence[str], target: Optional[str] = None) -> dict:
         """Attribution drawings (SVG) of each SMILES for one target (default the first)."""
-        from graphnorm.explain.draw import draw_attributions
-
         if self.explainer is None:
             raise ValueError("this model is a random forest: it scores fingerprint counts, "
                              "so there are no atom attributions to draw")
@@ -109,20 +107,35 @@ class PredictionService:
         if target not in targets:
             raise ValueError(f"unknown target {target!r}; this model predicts {', '.join(targets)}")
         t = targets.index(target)
-        smiles = ["" if s is None else str(s) for s in smiles]
-        out = []
-        for served, start in enumerate(range(0, len(smiles), self.slice_drawn)):
-            part = smiles[start:start + self.slice_drawn]
-            # RDKit's parsing and drawing hold the GIL: in the turn, like the model
-            with self.scheduler.turn(served), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                ex = self.explainer.explain(part, errors=self.screen(part))
-                for k, s in enumerate(part):
-                    err = ex.molecules.error[k]
-                    svg = None if err else draw_attributions(s.strip(), ex.scores[k][:, t], "svg",
-                                                             size=(260, 210))
-                    out.append({"smiles": s, "svg": svg, "error": err or None})
-        return {"method": self.explainer.method, "target": target, "drawings": out}
+
+        def attribute(part: list[str]) -> tuple[list, list]:
+            ex = self.explainer.explain(part, errors=self.screen(part))
+            return list(ex.molecules.error), [ex.scores[k][:, t] if k in ex.scores else None
+                                              for k in range(len(part))]
+
+        drawings = drawn_in_turns(self.scheduler, smiles, self.slice_drawn, attribute)
+        return {"method": self.explainer.method, "target": target, "drawings": drawings}
+
+
+def drawn_in_turns(scheduler: SliceScheduler, smiles: Sequence[Optional[str]], per_turn: int,
+                   attribute: Callable[[list], tuple[list, list]]) -> list[dict]:
+    """``{"smiles", "svg", "error"}`` per SMILES, in order: ``per_turn`` molecules a turn on
+    the model, ``attribute(part)`` giving each row's error ("" when none) and atom scores."""
+    from graphnorm.explain.draw import draw_attributions
+
+    smiles = ["" if s is None else str(s) for s in smiles]
+    out = []
+    for served, start in enumerate(range(0, len(smiles), per_turn)):
+        part = smiles[start:start + per_turn]
+        # RDKit's parsing and drawing hold the GIL: in the turn, like the model
+        with scheduler.turn(served), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            errors, scores = attribute(part)
+            for s, err, atom_scores in zip(part, errors, scores):
+                svg = None if err else draw_attributions(s.strip(), atom_scores, "svg",
+                                                         size=(260, 210))
+                out.append({"smiles": s, "svg": svg, "error": err or None})
+    return out
 
 
 def screen(smiles: Sequence[str], lim: Limits, errors: Optional[Sequence[str]] = None) -> list[str]:

@@ -57,3 +57,55 @@ def test_the_panel_beside_a_trained_model(panel, tmp_path):
         assert client.post("/admet/predict", json={"smiles": ["CCO"]}).json()["rows"][0]["error"] is None
     with pytest.raises(ValueError, match="--checkpoint"):
         create_app(None, None)
+
+
+def test_the_panel_draws_the_atom_attributions_of_one_endpoint(panel):
+    from graphnorm.serve.app import create_app
+    from graphnorm.serve.page import COLOUR_NOTE
+
+    with TestClient(create_app(None, panel), raise_server_exceptions=True) as client:
+        page = client.get("/admet").text
+        assert "/admet/draw" in page and COLOUR_NOTE in page
+        big = "C" * 40
+        r = client.post("/admet/draw", json={"smiles": ["c1ccccc1O", "nonsense", big],
+                                             "target": "alpha/logS"})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["target"] == "alpha/logS" and body["method"] == panel.method
+        assert body["score"].startswith("change of the value")
+        ok, bad, over = body["drawings"]
+        assert ok["smiles"] == "c1ccccc1O" and ok["error"] is None and "<svg" in ok["svg"]
+        assert bad["svg"] is None and "nonsense" in bad["error"]
+        assert over["svg"] is None and "40 atoms" in over["error"]  # the server's atom limit
+        binary = client.post("/admet/draw", json={"smiles": ["CCO"], "target": "beta/t1"}).json()
+        assert "calibrated logit" in binary["score"] and "<svg" in binary["drawings"][0]["svg"]
+        for target in ("nope/x", None):  # unknown, or none named
+            r = client.post("/admet/draw", json={"smiles": ["CCO"], "target": target})
+            assert r.status_code == 422 and "/admet/endpoints" in r.json()["detail"]
+        too_many = ["C"] * (panel.limits.max_drawn + 1)
+        r = client.post("/admet/draw", json={"smiles": too_many, "target": "alpha/logS"})
+        assert r.status_code == 413 and "/admet/draw" in r.json()["detail"]
+        declared = client.get("/openapi.json").json()["paths"]["/admet/draw"]["post"]["responses"]
+        assert {"200", "400", "408", "413", "415", "422"} <= set(declared)
+
+
+def test_a_hidden_endpoint_is_not_drawn(panel, tmp_path):
+    import json
+    import shutil
+
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.serve.app import create_app
+    from graphnorm.serve.panel_service import PanelService
+
+    folder = tmp_path / "run"
+    shutil.copytree(panel.panel.loaded.path.parent, folder)
+    record = json.loads((folder / "panel.json").read_text())
+    for e in record["endpoints"]:
+        e["shown"] = e["task"] == "alpha/logS"
+    (folder / "panel.json").write_text(json.dumps(record))
+    shown = PanelService(AdmetPanel.load(folder), panel.limits)
+    with TestClient(create_app(None, shown), raise_server_exceptions=True) as client:
+        assert client.post("/admet/draw", json={"smiles": ["CCO"], "target": "alpha/logS"}
+                           ).status_code == 200
+        r = client.post("/admet/draw", json={"smiles": ["CCO"], "target": "beta/t1"})
+        assert r.status_code == 422 and "did not hold up" in r.json()["detail"]

@@ -13,6 +13,7 @@ from schemathesis.specs.openapi.checks import (content_type_conformance, negativ
                                                status_code_conformance)
 
 from tiny_checkpoint import write_checkpoint
+from tiny_panel import make_tiny_panel
 
 pytestmark = pytest.mark.slow  # fuzzing
 
@@ -21,17 +22,22 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 
 def tiny_app():
-    """The app around an untrained checkpoint (read into memory, then its file deleted)."""
+    """The app around an untrained checkpoint and the tiny ADMET panel beside it, every
+    endpoint shown (read into memory, then their files deleted)."""
+    from graphnorm.inference.admet_panel import AdmetPanel
     from graphnorm.inference.predict import load_predictor
     from graphnorm.serve.app import create_app
     from graphnorm.serve.limits import Limits
+    from graphnorm.serve.panel_service import PanelService
     from graphnorm.serve.service import PredictionService
 
     with tempfile.TemporaryDirectory() as tmp:
         predictor = load_predictor(write_checkpoint(Path(tmp) / "best.ckpt"))
+        panel = AdmetPanel.load(make_tiny_panel(Path(tmp))[0], all_endpoints=True)
     # small limits: generated lists stay cheap, and the 413 answers are reachable
     limits = Limits(max_smiles=20, max_drawn=2, max_atoms=20, max_upload_bytes=64 * 1024)
-    return create_app(PredictionService(predictor, limits))
+    service = PredictionService(predictor, limits)
+    return create_app(service, PanelService(panel, limits, scheduler=service.scheduler))
 
 
 # loaded at import: schemathesis 4.32's fixture-based loader does not run under pytest 9
