@@ -58,5 +58,5 @@ def run_admet_explain(args: argparse.Namespace) -> int:
         drawn += 1
     bad = report_failed_rows("admet", labels, got.errors)
     print(f"[graphnorm] {got.method} attributions of {args.explain} ({got.meaning}) for "
-          f"{len(smiles) - len(bad)} molecules ({len(bad)} failed, {drawn} drawn) -> {out}")
+          f"{len(smiles) - len(bad)} of {len(smiles)} molecules ({drawn} drawn) -> {out}")
     return 1 if len(bad) == len(smiles) else 0
