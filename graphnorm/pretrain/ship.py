@@ -84,7 +84,12 @@ def ship(run: Path, dest: Optional[Path] = None) -> Path:
     fresh, old = dest.with_name(dest.name + ".new"), dest.with_name(dest.name + ".old")
     for leftover in (fresh, old):  # an earlier ship interrupted half-way
         shutil.rmtree(leftover, ignore_errors=True)
-    fresh.mkdir(parents=True)
+    try:
+        fresh.mkdir(parents=True)
+    except PermissionError as err:  # an installed package the user may not write to
+        raise ShipError(f"cannot write beside {dest} ({err.strerror}): ship into a folder "
+                        "of yours with --ship FOLDER, and read it with graphnorm admet "
+                        "--model FOLDER") from err
     for name in SHIPPED_FILES:
         shutil.copyfile(Path(run) / name, fresh / name)
     (fresh / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n")

@@ -66,3 +66,16 @@ def test_a_checkpoint_that_does_not_load_is_not_shipped(carded, tmp_path):
     (carded / "MODEL_CARD.md").write_text(f"card of `{sha[:16]}…`")
     with pytest.raises(ShipError, match="does not load"):
         check_shippable(carded)
+
+
+def test_a_folder_it_may_not_write_is_named(carded, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from graphnorm.pretrain.ship import ShipError, ship
+
+    def refuse(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    with pytest.raises(ShipError, match="--ship FOLDER"):
+        ship(carded, tmp_path / "site-packages" / "admet")
