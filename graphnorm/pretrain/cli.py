@@ -129,9 +129,6 @@ def run_pretrain(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{out}: not a pre-training run (no {SPEC_FILE}); --panel "
                                 "scores a trained run's best.ckpt")
     torch.set_num_threads(max(1, args.threads))
-    from .memory import return_large_blocks
-
-    return_large_blocks()  # before the corpus loads: hours of batch shapes fragment the heap
     progress = not args.quiet
     run = PretrainRun(spec, args.raw_dir, workers=args.workers, progress=progress,
                       tdc_dir=args.tdc_dir)

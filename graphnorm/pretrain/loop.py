@@ -90,6 +90,7 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
     sessions) or a stop signal; returns the last log record and ``stopped_at`` (the step
     the saved state holds)."""
     from .evaluate import forward_all, molecule_scores, probe_scores
+    from .memory import TRIM_EVERY, trim_heap
     from .objective import multitask_loss
 
     spec, model, scaling = run.spec, run.model, run.scaling
@@ -162,6 +163,8 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
                 torch.nn.utils.clip_grad_norm_(model.parameters(), spec.clip_norm)
             optimizer.step()
             state["step"] += 1
+            if state["step"] % TRIM_EVERY == 0:  # batch shapes fragment the heap: memory.py
+                trim_heap()
             state["position"] += len(idx)
             state["seen"] += len(idx)
             value = float(loss.detach())

@@ -1,0 +1,25 @@
+"""The heap's free pages go back to the system during pre-training (graphnorm/pretrain/memory.py)."""
+import sys
+
+import pytest
+
+from graphnorm.pretrain import memory
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_freed_blocks_are_returned():
+    blocks = [bytearray(100_000) for _ in range(2000)]  # 200 MB below the mmap threshold
+    del blocks[::2]  # holes in the heap that no next allocation of another size fills
+    assert memory.trim_heap() is True
+
+
+def test_without_glibc_nothing_is_asked(monkeypatch):
+    monkeypatch.setattr(memory.sys, "platform", "darwin")
+    assert memory.trim_heap() is False
+    monkeypatch.setattr(memory.sys, "platform", "linux")
+
+    def no_glibc(name):
+        raise OSError(f"{name}: not found")
+
+    monkeypatch.setattr(memory.ctypes, "CDLL", no_glibc)
+    assert memory.trim_heap() is False
