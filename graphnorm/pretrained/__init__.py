@@ -5,6 +5,9 @@ Each is a graphnorm checkpoint stripped to the model's weights and its ``graphno
 which command, is in ``graphnorm/pretrained/README.md`` and, with its numbers, in
 ``experiments/results/pretrained/``.
 
+- ``admet``: the Graphormer pre-trained on every task of ``admet_corpus`` (no TDC
+  molecule), the model behind ``graphnorm admet``; its folder ``admet/`` also holds the
+  panel (``panel.json``) and ``MODEL_CARD.md``, installed by ``graphnorm pretrain --ship``.
 - ``zinc250k``: the small-table recipe's Graphormer (4 x 64, GINE branch, ``sep:bn+bn``)
   pre-trained to regress the RDKit 2D descriptors of ~217k ZINC250k training molecules.
   ``graphnorm train --data TABLE --target-columns Y --init-from zinc250k`` fine-tunes it; the
@@ -17,8 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-# name -> file in this folder
-BACKBONES = {"zinc250k": "zinc250k.ckpt"}
+# name -> file in this folder; "admet": the ADMET panel's multi-task model (`pretrain --ship`)
+BACKBONES = {"zinc250k": "zinc250k.ckpt", "admet": "admet/best.ckpt"}
 # the ADMET panel `graphnorm admet` reads by default: a folder of the pre-trained model
 # (best.ckpt), its panel.json and MODEL_CARD.md (graphnorm/pretrain/panel.py, model_card.py)
 ADMET_PANEL = "admet"
@@ -33,7 +36,7 @@ def pretrained_path(name: str) -> Path:
     if name not in BACKBONES:
         raise PretrainedError(f"no pre-trained backbone named {name!r}; shipped: "
                               f"{', '.join(BACKBONES)}")
-    path = Path(__file__).with_name(BACKBONES[name])
+    path = Path(__file__).parent / BACKBONES[name]
     if not path.is_file():
         raise PretrainedError(f"the pre-trained backbone {name!r} is not installed ({path} is "
                               "missing); reinstall graphnorm from a full source tree")

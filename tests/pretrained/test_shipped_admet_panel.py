@@ -1,0 +1,54 @@
+"""The ADMET panel graphnorm ships (graphnorm/pretrained/admet/, `graphnorm pretrain --ship`):
+installed whole, read by `graphnorm admet` without --model, and fine-tuned by name."""
+import json
+
+import numpy as np
+import torch
+
+from graphnorm.pretrained import admet_panel_folder, pretrained_path
+
+
+def test_the_shipped_files_belong_together():
+    from graphnorm.pretrain.ship import check_shippable
+
+    folder = admet_panel_folder()
+    source = json.loads((folder / "source.json").read_text())
+    assert check_shippable(folder)["checkpoint_sha256"] == source["checkpoint_sha256"]
+    assert pretrained_path("admet") == folder / "best.ckpt"
+    assert source["spec"]["held_out_tasks"] is False  # every endpoint has a trained head
+
+
+def test_admet_without_a_model_predicts_the_shipped_endpoints(tmp_path):
+    from graphnorm.cli import main
+    from graphnorm.inference.admet_panel import AdmetPanel
+
+    panel = AdmetPanel.load()
+    frame = panel.predict(["CC(=O)Oc1ccccc1C(=O)O", "not a smiles"])
+    shown = [e["task"] for e in panel.entries]
+    assert shown and all(e["shown"] for e in panel.entries)
+    assert np.isfinite(frame.loc[0, shown].astype(float)).all()
+    assert frame["error"][1] and np.isnan(frame.loc[1, shown[0]])
+    out = tmp_path / "panel.csv"
+    assert main(["admet", "--smiles", "CCO", "--output", str(out)]) == 0
+    assert out.read_text().startswith("smiles,")
+
+
+def test_init_from_admet_fits_the_admet_recipe(tmp_path):
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.models import build_model
+    from graphnorm.train.init_from import init_from_checkpoint
+    from graphnorm.train.model_config import model_config_for
+    from resolved import resolved
+
+    loaded = load_checkpoint(pretrained_path("admet"))
+    table = tmp_path / "t.csv"
+    table.write_text("smiles,y\nCCO,1.0\nCCN,2.0\n")
+    cfg = resolved(["train", "--data", str(table), "--target-columns", "y", "--recipe", "admet",
+                    "--init-from", "admet"])
+    featurizer = cfg.featurizer_config(loaded.featurizer.vocab)
+    config = model_config_for(cfg, {"num_tasks": 1}, featurizer)
+    model = build_model(config)
+    info = init_from_checkpoint(model, config, featurizer, "admet")
+    body = {k: v for k, v in loaded.model.state_dict().items() if not k.startswith("head.")}
+    assert info["tensors"] == len(body) > 50
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in body.items())
