@@ -11,12 +11,14 @@ but pays a page fault per block: it doubled a step's CPU time, most of it in the
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 from typing import Optional
 
 TRIM_EVERY = 50  # training steps between two trims
 
 
+@functools.lru_cache(maxsize=None)  # opened once, not at every trim
 def _libc() -> Optional[ctypes.CDLL]:
     if not sys.platform.startswith("linux"):
         return None

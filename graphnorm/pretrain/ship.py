@@ -31,11 +31,9 @@ class ShipError(ValueError):
 
 def shipped_folder() -> Path:
     """Where the installed package keeps its ADMET panel."""
-    from graphnorm.pretrained import ADMET_PANEL
+    from graphnorm.pretrained import admet_panel_path
 
-    import graphnorm.pretrained as pretrained
-
-    return Path(pretrained.__file__).parent / ADMET_PANEL
+    return admet_panel_path()
 
 
 def check_shippable(run: Path) -> dict:

@@ -43,9 +43,14 @@ def pretrained_path(name: str) -> Path:
     return path
 
 
+def admet_panel_path() -> Path:
+    """Where the installed package keeps its ADMET panel, whether or not it holds one."""
+    return Path(__file__).parent / ADMET_PANEL
+
+
 def admet_panel_folder() -> Path:
     """The shipped ADMET panel's folder; a clear error where this graphnorm ships none."""
-    folder = Path(__file__).parent / ADMET_PANEL
+    folder = admet_panel_path()
     if not (folder / "panel.json").is_file():
         raise PretrainedError("this graphnorm ships no ADMET panel yet: build one with "
                               "`graphnorm pretrain --out RUN` then `--panel`, and pass "

@@ -13,13 +13,22 @@ def test_freed_blocks_are_returned():
     assert memory.trim_heap() is True
 
 
-def test_without_glibc_nothing_is_asked(monkeypatch):
+@pytest.fixture
+def uncached():
+    memory._libc.cache_clear()  # the C library is looked up once per process
+    yield
+    memory._libc.cache_clear()
+
+
+def test_without_glibc_nothing_is_asked(monkeypatch, uncached):
     monkeypatch.setattr(memory.sys, "platform", "darwin")
     assert memory.trim_heap() is False
+    memory._libc.cache_clear()
     monkeypatch.setattr(memory.sys, "platform", "linux")
 
     def no_glibc(name):
         raise OSError(f"{name}: not found")
 
     monkeypatch.setattr(memory.ctypes, "CDLL", no_glibc)
+    memory._libc.cache_clear()
     assert memory.trim_heap() is False
