@@ -26,6 +26,7 @@ from typing import Optional
 import numpy as np
 
 from graphnorm.tasks import CLASSIFICATION, REGRESSION
+from .corpus_units import units_of
 
 MIN_SELECT, MIN_CLASS, MIN_REPORT = 50, 10, 25
 MIN_AUROC, MIN_R2 = 0.75, 0.30
@@ -126,7 +127,8 @@ def nearest_distance(embeddings: np.ndarray, centroids: np.ndarray) -> np.ndarra
 
 
 def task_descriptions(raw_dir) -> dict[str, str]:
-    """``<corpus>/<task>`` -> the units or transform its tasks.csv states."""
+    """``<corpus>/<task>`` -> its units (`corpus_units.units_of`: where tasks.csv leaves
+    them blank or garbled) or the units or transform its tasks.csv states."""
     import os
 
     import pandas as pd
@@ -137,7 +139,8 @@ def task_descriptions(raw_dir) -> dict[str, str]:
         frame = pd.read_csv(path)
         for _, row in frame.iterrows():
             text = row.get("description")
-            out[f"{path.parent.name}/{row['task']}"] = "" if pd.isna(text) else str(text)
+            key = f"{path.parent.name}/{row['task']}"
+            out[key] = units_of(key, "" if pd.isna(text) else str(text))
     return out
 
 
