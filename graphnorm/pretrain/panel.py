@@ -144,6 +144,21 @@ def task_descriptions(raw_dir) -> dict[str, str]:
     return out
 
 
+def held_out_predictions(run, model) -> dict:
+    """``model``'s view of every held-out molecule of ``run``: {"pred" [N, T]: logits
+    (binary) or values in the task's units, "y" [N, T] (NaN = not measured), "select" [N]
+    (the S half), "rows" [N] (corpus rows), "embeddings" [N, D]}."""
+    from .evaluate import forward_all
+
+    held = run.subset(run.held_out_positions, "held_out")
+    z, y, emb, rows = forward_all(model, run.loader(held), run.labels_of)
+    mean, std = run.scaling.mean.numpy(), run.scaling.std.numpy()
+    binary = run.scaling.binary.numpy()
+    pred = np.where(binary[None, :], z, z * std[None, :] + mean[None, :])
+    return {"pred": pred, "y": y, "select": halves([run.corpus.smiles[r] for r in rows]),
+            "rows": rows, "embeddings": emb}
+
+
 def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> dict:
     """The panel of ``checkpoint`` (a `graphnorm pretrain` best.ckpt of ``run``'s spec)."""
     import torch
@@ -154,18 +169,15 @@ def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> dict:
 
     loaded = load_checkpoint(checkpoint)
     model, corpus = loaded.model, run.corpus
-    held = run.subset(run.held_out_positions, "held_out")
-    z, y, emb, rows = forward_all(model, run.loader(held), run.labels_of)
-    select = halves([corpus.smiles[r] for r in rows])
-    mean, std = run.scaling.mean.numpy(), run.scaling.std.numpy()
+    held = held_out_predictions(run, model)
+    y, emb, rows, select = held["y"], held["embeddings"], held["rows"], held["select"]
     binary, trained = run.scaling.binary.numpy(), run.scaling.trained.numpy()
     described = task_descriptions(raw_dir)
     entries = []
     for t, name in enumerate(corpus.task_names):
         if not trained[t]:
             continue
-        pred = z[:, t] if binary[t] else z[:, t] * std[t] + mean[t]
-        entries.append(endpoint(name, bool(binary[t]), y[:, t], pred, select,
+        entries.append(endpoint(name, bool(binary[t]), y[:, t], held["pred"][:, t], select,
                                 described.get(name, "")))
     rng = np.random.default_rng(seed)
     sample = rng.choice(run.train_positions, min(DOMAIN_SAMPLE, len(run.train_positions)),
