@@ -111,7 +111,7 @@ def main() -> None:
     # each label's molecule; the molecules the backbone trained on
     mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
     is_train = np.zeros(len(corpus), dtype=bool)
-    is_train[np.asarray(run._payload["rows"])[run.train_positions]] = True
+    is_train[run.corpus_rows(run.train_positions)] = True
     # every judged endpoint's molecules (not only those to go: a resumed run finds the
     # same feature chunks), training ones and labelled ones of R
     labelled = {e["task"]: (corpus.task == index[e["task"]]) & is_train[mol_of] for e in judged}

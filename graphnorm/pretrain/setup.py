@@ -144,6 +144,10 @@ class PretrainRun:
 
         return corpus_dataset(self._payload, positions, split)
 
+    def corpus_rows(self, positions) -> np.ndarray:
+        """The corpus rows (`Corpus` indices) of these payload positions."""
+        return np.asarray(self._payload["rows"], dtype=np.int64)[positions]
+
     def probe_loader(self):
         return self._loader(self.probe_set)
 

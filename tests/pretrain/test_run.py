@@ -85,6 +85,15 @@ def test_benchmark_molecules_never_reach_training(make_run, monkeypatch):
     assert not seen & excluded and len(seen) == 21 - 2
 
 
+def test_corpus_rows_name_the_molecules_each_split_holds(make_run):
+    run = make_run()
+    train = run.corpus_rows(run.train_positions)
+    held = run.corpus_rows(run.held_out_positions)
+    assert not set(train.tolist()) & set(held.tolist())
+    assert {run.corpus.smiles[r] for r in train} == {run.train_set[i].smiles
+                                                      for i in range(len(run.train_set))}
+
+
 def test_a_corpus_too_small_to_split_is_refused(make_run):
     with pytest.raises(ValueError, match="too few"):
         make_run(PretrainSpec(**{**SPEC.to_dict(), "val_percent": 0, "corpora": None}))
