@@ -72,6 +72,28 @@ def maplight_rows(smiles: list[str], rows: np.ndarray, cache: Path, workers: int
     return np.concatenate([np.load(folder / f"{s:07d}.npy") for s in starts])
 
 
+def summarize(rows: list[dict], total: int) -> str:
+    """The counts of RULE E, over all endpoints done, the shown ones, and by corpus."""
+    from collections import defaultdict
+
+    def line(name, part):
+        v = [r["verdict"] for r in part]
+        diff = np.median([r["backbone"] - r["gbm"] for r in part])
+        higher = sum(r["backbone"] > r["gbm"] for r in part)
+        return (f"| {name} | {len(part)} | {v.count('backbone')} | {v.count('gbm')} | "
+                f"{v.count('tied')} | {higher} | {diff:+.3f} |")
+
+    by_corpus = defaultdict(list)
+    for r in rows:
+        by_corpus[r["task"].split("/")[0]].append(r)
+    lines = [f"{len(rows)} of {total} judged endpoints done.", "",
+             "| endpoints | n | backbone better | gbm better | tied | backbone higher | median "
+             "backbone - gbm |", "|---|---|---|---|---|---|---|",
+             line("all done", rows), line("shown in the panel", [r for r in rows if r["shown"]])]
+    lines += [line(f"`{c}`", part) for c, part in sorted(by_corpus.items())]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", type=Path, required=True, help="the shipped pre-training run folder")
@@ -80,6 +102,8 @@ def main() -> None:
                     help="MapLight features of the corpus molecules, by chunk")
     ap.add_argument("--endpoints", type=int, default=None, help="the first N judged (dry run)")
     ap.add_argument("--threads", type=int, default=1, help="LightGBM's and torch's")
+    ap.add_argument("--summary", action="store_true",
+                    help="only write OUT/summary.md from the endpoints done")
     ap.add_argument("--workers", type=int, default=2, help="processes computing features")
     args = ap.parse_args()
 
@@ -101,9 +125,12 @@ def main() -> None:
     done = {json.loads(l)["task"] for l in done_path.read_text().splitlines()} \
         if done_path.is_file() else set()
     todo = [e for e in judged if e["task"] not in done]
-    print(f"[rule E] {len(judged)} judged endpoints, {len(done)} done, {len(todo)} to go", flush=True)
-    if not todo:
+    if args.summary or not todo:
+        rows = [json.loads(l) for l in done_path.read_text().splitlines()] if done else []
+        (args.out / "summary.md").write_text(summarize(rows, len(judged)))
+        print(summarize(rows, len(judged)))
         return
+    print(f"[rule E] {len(judged)} judged endpoints, {len(done)} done, {len(todo)} to go", flush=True)
     run = PretrainRun(spec, os.environ.get("GRAPHNORM_RAW_DIR"), workers=1, progress=True)
     held = held_out_predictions(run, load_checkpoint(args.run / "best.ckpt").model)
     corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
