@@ -67,6 +67,10 @@ def model_card(run: Path, raw_dir=None) -> str:
         "heavy atoms), beside measurement, never instead of it.",
         "- A starting point for fine-tuning on a measured table (`train --init-from`), and "
         "tree-model columns (`--tree-features maplight+admet+gnn`).",
+        "- For breadth and speed. For one endpoint whose measured table you have, a model "
+        "fitted on that table (`train --data`, `--model gbm`) is usually more accurate: on "
+        "held-out scaffolds one gbm per table beat the shipped backbone on most ADME endpoints "
+        "(docs/pretraining.md).",
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
         "## Data", "",
