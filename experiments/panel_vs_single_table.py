@@ -141,14 +141,16 @@ def main() -> None:
     is_train[run.corpus_rows(run.train_positions)] = True
     # every judged endpoint's molecules (not only those to go: a resumed run finds the
     # same feature chunks), training ones and labelled ones of R
-    labelled = {e["task"]: (corpus.task == index[e["task"]]) & is_train[mol_of] for e in judged}
+    # (label positions, not masks: 149 masks over 1.9 M labels would hold ~280 MB)
+    labelled = {e["task"]: np.flatnonzero((corpus.task == index[e["task"]]) & is_train[mol_of])
+                for e in judged}
     on_r = report & ~np.isnan(held["y"][:, [index[e["task"]] for e in judged]]).all(1)
     needed = np.unique(np.concatenate([mol_of[m] for m in labelled.values()]
                                       + [held["rows"][on_r]]))
     features = maplight_rows(corpus.smiles, needed, args.cache, args.workers)
-    where = {int(r): i for i, r in enumerate(needed)}
-    def x_of(rows):
-        return features[[where[int(r)] for r in rows]]
+
+    def x_of(rows):  # ``needed`` is sorted and holds every row asked for
+        return features[np.searchsorted(needed, rows)]
 
     for k, e in enumerate(todo, 1):
         t = index[e["task"]]
