@@ -18,7 +18,7 @@ from pathlib import Path
 from .spec import PretrainSpec
 
 _SPEC_FLAGS = ("norm", "num_layers", "hidden", "ffn_hidden", "batch_size", "lr", "warmup_steps",
-               "weight_decay", "weighting", "seed", "val_percent")
+               "weight_decay", "weighting", "sampling", "seed", "val_percent")
 
 
 def _duration(text: str) -> float:
@@ -47,6 +47,11 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
                    "default: 1)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     p.add_argument("--workers", type=int, default=1, help="featurizing processes, first call")
+    p.add_argument("--device", default="cpu", help="where the model trains: cpu (default) or "
+                   "a torch device such as cuda; states and checkpoints load on any")
+    p.add_argument("--loader-workers", dest="loader_workers", type=int, default=0,
+                   help="processes making the training batches (what keeps a GPU fed; "
+                   "default 0: this process)")
     p.add_argument("--corpora", help="comma-separated corpus folders (default: all)")
     p.add_argument("--keep-tdc", action="store_true", help="keep TDC ADMET molecules in the "
                    "corpus (then no choice may be made on TDC validation splits with it)")
@@ -138,7 +143,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
     if args.panel:
         return _panel(run, out, args.raw_dir)
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,
-                 args.probe_every)
+                 args.probe_every, args.device, args.loader_workers)
     if progress:
         print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}; continue with the "
               f"same command (state in {out})", flush=True)

@@ -40,12 +40,14 @@ def _r2(y: np.ndarray, p: np.ndarray) -> Optional[float]:
 def forward_all(model, loader, labels_of) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(outputs [N, T], labels [N, T], [VNode] embeddings [N, D], corpus rows [N])."""
     model.eval()
+    device = next(model.parameters()).device
     outs, ys, embs, rows = [], [], [], []
     for batch in loader:
-        z, emb = model(batch, return_embeddings=True)
-        outs.append(z.float().numpy())
+        z, emb = model(batch.to(device), return_embeddings=True)
+        batch = batch.to("cpu")
+        outs.append(z.float().cpu().numpy())
         ys.append(labels_of(batch.y).numpy())
-        embs.append(emb.vnode.float().numpy())
+        embs.append(emb.vnode.float().cpu().numpy())
         rows.append(batch.y.view(-1).round().long().numpy())
     return (np.concatenate(outs), np.concatenate(ys), np.concatenate(embs),
             np.concatenate(rows))

@@ -84,16 +84,44 @@ def _save(path: Path, obj) -> None:
     torch_save(obj, path)  # atomic: an interrupt never leaves half a state file
 
 
+def _to_cpu(obj):
+    """Tensors of a (nested) state on the CPU: a state saved on a GPU loads anywhere."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_cpu(v) for v in obj)
+    return obj
+
+
+def _epoch_batches(run, order: np.ndarray, position: int, size: int, workers: int):
+    """(batch, labels) of the epoch's ``order`` from ``position`` on, in order; made in
+    ``workers`` loader processes (forked: they share the featurized corpus) or in this one."""
+    chunks = [order[s:s + size] for s in range(position, len(order), size)]
+    if not workers:
+        return (run.batch_and_labels(c) for c in chunks)
+    from torch.utils.data import DataLoader
+
+    return iter(DataLoader(chunks, batch_size=None, num_workers=workers,
+                           collate_fn=run.batch_and_labels, multiprocessing_context="fork",
+                           prefetch_factor=4))
+
+
 def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: int,
-          progress: bool = True, probe_every: int = 1) -> dict:
+          progress: bool = True, probe_every: int = 1, device: str = "cpu",
+          loader_workers: int = 0) -> dict:
     """Train ``run`` (a `setup.PretrainRun`) until the wall budget, ``max_steps`` (total over
     sessions) or a stop signal; returns the last log record and ``stopped_at`` (the step
-    the saved state holds)."""
+    the saved state holds). ``device`` runs the model there (a lent GPU; states and
+    checkpoints are saved on the CPU either way); ``loader_workers`` processes make the
+    batches (what feeds a GPU; the CPU time logged is then this process's alone)."""
     from .evaluate import forward_all, molecule_scores, probe_scores
     from .memory import TRIM_EVERY, trim_heap
     from .objective import multitask_loss
 
-    spec, model, scaling = run.spec, run.model, run.scaling
+    spec, model = run.spec, run.model.to(device)
+    scaling = run.scaling.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=spec.lr, weight_decay=spec.weight_decay)
     state_path, log_path = out / STATE_FILE, out / LOG_FILE
     state = {"step": 0, "epoch": 0, "position": 0, "wall": 0.0, "cpu": 0.0, "seen": 0,
@@ -110,7 +138,7 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
         torch.set_rng_state(saved["rng"])
     stop, started, cpu0 = Stop(), time.time(), time.process_time()
     wall0, cpu_base = state["wall"], state["cpu"]
-    n_train, B = len(run.train_set), spec.batch_size
+    B = spec.batch_size
     running = None
 
     def elapsed() -> tuple[float, float]:
@@ -118,7 +146,8 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
 
     def evaluate() -> dict:
         z, y, _, _ = forward_all(model, run.val_loader(), run.labels_of)
-        record = {f"val_{k}": v for k, v in molecule_scores(z, y, scaling, spec.weighting).items()}
+        record = {f"val_{k}": v for k, v in molecule_scores(z, y, run.scaling,
+                                                              spec.weighting).items()}
         # no probe this time, or no held-out task at all (a corpus without one big enough)
         if (state["step"] // eval_every) % max(1, probe_every) or not len(run.probe_set):
             model.train()
@@ -131,53 +160,74 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
         model.train()
         return record
 
-    def checkpoint(record: dict) -> None:
+    def checkpoint(record: dict, rng=None) -> None:
         loss = record.get("val_loss")
         if loss is not None and (state["best_loss"] is None or loss < state["best_loss"]):
             state["best_loss"] = loss
             _save(out / BEST_FILE, run.graphnorm_checkpoint(state["step"]))
         wall, cpu = elapsed()
-        _save(state_path, {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                           "progress": dict(state, wall=wall, cpu=cpu), "rng": torch.get_rng_state()})
+        _save(state_path, {"model": _to_cpu(model.state_dict()),
+                           "optimizer": _to_cpu(optimizer.state_dict()),
+                           "progress": dict(state, wall=wall, cpu=cpu),
+                           "rng": torch.get_rng_state() if rng is None else rng})
+
+    def record_now() -> dict:
+        wall, cpu = elapsed()
+        record = {"step": state["step"], "epoch": state["epoch"], "seen": state["seen"],
+                  "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                  "lr": lr_at(state["step"], spec.lr, spec.warmup_steps),
+                  "train_loss": running, **evaluate()}
+        if device != "cpu":
+            record["device"] = device
+        return record
 
     model.train()
-    last = {}
+    last, evaluated_at = {}, state["step"]
+
+    def must_stop() -> bool:
+        return stop.requested or time.time() - started >= max_time_s or (
+            max_steps is not None and state["step"] >= max_steps)
+
     try:
-        while True:
-            if stop.requested or time.time() - started >= max_time_s or (
-                    max_steps is not None and state["step"] >= max_steps):
-                break
+        while not must_stop():
             order = run.permutation(state["epoch"])
-            if state["position"] >= n_train:
+            if state["position"] >= len(order):
                 state["epoch"], state["position"] = state["epoch"] + 1, 0
                 continue
-            idx = order[state["position"]:state["position"] + B]
-            batch = run.batch(idx)
-            y = run.labels_of(batch.y)
-            for group in optimizer.param_groups:
-                group["lr"] = lr_at(state["step"] + 1, spec.lr, spec.warmup_steps)
-            loss = multitask_loss(model(batch), y, scaling, spec.weighting)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if spec.clip_norm:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), spec.clip_norm)
-            optimizer.step()
-            state["step"] += 1
-            if state["step"] % TRIM_EVERY == 0:  # batch shapes fragment the heap: memory.py
-                trim_heap()
-            state["position"] += len(idx)
-            state["seen"] += len(idx)
-            value = float(loss.detach())
-            running = value if running is None else 0.98 * running + 0.02 * value
-            if state["step"] % eval_every == 0:
-                wall, cpu = elapsed()
-                last = {"step": state["step"], "epoch": state["epoch"], "seen": state["seen"],
-                        "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-                        "lr": lr_at(state["step"], spec.lr, spec.warmup_steps),
-                        "train_loss": running, **evaluate()}
-                checkpoint(last)
-                _log(log_path, last, progress)
-        checkpoint(last)  # the state of the last step, whatever stopped the loop
+            batches = _epoch_batches(run, order, state["position"], B, loader_workers)
+            for batch, y in batches:
+                if must_stop():
+                    break
+                batch, y = batch.to(device), y.to(device)
+                for group in optimizer.param_groups:
+                    group["lr"] = lr_at(state["step"] + 1, spec.lr, spec.warmup_steps)
+                loss = multitask_loss(model(batch), y, scaling, spec.weighting)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if spec.clip_norm:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), spec.clip_norm)
+                optimizer.step()
+                state["step"] += 1
+                if state["step"] % TRIM_EVERY == 0:  # batch shapes fragment the heap: memory.py
+                    trim_heap()
+                state["position"] += len(y)
+                state["seen"] += len(y)
+                value = float(loss.detach())
+                running = value if running is None else 0.98 * running + 0.02 * value
+                if state["step"] % eval_every == 0:
+                    last, evaluated_at = record_now(), state["step"]
+                    checkpoint(last)
+                    _log(log_path, last, progress)
+            del batches  # a loader's processes end with it
+        # the state of the last step, whatever stopped the loop, with the random state from
+        # before a closing evaluation (its loader draws a seed): a resume goes on as if the
+        # call had not stopped. A budget or step limit that falls between evaluations still
+        # ends with a held-out score (an interrupt does not wait for one).
+        rng = torch.get_rng_state()
+        if state["step"] > evaluated_at and not stop.requested:
+            last = record_now()
+            _log(log_path, last, progress)
+        checkpoint(last, rng)
     finally:
         stop.restore()
     return dict(last, stopped_at=state["step"])

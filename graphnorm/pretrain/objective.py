@@ -61,6 +61,9 @@ class TaskScaling:
         return cls(torch.as_tensor(binary), torch.as_tensor(mean, dtype=torch.float32),
                    torch.as_tensor(std, dtype=torch.float32), torch.as_tensor(trained))
 
+    def to(self, device) -> "TaskScaling":
+        return TaskScaling(*(getattr(self, f.name).to(device) for f in dataclasses.fields(self)))
+
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name).tolist() for f in dataclasses.fields(self)}
 

@@ -6,6 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
+SAMPLINGS = ("uniform", "task")
+
 
 @dataclass(frozen=True)
 class PretrainSpec:
@@ -19,6 +21,9 @@ class PretrainSpec:
     weight_decay: float = 0.01
     clip_norm: float = 5.0
     weighting: str = "molecule"  # objective.WEIGHTINGS
+    # how an epoch draws its molecules: "uniform" (a permutation) or "task" (square-root task
+    # balancing, drawn with replacement: setup.task_balanced_weights)
+    sampling: str = "uniform"
     exclude_tdc: bool = True  # drop every TDC ADMET molecule (train_val and test): splits.py
     corpora: Optional[tuple] = None  # None: every corpus of admet_corpus
     seed: int = 0
@@ -27,6 +32,10 @@ class PretrainSpec:
     # False trains every task: the shipped model, whose every endpoint needs a head
     held_out_tasks: bool = True
     val_max: int = 8000  # held-out molecules scored at each evaluation (a fixed sample)
+
+    def __post_init__(self):
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)

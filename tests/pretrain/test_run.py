@@ -40,6 +40,9 @@ def test_run_logs_held_out_scores_and_resumes_exactly(make_run, tmp_path):
     train(make_run(), resumed, 600, max_steps=5, eval_every=4, progress=False)
     state = torch.load(resumed / STATE_FILE, weights_only=True)
     assert state["progress"]["step"] == 5
+    # a limit between evaluations still ends with a held-out score of the last step
+    logged = [json.loads(line)["step"] for line in (resumed / LOG_FILE).read_text().splitlines()]
+    assert logged == [4, 5]
     train(make_run(), resumed, 600, max_steps=8, eval_every=4, progress=False)
     a = torch.load(straight / STATE_FILE, weights_only=True)["model"]
     b = torch.load(resumed / STATE_FILE, weights_only=True)["model"]
