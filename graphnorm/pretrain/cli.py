@@ -61,6 +61,10 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--report", nargs="+", metavar="RUN", help="write the cost curve of these "
                    "run folders (curve.md, curve.png) into --out instead of training")
+    p.add_argument("--compare", nargs="+", metavar="RUN", help="score these runs' best.ckpt "
+                   "endpoint by endpoint on the held-out halves against the first (its splits, "
+                   "its panel's endpoints; paired bootstrap) and write compare.md and "
+                   "compare.jsonl into --out instead of training")
     p.add_argument("--cost-file", dest="cost_file", metavar="STEP_COST_JSON", help="--report: "
                    "put the runs on the clock of a --step-cost measurement (steps x measured "
                    "CPU-s per step) instead of their logged CPU time")
@@ -104,6 +108,16 @@ def run_pretrain(args: argparse.Namespace) -> int:
 
         written = write_report([Path(r) for r in args.report], out, args.cost_file)
         print(f"[graphnorm pretrain] wrote {written['table']} and {written['figure']}")
+        return 0
+    if args.compare:
+        from .compare import write_comparison
+
+        if len(args.compare) < 2:
+            raise ValueError("--compare needs a reference run and at least one other")
+        torch.set_num_threads(max(1, args.threads))
+        path = write_comparison([Path(r) for r in args.compare], out, args.raw_dir,
+                                not args.quiet)
+        print(f"[graphnorm pretrain] wrote {path}")
         return 0
     if args.ship is not None:
         from .ship import ship

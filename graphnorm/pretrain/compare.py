@@ -1,0 +1,156 @@
+"""Pre-trained backbones of one run's splits compared endpoint by endpoint, on the held-out
+scaffolds (``graphnorm pretrain --compare REF RUN ... --out DIR``).
+
+For every endpoint the reference run's panel judged (`panel.endpoint`: enough labels on both
+halves), each backbone's ``best.ckpt`` is scored with the panel's metric (ROC-AUC of the
+logit; R² in the endpoint's units) on the choosing half S and the report half R of the
+held-out molecules (`panel.halves`). Against the reference, a paired bootstrap over the
+half's labelled molecules gives the 95 % interval of score(run) - score(reference):
+
+    better  if lo > 0,   worse  if hi < 0,   tied  otherwise.
+
+Bootstrap resamples are drawn all at once (a [B, n] index matrix) and scored row-wise:
+ROC-AUC from average ranks (Mann-Whitney U / (n+ n-)), R² from row means; a resample with
+one class only, where ROC-AUC is undefined, is left out and replaced.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+BOOTSTRAP, LEVEL, SEED = 1000, 0.95, 0
+VERDICTS = ("better", "worse", "tied")
+
+
+def _row_scores(binary: bool, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Score of each row of y, p [B, n] (NaN where a row has one class only)."""
+    if binary:
+        from scipy.stats import rankdata
+
+        ranks = rankdata(p, axis=1)
+        pos = y.sum(1)
+        neg = y.shape[1] - pos
+        u = (ranks * y).sum(1) - pos * (pos + 1) / 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where((pos > 0) & (neg > 0), u / (pos * neg), np.nan)
+    var = y.var(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(var > 0, 1 - ((y - p) ** 2).mean(1) / var, np.nan)
+
+
+def score(binary: bool, y: np.ndarray, p: np.ndarray) -> float:
+    """The panel's metric of one prediction vector."""
+    return float(_row_scores(binary, y[None, :], p[None, :])[0])
+
+
+def paired_interval(binary: bool, y: np.ndarray, a: np.ndarray, b: np.ndarray,
+                    rng: np.random.Generator, resamples: int = BOOTSTRAP) -> tuple[float, float]:
+    """The LEVEL interval of score(a) - score(b) over paired resamples of the molecules."""
+    diffs: list[np.ndarray] = []
+    n, have = len(y), 0
+    while have < resamples:
+        i = rng.integers(0, n, (resamples, n))
+        d = _row_scores(binary, y[i], a[i]) - _row_scores(binary, y[i], b[i])
+        d = d[~np.isnan(d)]
+        diffs.append(d)
+        have += len(d)
+        if not have and len(diffs) > 3:
+            raise ValueError("no resample holds both classes")
+    d = np.concatenate(diffs)[:resamples]
+    lo, hi = np.quantile(d, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
+    return float(lo), float(hi)
+
+
+def verdict(lo: float, hi: float) -> str:
+    return "better" if lo > 0 else "worse" if hi < 0 else "tied"
+
+
+def same_splits(reference: dict, other: dict) -> list[str]:
+    """The spec fields (pretrain.json) that would give another corpus, split or task set."""
+    keys = ("seed", "val_percent", "corpora", "exclude_tdc", "held_out_tasks")
+    return [k for k in keys if reference.get(k) != other.get(k)]
+
+
+def compare_backbones(run, checkpoints: dict, endpoints: list[dict]) -> list[dict]:
+    """Per endpoint: each backbone's S and R scores; for every backbone after the first (the
+    reference), its interval and verdict against the reference on each half."""
+    from graphnorm.checkpoints import load_checkpoint
+
+    from .panel import held_out_predictions
+
+    names = list(checkpoints)
+    held = {n: held_out_predictions(run, load_checkpoint(p).model) for n, p in checkpoints.items()}
+    ref = names[0]
+    index = {name: t for t, name in enumerate(run.corpus.task_names)}
+    select = held[ref]["select"]
+    out = []
+    for e in endpoints:
+        t = index[e["task"]]
+        binary = bool(run.scaling.binary[t])
+        y_all = held[ref]["y"][:, t]
+        row = {"task": e["task"], "metric": "rocauc" if binary else "r2",
+               "shown": bool(e.get("shown"))}
+        for half, mask in (("S", select), ("R", ~select)):
+            m = mask & ~np.isnan(y_all)
+            y = y_all[m]
+            row[f"n_{half}"] = int(m.sum())
+            preds = {n: held[n]["pred"][m, t] for n in names}
+            for n in names:
+                row[f"{n}_{half}"] = score(binary, y, preds[n])
+            for n in names[1:]:
+                lo, hi = paired_interval(binary, y, preds[n], preds[ref],
+                                         np.random.default_rng(SEED))
+                row[f"{n}_{half}_interval"] = [lo, hi]
+                row[f"{n}_{half}_verdict"] = verdict(lo, hi)
+        out.append(row)
+    return out
+
+
+def summary(rows: list[dict], names: list[str]) -> str:
+    """Markdown: per compared backbone and half, the verdict counts against the reference."""
+    ref = names[0]
+    lines = [f"{len(rows)} endpoints; reference `{ref}`; verdict = 95 % paired bootstrap "
+             f"({BOOTSTRAP} resamples) of score(backbone) - score(`{ref}`).", "",
+             "| backbone | half | better | worse | tied | higher in mean | median difference |",
+             "|---|---|---|---|---|---|---|"]
+    for n in names[1:]:
+        for half in ("S", "R"):
+            v = [r[f"{n}_{half}_verdict"] for r in rows]
+            d = [r[f"{n}_{half}"] - r[f"{ref}_{half}"] for r in rows]
+            lines.append(f"| `{n}` | {half} | {v.count('better')} | {v.count('worse')} | "
+                         f"{v.count('tied')} | {sum(x > 0 for x in d)} | {np.median(d):+.4f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bool = True) -> Path:
+    """Compare the ``best.ckpt`` of ``run_dirs`` (the first is the reference: its spec gives
+    the splits, its panel.json the endpoints) and write OUT/compare.jsonl and compare.md."""
+    from .panel import PANEL_FILE
+    from .setup import PretrainRun
+    from .spec import PretrainSpec
+
+    specs = [json.loads((d / "pretrain.json").read_text()) for d in run_dirs]
+    for d, spec in zip(run_dirs[1:], specs[1:]):
+        differ = same_splits(specs[0], spec)
+        if differ:
+            raise ValueError(f"{d} was trained on other splits or tasks than {run_dirs[0]} "
+                             f"(settings {differ} differ): its held-out molecules are not "
+                             "the reference's")
+    panel_path = run_dirs[0] / PANEL_FILE
+    if not panel_path.is_file():
+        raise FileNotFoundError(f"{panel_path}: the reference run needs its panel "
+                                "(`graphnorm pretrain --out REF --panel`)")
+    endpoints = [e for e in json.loads(panel_path.read_text())["endpoints"] if e["judged"]]
+    names = [d.name for d in run_dirs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"the runs need distinct folder names, got {names}")
+    run = PretrainRun(PretrainSpec.from_dict(specs[0]), raw_dir, progress=progress)
+    rows = compare_backbones(run, {n: d / "best.ckpt" for n, d in zip(names, run_dirs)},
+                             endpoints)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = out / "compare.md"
+    path.write_text(summary(rows, names))
+    return path
