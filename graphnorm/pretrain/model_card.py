@@ -29,6 +29,16 @@ def _fmt(value, digits: int = 3) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
+def _device_lines(log: list[dict]) -> list[str]:
+    """A line on the steps trained on another device than the CPU (a resumed run may move)."""
+    moved = [r for r in log if r.get("device", "cpu") != "cpu"]
+    if not moved:
+        return []
+    return [f"- The evaluations from step {moved[0]['step']:,} on come from a run continued on "
+            f"`{moved[0]['device']}` (a GPU), fed by loader processes whose CPU time is not in "
+            "the CPU-hours above."]
+
+
 def model_card(run: Path, raw_dir=None) -> str:
     """The card's Markdown (raises FileNotFoundError naming what the run lacks)."""
     run = Path(run)
@@ -56,6 +66,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         f"{log[-1].get('step', 0) if log else 0:,} trained, batches of {spec['batch_size']} molecules "
         f"({best.get('seen', 0):,} molecules seen), {best.get('cpu_s', 0) / 3600:.2f} CPU-hours as "
         "logged (a shared 2-core machine), seed " + str(spec["seed"]) + ".",
+        *_device_lines(log),
         f"- Objective: masked multi-task BCE (binary) and standardized L1 (regression), each "
         f"molecule weighing one (`{spec['weighting']}` weighting); held-out scaffolds: "
         f"loss {_fmt(best.get('val_loss'))}, mean ROC-AUC {_fmt(best.get('val_auroc'))}, "

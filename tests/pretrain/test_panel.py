@@ -165,6 +165,12 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     assert "| alpha |" in card and "| beta |" in card  # one row per corpus, licence unknown
     assert f"0 of {len(panel['endpoints'])} trained endpoints held up" in card
     assert "--norm sep:bn+bn --num-layers 1 --hidden 16 --ffn-hidden 16 --val-percent 30 --max-steps 4" in card
+    assert "continued on" not in card
+    log = out / "log.jsonl"  # the run continued on a GPU: the card says from where on
+    last = json.loads(log.read_text().splitlines()[-1])
+    log.write_text(log.read_text() + json.dumps(dict(last, step=6, device="cuda")) + "\n")
+    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 0
+    assert "from step 6 on come from a run continued on `cuda`" in (out / CARD_FILE).read_text()
     (out / "panel.json").unlink()
     assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 2
     assert os.path.exists(out / CARD_FILE)
