@@ -148,6 +148,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{out}: not a pre-training run (no {SPEC_FILE}); --panel "
                                 "scores a trained run's best.ckpt")
     torch.set_num_threads(max(1, args.threads))
+    _check_device(args.device, args.loader_workers)
     progress = not args.quiet
     run = PretrainRun(spec, args.raw_dir, workers=args.workers, progress=progress,
                       tdc_dir=args.tdc_dir)
@@ -162,6 +163,21 @@ def run_pretrain(args: argparse.Namespace) -> int:
         print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}; continue with the "
               f"same command (state in {out})", flush=True)
     return 0
+
+
+def _check_device(device: str, loader_workers: int) -> None:
+    """A device this machine has, named before the corpus loads (minutes on a CPU)."""
+    import torch
+
+    if loader_workers < 0:
+        raise ValueError(f"--loader-workers must be >= 0, got {loader_workers}")
+    try:
+        kind = torch.device(device).type
+    except RuntimeError as err:
+        raise ValueError(f"--device {device!r} is not a torch device (cpu, cuda, cuda:1, ...)") from err
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"--device {device}: this machine has no CUDA GPU that torch "
+                         f"{torch.__version__} can use; train on the CPU (--device cpu)")
 
 
 def _step_cost(args, spec: PretrainSpec, out: Path) -> int:

@@ -81,3 +81,17 @@ def test_task_sampling_draws_with_replacement_and_resumes_exactly(make_run, tmp_
 def test_an_unknown_sampling_is_refused():
     with pytest.raises(ValueError, match="sampling must be one of"):
         PretrainSpec(sampling="balanced")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_a_device_this_machine_lacks_is_named_before_the_corpus_loads(tmp_path, capsys):
+    from graphnorm.cli import main
+
+    base = ["pretrain", "--out", str(tmp_path / "run"), "--raw-dir", str(tmp_path / "none")]
+    assert main(base + ["--device", "cuda"]) == 2
+    assert "no CUDA GPU" in capsys.readouterr().err
+    assert main(base + ["--device", "gpu0"]) == 2
+    assert "not a torch device" in capsys.readouterr().err
+    assert main(base + ["--loader-workers", "-1"]) == 2
+    assert "--loader-workers must be >= 0" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
