@@ -21,13 +21,13 @@ from .spec import PretrainSpec
 
 
 def model_config(spec: PretrainSpec, num_tasks: int, featurizer) -> dict:
-    """The admet recipe's Graphormer config with the spec's norm and size, no descriptors."""
+    """The admet recipe's Graphormer config with the spec's norm, size and descriptors."""
     from graphnorm.train.model_config import model_config_for
     from graphnorm.train.resolve import resolve_config
 
     # the size as flag values: resolved once, never edited after (train/plan.py)
     cfg = resolve_config({"recipe": "admet"}, {
-        "featurizer": {"descriptors": False}, "norm": spec.norm,
+        "featurizer": {"descriptors": spec.descriptors}, "norm": spec.norm,
         "model": {"num_layers": spec.num_layers, "hidden": spec.hidden,
                   "ffn_hidden": spec.ffn_hidden}})
     return model_config_for(cfg, {"num_tasks": num_tasks}, featurizer)
@@ -78,6 +78,8 @@ class PretrainRun:
         torch.manual_seed(spec.seed)
         corpus = load_corpus(raw_dir, spec.corpora)
         self.featurizer = table_featurizer()
+        if spec.descriptors:
+            self.featurizer = dataclasses.replace(self.featurizer, descriptors=spec.descriptors)
         payload = featurized_corpus(corpus, self.featurizer, cache, workers, progress)
         keep = np.arange(len(payload["rows"]))
         self.excluded = 0
@@ -125,6 +127,16 @@ class PretrainRun:
         self.labels_of = lambda batch_rows: labels_of(corpus, batch_rows)
         self.model_config = model_config(spec, corpus.num_tasks, self.featurizer)
         self.model = build_model(self.model_config)
+        encoder = getattr(self.model, "descriptors", None)
+        if encoder is not None:  # standardized with the training molecules' statistics
+            encoder.fit_scaling(self._train_descriptors(payload, keep[train_pos]))
+
+    @staticmethod
+    def _train_descriptors(payload: dict, positions: np.ndarray) -> torch.Tensor:
+        values = payload["graphs"].get("descriptors")
+        if values is None:
+            raise ValueError("the spec asks for descriptors but the featurized corpus has none")
+        return torch.as_tensor(np.asarray(values))[torch.as_tensor(positions)]
 
     def _probe_positions(self, kept_rows: np.ndarray, rng) -> np.ndarray:
         """Positions (into the kept molecules) of up to `PROBE_MAX` labelled molecules of

@@ -24,6 +24,10 @@ class PretrainSpec:
     # how an epoch draws its molecules: "uniform" (a permutation) or "task" (square-root task
     # balancing, drawn with replacement: setup.task_balanced_weights)
     sampling: str = "uniform"
+    # RDKit descriptors at the head (chem/descriptors.py: False, "fast" or True): the corpus is
+    # featurized with them (another cache) and the model standardizes them on its training
+    # molecules; False is the backbone that fine-tuning adds descriptors to
+    descriptors: bool | str = False
     exclude_tdc: bool = True  # drop every TDC ADMET molecule (train_val and test): splits.py
     corpora: Optional[tuple] = None  # None: every corpus of admet_corpus
     seed: int = 0

@@ -171,3 +171,27 @@ def test_the_cli_flags_name_the_shipped_settings_and_a_resume_must_repeat_them(t
     spec = spec_from_args(p.parse_args(["--out", "x", "--train-every-task", "--val-percent", "15"]))
     assert spec.held_out_tasks is False and spec.val_percent == 15
     assert spec_from_args(p.parse_args(["--out", "x"])).held_out_tasks is True
+    assert spec_from_args(p.parse_args(["--out", "x", "--descriptors", "fast"])).descriptors == "fast"
+    assert spec_from_args(p.parse_args(["--out", "x", "--descriptors", "rdkit2d"])).descriptors is True
+    assert spec_from_args(p.parse_args(["--out", "x"])).descriptors is False
+
+
+def test_a_run_with_descriptors_standardizes_them_and_its_checkpoint_predicts(make_run, tmp_path):
+    import dataclasses
+
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.graph.collate import collate_graphs
+
+    spec = dataclasses.replace(SPEC, descriptors="fast")
+    run = make_run(spec)
+    encoder = run.model.descriptors
+    assert run.featurizer.descriptors == "fast" and encoder.count > 50
+    assert encoder.std.ne(1).any() and encoder.mean.ne(0).any()  # fitted on training molecules
+    out = tmp_path / "desc"
+    out.mkdir()
+    train(run, out, 600, max_steps=4, eval_every=2, progress=False)
+    loaded = load_checkpoint(out / BEST_FILE)
+    assert loaded.featurizer.descriptors == "fast"
+    batch = collate_graphs([run.val_set[i] for i in range(len(run.val_set))])
+    z = loaded.model.eval()(batch)
+    assert z.shape == (len(run.val_set), run.corpus.num_tasks) and torch.isfinite(z).all()
