@@ -3,7 +3,7 @@
 # run's state side by side on the one GPU, ~7 minutes each, their states, best checkpoints
 # and logs written to $OUT (8 files: the tool's limit).
 #
-# Prepared here (ignored folder .gpu/, carried): .gpu/corpus.npz (`device_corpus.py pack`),
+# Prepared here (ignored folder .gpu/, carried): .gpu/corpus.npz (`python experiments/device.py pack`),
 # .gpu/raw/{admet_corpus,tdc_admet_group} (copies of ../shared/datasets, deleted after),
 # .gpu/cache/pretrain/tdc_keys-*.json, .gpu/site/ (ogb copied from the venv; rdkit: a stand-in
 # that only satisfies imports, since the wheel would not fit), .gpu/runs/{uniform,task}/ (pretrain.json, data.json,
@@ -19,7 +19,7 @@ ARMS=${ARMS:-"uniform task"}
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:$PWD/.gpu/site GRAPHNORM_RAW_DIR=$PWD/.gpu/raw GRAPHNORM_CACHE=$PWD/.gpu/cache
 nvidia-smi --query-gpu=name,memory.total,clocks.sm --format=csv 2>/dev/null
 python3 -c "import torch, numpy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'cuda', torch.cuda.is_available())"
-python3 experiments/device_corpus.py unpack --packed .gpu/corpus.npz --workers 16 || exit 1
+python3 experiments/device.py unpack --packed .gpu/corpus.npz --workers 16 || exit 1
 left=$(( BUDGET - ($(date +%s) - T0) - 75 ))   # 75 s: each arm's set-up (~40 s) and last save
 echo "training budget per arm: ${left} s (set-up took $(( $(date +%s) - T0 )) s)"
 for arm in $ARMS; do
