@@ -73,16 +73,34 @@ def same_splits(reference: dict, other: dict) -> list[str]:
     return [k for k in keys if reference.get(k) != other.get(k)]
 
 
-def compare_backbones(run, checkpoints: dict, endpoints: list[dict]) -> list[dict]:
+def _aligned(held: dict, rows: np.ndarray, name: str) -> dict:
+    """``held`` (`panel.held_out_predictions`) reordered to the reference's molecules."""
+    if np.array_equal(held["rows"], rows):
+        return held
+    where = {r: i for i, r in enumerate(held["rows"].tolist())}
+    missing = [r for r in rows.tolist() if r not in where]
+    if missing:
+        raise ValueError(f"{name}: {len(missing)} of the reference's held-out molecules are "
+                         "not among its own (featurized differently?)")
+    idx = np.array([where[r] for r in rows.tolist()])
+    return {k: v[idx] for k, v in held.items()}
+
+
+def compare_backbones(runs: dict, checkpoints: dict, endpoints: list[dict]) -> list[dict]:
     """Per endpoint: each backbone's S and R scores; for every backbone after the first (the
-    reference), its interval and verdict against the reference on each half."""
+    reference), its interval and verdict against the reference on each half. ``runs``: name
+    -> the `PretrainRun` whose featurized molecules that checkpoint reads (one with
+    descriptors needs a run featurized with them; runs of the same data may be one object)."""
     from graphnorm.checkpoints import load_checkpoint
 
     from .panel import held_out_predictions
 
     names = list(checkpoints)
-    held = {n: held_out_predictions(run, load_checkpoint(p).model) for n, p in checkpoints.items()}
     ref = names[0]
+    held = {n: held_out_predictions(runs[n], load_checkpoint(p).model)
+            for n, p in checkpoints.items()}
+    held = {n: _aligned(h, held[ref]["rows"], n) for n, h in held.items()}
+    run = runs[ref]
     index = {name: t for t, name in enumerate(run.corpus.task_names)}
     select = held[ref]["select"]
     out = []
@@ -146,8 +164,14 @@ def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bo
     names = [d.name for d in run_dirs]
     if len(set(names)) != len(names):
         raise ValueError(f"the runs need distinct folder names, got {names}")
-    run = PretrainRun(PretrainSpec.from_dict(specs[0]), raw_dir, progress=progress)
-    rows = compare_backbones(run, {n: d / "best.ckpt" for n, d in zip(names, run_dirs)},
+    # one PretrainRun per featurized data set: only the descriptors change what is featurized
+    by_data, runs = {}, {}
+    for name, spec in zip(names, specs):
+        key = json.dumps(spec.get("descriptors", False))
+        if key not in by_data:
+            by_data[key] = PretrainRun(PretrainSpec.from_dict(spec), raw_dir, progress=progress)
+        runs[name] = by_data[key]
+    rows = compare_backbones(runs, {n: d / "best.ckpt" for n, d in zip(names, run_dirs)},
                              endpoints)
     out.mkdir(parents=True, exist_ok=True)
     (out / "compare.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -58,3 +58,12 @@ def test_runs_are_compared_on_the_reference_splits_or_refused(tmp_path, monkeypa
     (other / "pretrain.json").write_text(json.dumps(dict(spec, seed=1)))
     with pytest.raises(ValueError, match="other splits"):
         C.write_comparison([out, other], tmp_path / "cmp2", progress=False)
+
+
+def test_a_backbone_of_other_featurized_data_is_aligned_to_the_reference_molecules():
+    rows = np.array([5, 7, 9])
+    held = {"rows": np.array([9, 5, 7, 11]), "pred": np.array([[0.9], [0.5], [0.7], [1.1]])}
+    aligned = C._aligned(held, rows, "desc")
+    assert aligned["rows"].tolist() == [5, 7, 9] and aligned["pred"][:, 0].tolist() == [0.5, 0.7, 0.9]
+    with pytest.raises(ValueError, match="1 of the reference's held-out molecules"):
+        C._aligned({"rows": np.array([5, 7]), "pred": np.zeros((2, 1))}, rows, "desc")
