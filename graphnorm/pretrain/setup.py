@@ -4,10 +4,11 @@ the task scaling and the model.
 
 The model is the Graphormer of ``--recipe admet`` (`graphnorm.train.recipes`: the ``fast``
 preset, GINE branch, random-walk PE, [VNode] + sum readout), built by the same code that
-builds a training run's model, without RDKit descriptors: a fine-tuning run
+builds a training run's model, by default without RDKit descriptors: a fine-tuning run
 (``train --init-from``) adds them at its head, as it does for the ``zinc250k`` backbone.
-Only the norm, the depth and the width are the run's to choose (the SepNorm comparison and
-the size curve); the head has one output per corpus task.
+The run chooses the norm, the depth and the width (the SepNorm comparison and the size
+curve), and whether the head reads descriptors (``--descriptors``: RULE.md H); the head has
+one output per corpus task.
 """
 from __future__ import annotations
 
