@@ -43,8 +43,7 @@ def forward_all(model, loader, labels_of) -> tuple[np.ndarray, np.ndarray, np.nd
     device = next(model.parameters()).device
     outs, ys, embs, rows = [], [], [], []
     for batch in loader:
-        z, emb = model(batch.to(device), return_embeddings=True)
-        batch = batch.to("cpu")
+        z, emb = model(batch.to(device), return_embeddings=True)  # ``batch`` stays on the CPU
         outs.append(z.float().cpu().numpy())
         ys.append(labels_of(batch.y).numpy())
         embs.append(emb.vnode.float().cpu().numpy())
