@@ -161,7 +161,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if args.split != "val":
             raise ValueError("--suite compares selection suites on validation: add --split val")
         table = versus(Path(args.a), Path(args.b), admet_group_dir(args.tdc_dir),
-                       args.tasks.split(",") if args.tasks else None)
+                       args.tasks.split(",") if args.tasks else None, rule=args.rule)
         print(versus_markdown(table, args.a, args.b))
         if args.json:
             Path(args.json).write_text(table.to_json(orient="records", indent=2) + "\n")
@@ -318,6 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "--out folders (benchmark --suite tdc-admet, no --final): per task, the "
                    "cross-fitted validation score on tables under 2,000 rows, the plain one "
                    "above; better only beyond one seed standard deviation (needs --split val)")
+    c.add_argument("--rule", default="spread", choices=["spread", "paired"], help="--suite: "
+                   "'spread' calls a task tied within one seed standard deviation (rule B); "
+                   "'paired' judges the per-seed differences by their 95 %% t-interval (rule G)")
     c.add_argument("--tasks", help="--suite: comma list of task names (default: all)")
     c.add_argument("--tdc-dir", dest="tdc_dir", help="--suite: the TDC ADMET group (default: "
                    "$GRAPHNORM_RAW_DIR/tdc_admet_group)")

@@ -5,9 +5,15 @@ before the runs (experiments/results/pretrain/RULE.md, B):
 - the score of a run is its **cross-fitted** validation score (graphnorm/bench/crossfit.py) on
   a task whose ``train_val`` table has fewer than `CROSSFIT_BELOW_ROWS` rows, its plain
   validation score on the larger ones;
-- per task, the arm with the better mean over the seeds both finished wins, unless the
-  difference is within one seed standard deviation (the larger of the two arms' population
-  standard deviations): then the two are *tied*, and a tie counts as not better.
+- ``rule="spread"`` (B): per task, the arm with the better mean over the seeds both finished
+  wins, unless the difference is within one seed standard deviation (the larger of the two
+  arms' population standard deviations): then the two are *tied*, and a tie counts as not
+  better;
+- ``rule="paired"`` (G): per task, d_s = A_s - B_s on each seed s (signed so that higher is
+  better); A is better when the 95 % paired t-interval mean(d) ± t_{0.975, n-1} sd(d) / sqrt(n)
+  lies above 0, B when it lies below, *tied* otherwise or with fewer than `PAIRED_SEEDS` common
+  seeds. Both arms of a seed share its validation split, so d does not carry the split's
+  variance, which the unpaired rule has to swallow.
 
 The test set is never read: a suite folder holding test-scored runs is refused.
 """
@@ -20,6 +26,8 @@ import numpy as np
 import pandas as pd
 
 CROSSFIT_BELOW_ROWS = 2000
+PAIRED_SEEDS = 5  # rule G: a task with fewer common seeds is tied
+RULES = ("spread", "paired")
 SKIPPED = ("bioavailability_ma",)  # its leaderboard row is a copy of pgp's: out of every count
 
 
@@ -48,12 +56,35 @@ def seed_scores(task_dir: Path, crossfitted: bool) -> tuple[str, dict[int, float
     return variants[0], scores
 
 
-def versus(a: Path, b: Path, group: Path, tasks: Optional[list[str]] = None) -> pd.DataFrame:
+def verdict(xa: np.ndarray, xb: np.ndarray, higher_is_better: bool, rule: str) -> tuple[str, dict]:
+    """(``A``, ``B`` or ``tied``; the paired interval's columns) for one task's seed scores,
+    aligned seed by seed."""
+    from graphnorm.bench.summary import paired_difference
+
+    sign = 1.0 if higher_is_better else -1.0
+    paired = paired_difference(pd.Series(sign * xa), pd.Series(sign * xb), higher_is_better=True)
+    columns = {"d_mean": paired["paired_diff_mean"], "d_low": paired["paired_ci95_low"],
+               "d_high": paired["paired_ci95_high"]}
+    if rule == "paired":
+        if len(xa) < PAIRED_SEEDS or not np.isfinite(columns["d_low"]):
+            return "tied", columns
+        return ("A" if columns["d_low"] > 0 else "B" if columns["d_high"] < 0 else "tied"), columns
+    if rule != "spread":
+        raise ValueError(f"rule {rule!r}: one of {', '.join(RULES)}")
+    gain, spread = sign * (xa.mean() - xb.mean()), max(xa.std(), xb.std())
+    return ("tied" if abs(gain) <= spread else ("A" if gain > 0 else "B")), columns
+
+
+def versus(a: Path, b: Path, group: Path, tasks: Optional[list[str]] = None,
+           rule: str = "spread") -> pd.DataFrame:
     """One row per task both suites hold: each arm's mean and std over the common seeds, the
-    score kind, and the verdict (``A``, ``B`` or ``tied``)."""
+    score kind, the paired difference A - B (signed: higher is better) with its 95 %
+    t-interval, and the verdict (``A``, ``B`` or ``tied``) by `rule`."""
     from graphnorm.data.tdc import TDC_ADMET_TASKS
     from graphnorm.tasks import HIGHER_IS_BETTER
 
+    if rule not in RULES:
+        raise ValueError(f"rule {rule!r}: one of {', '.join(RULES)}")
     rows = []
     for task, metric in TDC_ADMET_TASKS.items():
         if task in SKIPPED or (tasks and task not in tasks):
@@ -67,14 +98,17 @@ def versus(a: Path, b: Path, group: Path, tasks: Optional[list[str]] = None) -> 
         if not common:
             continue
         xa, xb = np.array([sa[s] for s in common]), np.array([sb[s] for s in common])
-        sign = 1.0 if HIGHER_IS_BETTER[metric] else -1.0
-        gain, spread = sign * (xa.mean() - xb.mean()), max(xa.std(), xb.std())
-        verdict = "tied" if abs(gain) <= spread else ("A" if gain > 0 else "B")
+        said, paired = verdict(xa, xb, HIGHER_IS_BETTER[metric], rule)
         rows.append({"task": task, "metric": metric, "score": "cross-fitted" if crossfitted
                      else "validation", "seeds": len(common), "a_variant": va, "b_variant": vb,
                      "a_mean": xa.mean(), "a_std": xa.std(), "b_mean": xb.mean(),
-                     "b_std": xb.std(), "verdict": verdict})
+                     "b_std": xb.std(), **paired, "rule": rule, "verdict": said})
     return pd.DataFrame(rows)
+
+
+TIED_MEANS = {"spread": "the difference is within one seed standard deviation",
+              "paired": "the paired 95 % t-interval over the seeds holds 0, or fewer than "
+                        f"{PAIRED_SEEDS} seeds"}
 
 
 def versus_markdown(table: pd.DataFrame, a: str, b: str) -> str:
@@ -82,14 +116,16 @@ def versus_markdown(table: pd.DataFrame, a: str, b: str) -> str:
     if table.empty:
         return "No task finished in both suites.\n"
     lines = [f"A = {a}", f"B = {b}", "",
-             "| task | metric | score | seeds | A (mean ± std) | B (mean ± std) | better |",
-             "|---|---|---|---|---|---|---|"]
+             "| task | metric | score | seeds | A (mean ± std) | B (mean ± std) | A − B, paired "
+             "(95 % CI, higher is better) | better |", "|---|---|---|---|---|---|---|---|"]
     for _, r in table.iterrows():
+        ci = (f"{r['d_mean']:+.4f} [{r['d_low']:+.4f}, {r['d_high']:+.4f}]"
+              if np.isfinite(r["d_low"]) else f"{r['d_mean']:+.4f}")
         lines.append(f"| {r['task']} | {r['metric']} | {r['score']} | {r['seeds']} | "
                      f"{r['a_mean']:.4f} ± {r['a_std']:.4f} | {r['b_mean']:.4f} ± "
-                     f"{r['b_std']:.4f} | {r['verdict']} |")
-    n = len(table)
+                     f"{r['b_std']:.4f} | {ci} | {r['verdict']} |")
+    n, rule = len(table), table["rule"].iloc[0]
     lines += ["", f"A better on {int((table['verdict'] == 'A').sum())} of {n} tasks, B better on "
               f"{int((table['verdict'] == 'B').sum())}, tied on {int((table['verdict'] == 'tied').sum())} "
-              "(tied: the difference is within one seed standard deviation)."]
+              f"(rule {rule}; tied: {TIED_MEANS[rule]})."]
     return "\n".join(lines) + "\n"

@@ -22,12 +22,14 @@ _SPEC_FLAGS = ("norm", "num_layers", "hidden", "ffn_hidden", "batch_size", "lr",
 
 
 def _duration(text: str) -> float:
-    """'90m', '2h', '45s' or seconds -> seconds."""
-    units = {"s": 1, "m": 60, "h": 3600}
+    """'90m', '2h40m', '45s', '01:30:00' (train's `parse_duration`) or plain seconds -> seconds."""
+    from graphnorm.train.config_keys import parse_duration
+
     try:
-        return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text)
-    except (ValueError, IndexError) as err:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 90m, 2h)") from err
+        return float(text) if text.replace(".", "", 1).isdigit() else parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 90m, 2h40m, "
+                                         "01:30:00)") from err
 
 
 def add_pretrain_args(p: argparse.ArgumentParser) -> None:

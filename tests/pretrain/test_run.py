@@ -174,6 +174,11 @@ def test_the_cli_flags_name_the_shipped_settings_and_a_resume_must_repeat_them(t
     assert spec_from_args(p.parse_args(["--out", "x", "--descriptors", "fast"])).descriptors == "fast"
     assert spec_from_args(p.parse_args(["--out", "x", "--descriptors", "rdkit2d"])).descriptors is True
     assert spec_from_args(p.parse_args(["--out", "x"])).descriptors is False
+    # budgets are written as train's --max-time is
+    for text, seconds in (("2h40m", 9600), ("90m", 5400), ("01:30:00", 5400), ("45", 45)):
+        assert p.parse_args(["--out", "x", "--max-time", text]).max_time == seconds
+    with pytest.raises(SystemExit):
+        p.parse_args(["--out", "x", "--max-time", "2 hours"])
 
 
 def test_a_run_with_descriptors_standardizes_them_and_its_checkpoint_predicts(make_run, tmp_path):
