@@ -76,6 +76,12 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--panel", action="store_true", help="instead of training: score the run's "
                    "best.ckpt per endpoint on the held-out molecules and write --out/panel.json "
                    "(what `graphnorm admet` predicts; the rule: graphnorm/pretrain/panel.py)")
+    p.add_argument("--versus-gbm", dest="versus_gbm", action="store_true", help="instead of "
+                   "training: set the run's best.ckpt against one --model gbm per endpoint "
+                   "(MapLight features, that endpoint's training molecules alone) on the "
+                   "panel's judged endpoints; resumable; writes --out/versus_gbm.jsonl and .md")
+    p.add_argument("--endpoints", type=int, help="--versus-gbm: the first N judged endpoints "
+                   "only (a dry run)")
     p.add_argument("--model-card", dest="model_card", action="store_true", help="instead of "
                    "training: write the run's MODEL_CARD.md from its records and panel.json")
     p.add_argument("--ship", nargs="?", const="", metavar="FOLDER", help="instead of "
@@ -152,8 +158,9 @@ def run_pretrain(args: argparse.Namespace) -> int:
             raise ValueError(f"{out} holds a run with other settings (run, asked): {diff}; "
                              "continue it without those flags, or pick a new --out")
         spec = before
-    elif args.panel:
-        raise FileNotFoundError(f"{out}: not a pre-training run (no {SPEC_FILE}); --panel "
+    elif args.panel or args.versus_gbm:
+        flag = "--panel" if args.panel else "--versus-gbm"
+        raise FileNotFoundError(f"{out}: not a pre-training run (no {SPEC_FILE}); {flag} "
                                 "scores a trained run's best.ckpt")
     torch.set_num_threads(max(1, args.threads))
     _check_device(args.device, args.loader_workers)
@@ -165,6 +172,13 @@ def run_pretrain(args: argparse.Namespace) -> int:
         run.write_records(out)
     if args.panel:
         return _panel(run, out, args.raw_dir)
+    if args.versus_gbm:
+        from .versus_gbm import versus_gbm
+
+        path = versus_gbm(run, out, args.raw_dir, args.endpoints, max(1, args.threads),
+                          max(1, args.workers), progress=progress)
+        print(path.read_text())
+        return 0
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,
                  args.probe_every, args.device, args.loader_workers)
     if progress:

@@ -126,8 +126,10 @@ def compare_backbones(runs: dict, checkpoints: dict, endpoints: list[dict]) -> l
     return out
 
 
-def summary(rows: list[dict], names: list[str]) -> str:
-    """Markdown: per compared backbone and half, the verdict counts against the reference."""
+def summary(rows: list[dict], names: list[str], gbm: dict | None = None) -> str:
+    """Markdown: per compared backbone and half, the verdict counts against the reference;
+    with ``gbm`` (endpoint -> one gbm's R score, `versus_gbm`), each backbone's R score
+    against it too."""
     ref = names[0]
     lines = [f"{len(rows)} endpoints; reference `{ref}`; verdict = 95 % paired bootstrap "
              f"({BOOTSTRAP} resamples) of score(backbone) - score(`{ref}`).", "",
@@ -139,6 +141,14 @@ def summary(rows: list[dict], names: list[str]) -> str:
             d = [r[f"{n}_{half}"] - r[f"{ref}_{half}"] for r in rows]
             lines.append(f"| `{n}` | {half} | {v.count('better')} | {v.count('worse')} | "
                          f"{v.count('tied')} | {sum(x > 0 for x in d)} | {np.median(d):+.4f} |")
+    paired = [r for r in rows if gbm and r["task"] in gbm]
+    if paired:
+        lines += ["", f"Against one gbm per endpoint (the reference's versus_gbm.jsonl: "
+                  f"{len(paired)} of {len(rows)} endpoints), on R:", "",
+                  "| backbone | R above gbm's | median R − gbm |", "|---|---|---|"]
+        for n in names:
+            d = [r[f"{n}_R"] - gbm[r["task"]] for r in paired]
+            lines.append(f"| `{n}` | {sum(x > 0 for x in d)} of {len(d)} | {np.median(d):+.4f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -175,6 +185,9 @@ def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bo
                              endpoints)
     out.mkdir(parents=True, exist_ok=True)
     (out / "compare.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from .versus_gbm import read_rows
+
+    gbm = {r["task"]: r["gbm"] for r in read_rows(run_dirs[0])}  # none: no gbm table
     path = out / "compare.md"
-    path.write_text(summary(rows, names))
+    path.write_text(summary(rows, names, gbm))
     return path

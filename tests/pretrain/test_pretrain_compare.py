@@ -52,6 +52,14 @@ def test_runs_are_compared_on_the_reference_splits_or_refused(tmp_path, monkeypa
     for r in rows:  # the same model: the same scores, every verdict tied
         assert r["twin_S"] == r["run_S"] and r["twin_R_verdict"] == "tied"
     assert "| `twin` | S | 0 | 0 |" in path.read_text()
+    assert "gbm" not in path.read_text()  # the reference has no versus_gbm.jsonl
+    # with the reference's one-gbm-per-endpoint scores, each backbone's R is set against them
+    r0 = rows[0]
+    (out / "versus_gbm.jsonl").write_text(json.dumps({"task": r0["task"],
+                                                      "gbm": r0["run_R"] - 0.5}) + "\n")
+    text = C.write_comparison([out, twin], tmp_path / "cmp", progress=False).read_text()
+    assert f"1 of {len(rows)} endpoints" in text
+    assert "| `run` | 1 of 1 | +0.5000 |" in text and "| `twin` | 1 of 1 | +0.5000 |" in text
     other = tmp_path / "other"
     shutil.copytree(out, other)
     spec = json.loads((other / "pretrain.json").read_text())

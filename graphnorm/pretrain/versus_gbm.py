@@ -1,0 +1,171 @@
+"""One model for every table against one model per table (``graphnorm pretrain --out RUN
+--versus-gbm``), on the held-out scaffolds of a pre-training run.
+
+For each endpoint the run's panel judged (`panel.endpoint`), the backbone's prediction is set
+against ``--model gbm``'s booster on MapLight features (`graphnorm.chem.tabular`) fitted on
+that endpoint's labelled **training** molecules alone -- what a user with that one table would
+train. Both are scored on the report half R of the held-out molecules (`panel.halves`) with
+the panel's metric (ROC-AUC of the logit; R² in the endpoint's units), and a 95 % paired
+bootstrap over R's molecules (`compare.paired_interval`) gives the verdict:
+
+    backbone  if lo > 0,   gbm  if hi < 0,   tied  otherwise.
+
+The answer for each endpoint lands in ``RUN/versus_gbm.jsonl`` as it finishes (a rerun skips
+those: resumable); ``RUN/versus_gbm.md`` counts the verdicts, over all endpoints, the shown
+ones and by corpus. MapLight features of the corpus molecules are cached by chunk under the
+cache root (`graphnorm.data.cache`), since they cost more than the fits. The gbm side depends
+only on the run's splits, so two runs of one spec get the same gbm scores.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+ROWS_FILE, SUMMARY_FILE = "versus_gbm.jsonl", "versus_gbm.md"
+CHUNK, SEED = 5000, 0
+
+
+def _maplight(smiles: list[str]) -> np.ndarray:
+    from graphnorm.chem.tabular import feature_matrix
+
+    return feature_matrix("maplight", smiles)
+
+
+def maplight_rows(smiles: list[str], rows: np.ndarray, cache: Path, workers: int = 1,
+                  progress: bool = True) -> np.ndarray:
+    """MapLight features of the corpus molecules ``rows`` (sorted, unique), computed in chunks
+    of CHUNK and cached under ``cache/maplight-<hash of rows>`` (a rerun reads them)."""
+    from multiprocessing import get_context
+
+    from graphnorm.data.build import stage
+
+    folder = Path(cache) / f"maplight-{hashlib.sha256(rows.tobytes()).hexdigest()[:12]}"
+    folder.mkdir(parents=True, exist_ok=True)
+    starts = list(range(0, len(rows), CHUNK))
+    todo = [s for s in starts if not (folder / f"{s:07d}.npy").is_file()]
+    chunks = [[smiles[r] for r in rows[s:s + CHUNK]] for s in todo]
+    if workers > 1 and len(todo) > 1:
+        pool = get_context("fork").Pool(workers)
+        parts = pool.imap(_maplight, chunks)
+    else:
+        pool, parts = None, map(_maplight, chunks)
+    try:
+        for n, (s, x) in enumerate(zip(todo, parts), 1):
+            tmp = folder / f"{s:07d}.tmp.npy"  # a chunk is whole or absent after an interrupt
+            np.save(tmp, x)
+            tmp.replace(folder / f"{s:07d}.npy")
+            stage(progress, f"versus gbm: MapLight features, chunk {n}/{len(todo)}")
+    finally:
+        if pool is not None:
+            pool.close()
+    return np.concatenate([np.load(folder / f"{s:07d}.npy") for s in starts])
+
+
+def summarize(rows: list[dict], total: int) -> str:
+    """Markdown: verdict counts over all endpoints done, the shown ones, and by corpus."""
+    def line(name, part):
+        if not part:
+            return f"| {name} | 0 | | | | | |"
+        v = [r["verdict"] for r in part]
+        diff = np.median([r["backbone"] - r["gbm"] for r in part])
+        higher = sum(r["backbone"] > r["gbm"] for r in part)
+        return (f"| {name} | {len(part)} | {v.count('backbone')} | {v.count('gbm')} | "
+                f"{v.count('tied')} | {higher} | {diff:+.3f} |")
+
+    by_corpus = defaultdict(list)
+    for r in rows:
+        by_corpus[r["task"].split("/")[0]].append(r)
+    lines = [f"{len(rows)} of {total} judged endpoints done; scores on the report half R of "
+             "the held-out scaffolds; verdict = 95 % paired bootstrap over R's molecules.", "",
+             "| endpoints | n | backbone better | gbm better | tied | backbone higher | median "
+             "backbone − gbm |", "|---|---|---|---|---|---|---|",
+             line("all done", rows), line("shown in the panel", [r for r in rows if r["shown"]])]
+    lines += [line(f"`{c}`", part) for c, part in sorted(by_corpus.items())]
+    return "\n".join(lines) + "\n"
+
+
+def read_rows(out: Path) -> list[dict]:
+    path = Path(out) / ROWS_FILE
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] \
+        if path.is_file() else []
+
+
+def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, threads: int = 1,
+               workers: int = 1, cache=None, progress: bool = True) -> Path:
+    """Fill ``out/versus_gbm.jsonl`` for the judged endpoints of ``out/panel.json`` (the first
+    ``endpoints`` of them, if given) and write ``out/versus_gbm.md``; ``run``: the
+    `setup.PretrainRun` of the folder's spec."""
+    from graphnorm.baselines.boosted import boosted_trees
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.data.build import stage
+    from graphnorm.data.cache import cache_root
+    from graphnorm.tasks import CLASSIFICATION, REGRESSION, target_transforms
+
+    from .compare import paired_interval, score
+    from .loop import BEST_FILE
+    from .panel import PANEL_FILE, held_out_predictions
+
+    out = Path(out)
+    if not (out / PANEL_FILE).is_file():
+        raise FileNotFoundError(f"{out / PANEL_FILE}: --versus-gbm judges the panel's "
+                                "endpoints; build it first (graphnorm pretrain --out "
+                                f"{out} --panel)")
+    panel = json.loads((out / PANEL_FILE).read_text())
+    judged = [e for e in panel["endpoints"] if e["judged"]][:endpoints]
+    done = {r["task"] for r in read_rows(out)}
+    todo = [e for e in judged if e["task"] not in done]
+    stage(progress, f"versus gbm: {len(judged)} judged endpoints, {len(done)} done, "
+                    f"{len(todo)} to go")
+    if todo:
+        held = held_out_predictions(run, load_checkpoint(out / BEST_FILE).model)
+        corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
+        report = ~held["select"]
+        mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))  # each label's molecule
+        is_train = np.zeros(len(corpus), dtype=bool)
+        is_train[run.corpus_rows(run.train_positions)] = True
+        # label positions, not masks: 149 masks over 1.9 M labels would hold ~280 MB
+        labelled = {e["task"]: np.flatnonzero((corpus.task == index[e["task"]]) & is_train[mol_of])
+                    for e in todo}
+        on_r = report & ~np.isnan(held["y"][:, [index[e["task"]] for e in todo]]).all(1)
+        needed = np.unique(np.concatenate([mol_of[m] for m in labelled.values()]
+                                          + [held["rows"][on_r]]))
+        features = maplight_rows(corpus.smiles, needed, cache_root(cache) / "versus_gbm",
+                                 workers, progress)
+        for k, e in enumerate(todo, 1):
+            t = index[e["task"]]
+            binary = bool(run.scaling.binary[t])
+            task = CLASSIFICATION if binary else REGRESSION
+            start = time.process_time()
+            train_rows, train_y = mol_of[labelled[e["task"]]], corpus.value[labelled[e["task"]]]
+            r = report & ~np.isnan(held["y"][:, t])
+            y_r, ours = held["y"][r, t], held["pred"][r, t]
+            # --model gbm's estimator, log10 where its rule asks (a skewed positive target)
+            gbm = boosted_trees(task, SEED, threads,
+                                transforms=target_transforms(task, train_y[:, None]))
+            x_train = features[np.searchsorted(needed, train_rows)]
+            x_r = features[np.searchsorted(needed, held["rows"][r])]
+            theirs = gbm.fit(x_train, train_y[:, None]).predict(x_r)[:, 0]
+            s_ours, s_gbm = score(binary, y_r, ours), score(binary, y_r, theirs)
+            if e["score"] is not None and abs(s_ours - e["score"]) > 1e-4:
+                raise RuntimeError(f"{e['task']}: the backbone scores {s_ours:.5f} on R, its "
+                                   f"panel says {e['score']:.5f}: {out / PANEL_FILE} is not "
+                                   f"this {BEST_FILE}'s panel (build it again with --panel)")
+            lo, hi = paired_interval(binary, y_r, ours, theirs, np.random.default_rng(SEED))
+            row = {"task": e["task"], "kind": e["kind"], "metric": e["metric"],
+                   "n_train": int(len(train_rows)), "n_report": int(r.sum()),
+                   "backbone": s_ours, "gbm": s_gbm, "diff_lo": lo, "diff_hi": hi,
+                   "verdict": "backbone" if lo > 0 else "gbm" if hi < 0 else "tied",
+                   "shown": e["shown"], "cpu_s": round(time.process_time() - start, 1)}
+            with open(out / ROWS_FILE, "a") as f:
+                f.write(json.dumps(row) + "\n")
+            stage(progress, f"versus gbm: {k}/{len(todo)} {e['task']}: backbone "
+                            f"{s_ours:.3f}, gbm {s_gbm:.3f} ({row['verdict']})")
+    path = out / SUMMARY_FILE
+    path.write_text(summarize(read_rows(out), len(judged)))
+    return path
