@@ -10,12 +10,15 @@
 # state.pt of shipped-4x64 with its best loss cleared). Then:
 #   device run: bash experiments/device_pretrain.sh   (carry: .gpu; timeout_s 600)
 # Locally (a dry run on the CPU): DEVICE=cpu BUDGET=60 OUT=/tmp/out bash experiments/device_pretrain.sh
+# RULE.md I (one new large-batch run): .gpu/runs/large/pretrain.json only (the spec; a folder
+# without state.pt starts from step 0), then ARMS=large WORKERS=14 EVAL_EVERY=1000.
 set -u
 T0=$(date +%s)
 DEVICE=${DEVICE:-cuda}
 BUDGET=${BUDGET:-560}   # seconds of the whole command; the tool allows 600
 WORKERS=${WORKERS:-6}   # loader processes per arm (16 cores: 2 arms x (1 + 6) + unpack's)
 ARMS=${ARMS:-"uniform task"}
+EVAL_EVERY=${EVAL_EVERY:-2000}
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD:$PWD/.gpu/site GRAPHNORM_RAW_DIR=$PWD/.gpu/raw GRAPHNORM_CACHE=$PWD/.gpu/cache
 nvidia-smi --query-gpu=name,memory.total,clocks.sm --format=csv 2>/dev/null
 python3 -c "import torch, numpy; print('torch', torch.__version__, 'numpy', numpy.__version__, 'cuda', torch.cuda.is_available())"
@@ -25,7 +28,7 @@ echo "training budget per arm: ${left} s (set-up took $(( $(date +%s) - T0 )) s)
 for arm in $ARMS; do
   mkdir -p "$OUT/$arm"
   python3 -m graphnorm.cli pretrain --out ".gpu/runs/$arm" --device "$DEVICE" \
-    --loader-workers "$WORKERS" --threads 1 --max-time "${left}s" --eval-every 2000 \
+    --loader-workers "$WORKERS" --threads 1 --max-time "${left}s" --eval-every "$EVAL_EVERY" \
     > "$OUT/$arm/train.log" 2>&1 &
 done
 wait
