@@ -39,6 +39,43 @@ def _device_lines(log: list[dict]) -> list[str]:
             "the CPU-hours above."]
 
 
+def rebuild_flags(spec: dict) -> str:
+    """The `graphnorm pretrain` flags that make a run of this spec: the size always, and
+    every other setting that differs from the default."""
+    from .cli import _SPEC_FLAGS
+    from .spec import PretrainSpec
+
+    default = PretrainSpec().to_dict()
+    always = ("norm", "num_layers", "hidden", "ffn_hidden", "val_percent")
+    flags = [f"--{k.replace('_', '-')} {spec[k]}" for k in _SPEC_FLAGS
+             if k in spec and (k in always or spec[k] != default[k])]
+    if spec.get("descriptors"):
+        flags.append("--descriptors " + ("rdkit2d" if spec["descriptors"] is True
+                                         else str(spec["descriptors"])))
+    if spec.get("corpora"):
+        flags.append("--corpora " + ",".join(spec["corpora"]))
+    if not spec.get("held_out_tasks", True):
+        flags.append("--train-every-task")
+    if not spec.get("exclude_tdc", True):
+        flags.append("--keep-tdc")
+    return " ".join(flags)
+
+
+def _gbm_lines(shown: list[dict], gbm: dict) -> list[str]:
+    """What one gbm per endpoint (`versus_gbm`) said about the shown endpoints."""
+    judged = [e for e in shown if e["task"] in gbm]
+    if not judged:
+        return []
+    verdicts = [gbm[e["task"]]["verdict"] for e in judged]
+    return [f"- Against one gbm per endpoint (MapLight features, fitted on that endpoint's "
+            f"training molecules alone, scored on the same held-out half): of the "
+            f"{len(judged)} shown endpoints, the backbone is better on "
+            f"{verdicts.count('backbone')}, gbm on {verdicts.count('gbm')}, tied on "
+            f"{verdicts.count('tied')} (95 % paired bootstrap). Where gbm is better, a model "
+            "fitted on your own measured table of that endpoint will likely beat the panel "
+            "(the `gbm` column below)."]
+
+
 def model_card(run: Path, raw_dir=None) -> str:
     """The card's Markdown (raises FileNotFoundError naming what the run lacks)."""
     run = Path(run)
@@ -56,6 +93,9 @@ def model_card(run: Path, raw_dir=None) -> str:
     best = min(scored, key=lambda r: r["val_loss"]) if scored else {}
     corpora = sorted(data.get("sources", {}))
     shown = [e for e in panel["endpoints"] if e["shown"]]
+    from .versus_gbm import read_rows
+
+    gbm = {r["task"]: r for r in read_rows(run)}  # empty: --versus-gbm was not run
     lines = [
         "# Model card: graphnorm's pre-trained ADMET Graphormer", "",
         "## Model", "",
@@ -82,6 +122,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         "fitted on that table (`train --data`, `--model gbm`) is usually more accurate: on "
         "held-out scaffolds one gbm per table beat the shipped backbone on most ADME endpoints "
         "(docs/pretraining.md).",
+        *_gbm_lines(shown, gbm),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
         "## Data", "",
@@ -109,20 +150,21 @@ def model_card(run: Path, raw_dir=None) -> str:
         "half-widths on that half, in the endpoint's units. Binary probabilities are "
         "Platt-scaled on the choosing half; their expected calibration error (ECE) on the "
         "reporting half is given before -> after.", "",
-        "| endpoint | kind | units | metric | score | n | 90 % half-width / ECE |",
-        "|---|---|---|---|---|---|---|"]
+        "| endpoint | kind | units | metric | score | n | 90 % half-width / ECE |"
+        + (" gbm (one table) |" if gbm else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if gbm else "")]
     for e in sorted(shown, key=lambda e: e["task"]):
         extra = (_fmt(e.get("halfwidth")) if e["kind"] == REGRESSION.stored else
                  f"{_fmt(e.get('ece_uncalibrated'))} -> {_fmt(e.get('ece'))}"
                  if e.get("platt") else _fmt(e.get("ece")))
+        row = gbm.get(e["task"])
+        versus = (f" {_fmt(row['gbm'])}{' (better)' if row['verdict'] == 'gbm' else ''} |"
+                  if row else " |") if gbm else ""
         lines.append(f"| {e['task']} | {e['kind']} | {e.get('units') or ''} | {e['metric']} | "
-                     f"{_fmt(e['score'])} | {e['n']} | {extra} |")
+                     f"{_fmt(e['score'])} | {e['n']} | {extra} |{versus}")
     lines += ["", "## Rebuild", "", "```bash",
-              f"graphnorm pretrain --out RUN --norm {spec['norm']} --num-layers "
-              f"{spec['num_layers']} --hidden {spec['hidden']} --ffn-hidden "
-              f"{spec['ffn_hidden']} --val-percent {spec.get('val_percent', 5)}"
-              f"{'' if spec.get('held_out_tasks', True) else ' --train-every-task'} "
-              f"--max-steps {best.get('step', 0)}",
+              f"graphnorm pretrain --out RUN {rebuild_flags(spec)} --max-steps "
+              f"{best.get('step', 0)}",
               "graphnorm pretrain --out RUN --panel", "graphnorm pretrain --out RUN --model-card",
               "```", ""]
     return "\n".join(lines)

@@ -164,8 +164,21 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     card = (out / CARD_FILE).read_text()
     assert "| alpha |" in card and "| beta |" in card  # one row per corpus, licence unknown
     assert f"0 of {len(panel['endpoints'])} trained endpoints held up" in card
-    assert "--norm sep:bn+bn --num-layers 1 --hidden 16 --ffn-hidden 16 --val-percent 30 --max-steps 4" in card
+    rebuild = next(line for line in card.splitlines() if line.startswith("graphnorm pretrain --out RUN --norm"))
+    assert rebuild.endswith("--max-steps 4") and "--batch-size 4" in rebuild
+    assert "gbm" not in card.split("## Endpoints")[1]  # no versus_gbm.jsonl: no gbm column
     assert "continued on" not in card
+    # an endpoint's one-gbm verdict (versus_gbm.jsonl) is named beside its score
+    shown = dict(panel, endpoints=[dict(e, shown=e["task"] == "alpha/logS") for e in panel["endpoints"]])
+    (out / "panel.json").write_text(json.dumps(shown))
+    (out / "versus_gbm.jsonl").write_text(json.dumps({"task": "alpha/logS", "gbm": 0.5,
+                                                      "verdict": "gbm"}) + "\n")
+    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 0
+    card = (out / CARD_FILE).read_text()
+    assert "| alpha/logS |" in card and "| 0.500 (better) |" in card
+    assert "of the 1 shown endpoints, the backbone is better on 0, gbm on 1" in card
+    (out / "versus_gbm.jsonl").unlink()
+    (out / "panel.json").write_text(json.dumps(panel))
     log = out / "log.jsonl"  # the run continued on a GPU: the card says from where on
     last = json.loads(log.read_text().splitlines()[-1])
     log.write_text(log.read_text() + json.dumps(dict(last, step=6, device="cuda")) + "\n")
@@ -174,6 +187,23 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     (out / "panel.json").unlink()
     assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 2
     assert os.path.exists(out / CARD_FILE)
+
+
+def test_the_rebuild_flags_make_the_same_spec():
+    import argparse
+
+    from graphnorm.pretrain.cli import add_pretrain_args, spec_from_args
+    from graphnorm.pretrain.model_card import rebuild_flags
+    from graphnorm.pretrain.spec import PretrainSpec
+
+    p = argparse.ArgumentParser()
+    add_pretrain_args(p)
+    for spec in (PretrainSpec(), PretrainSpec(descriptors="fast", held_out_tasks=False,
+                                              val_percent=15, batch_size=2048, lr=2e-3),
+                 PretrainSpec(descriptors=True, exclude_tdc=False, corpora=("a", "b"),
+                              sampling="task", num_layers=6, hidden=96, ffn_hidden=192)):
+        flags = rebuild_flags(spec.to_dict()).split()
+        assert spec_from_args(p.parse_args(["--out", "x", *flags])) == spec, flags
 
 
 def test_without_a_model_the_shipped_panel_is_read_or_its_absence_named(panel_folder, monkeypatch):
