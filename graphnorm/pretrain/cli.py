@@ -116,6 +116,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
     from .setup import PretrainRun
 
     out = Path(args.out)
+    torch.set_num_threads(max(1, args.threads))
     if args.report:
         from .report import write_report
 
@@ -127,7 +128,6 @@ def run_pretrain(args: argparse.Namespace) -> int:
 
         if len(args.compare) < 2:
             raise ValueError("--compare needs a reference run and at least one other")
-        torch.set_num_threads(max(1, args.threads))
         path = write_comparison([Path(r) for r in args.compare], out, args.raw_dir,
                                 not args.quiet)
         print(f"[graphnorm pretrain] wrote {path}")
@@ -162,7 +162,6 @@ def run_pretrain(args: argparse.Namespace) -> int:
         flag = "--panel" if args.panel else "--versus-gbm"
         raise FileNotFoundError(f"{out}: not a pre-training run (no {SPEC_FILE}); {flag} "
                                 "scores a trained run's best.ckpt")
-    torch.set_num_threads(max(1, args.threads))
     _check_device(args.device, args.loader_workers)
     progress = not args.quiet
     run = PretrainRun(spec, args.raw_dir, workers=args.workers, progress=progress,
