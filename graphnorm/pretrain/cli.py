@@ -15,10 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from .spec import PretrainSpec
-
-_SPEC_FLAGS = ("norm", "num_layers", "hidden", "ffn_hidden", "batch_size", "lr", "warmup_steps",
-               "weight_decay", "weighting", "sampling", "seed", "val_percent")
+from .spec import FLAG_FIELDS, PretrainSpec
 
 
 def _duration(text: str) -> float:
@@ -92,14 +89,14 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
                    "CPU-seconds per step of the model with each of these norms, or norms at "
                    "sizes (sep:bn+bn@6x96: 6 layers, width 96, FFN 192; the other flags as "
                    "given), measured side by side; written to --out/step_cost.json")
-    for name in _SPEC_FLAGS:
+    for name in FLAG_FIELDS:
         value = getattr(default, name)
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), dest=name,
                        help=f"(default: {value})")
 
 
 def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
-    values = {k: getattr(args, k) for k in _SPEC_FLAGS if getattr(args, k) is not None}
+    values = {k: getattr(args, k) for k in FLAG_FIELDS if getattr(args, k) is not None}
     if args.corpora:
         values["corpora"] = tuple(c.strip() for c in args.corpora.split(",") if c.strip())
     if args.descriptors:
@@ -149,7 +146,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
     if spec_path.is_file():  # a resumed run is the same run: a flag may only repeat it
         before = PretrainSpec.from_dict(json.loads(spec_path.read_text()))
         saved, asked = before.to_dict(), spec.to_dict()
-        given = [k for k in _SPEC_FLAGS if getattr(args, k) is not None]
+        given = [k for k in FLAG_FIELDS if getattr(args, k) is not None]
         given += (["corpora"] if args.corpora else []) + (["exclude_tdc"] if args.keep_tdc else [])
         given += ["held_out_tasks"] if args.train_every_task else []
         given += ["descriptors"] if args.descriptors else []

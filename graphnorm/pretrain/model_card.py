@@ -42,12 +42,11 @@ def _device_lines(log: list[dict]) -> list[str]:
 def rebuild_flags(spec: dict) -> str:
     """The `graphnorm pretrain` flags that make a run of this spec: the size always, and
     every other setting that differs from the default."""
-    from .cli import _SPEC_FLAGS
-    from .spec import PretrainSpec
+    from .spec import FLAG_FIELDS, PretrainSpec
 
     default = PretrainSpec().to_dict()
     always = ("norm", "num_layers", "hidden", "ffn_hidden", "val_percent")
-    flags = [f"--{k.replace('_', '-')} {spec[k]}" for k in _SPEC_FLAGS
+    flags = [f"--{k.replace('_', '-')} {spec[k]}" for k in FLAG_FIELDS
              if k in spec and (k in always or spec[k] != default[k])]
     if spec.get("descriptors"):
         flags.append("--descriptors " + ("rdkit2d" if spec["descriptors"] is True
@@ -70,7 +69,7 @@ def _gbm_lines(shown: list[dict], gbm: dict) -> list[str]:
     return [f"- Against one gbm per endpoint (MapLight features, fitted on that endpoint's "
             f"training molecules alone, scored on the same held-out half): of the "
             f"{len(judged)} shown endpoints, the backbone is better on "
-            f"{verdicts.count('backbone')}, gbm on {verdicts.count('gbm')}, tied on "
+            f"{verdicts.count('backbone')}, gbm on {verdicts.count('single_table')}, tied on "
             f"{verdicts.count('tied')} (95 % paired bootstrap). Where gbm is better, a model "
             "fitted on your own measured table of that endpoint will likely beat the panel "
             "(the `gbm` column below)."]
@@ -158,7 +157,7 @@ def model_card(run: Path, raw_dir=None) -> str:
                  f"{_fmt(e.get('ece_uncalibrated'))} -> {_fmt(e.get('ece'))}"
                  if e.get("platt") else _fmt(e.get("ece")))
         row = gbm.get(e["task"])
-        versus = (f" {_fmt(row['gbm'])}{' (better)' if row['verdict'] == 'gbm' else ''} |"
+        versus = (f" {_fmt(row['single_table'])}{' (better)' if row['verdict'] == 'single_table' else ''} |"
                   if row else " |") if gbm else ""
         lines.append(f"| {e['task']} | {e['kind']} | {e.get('units') or ''} | {e['metric']} | "
                      f"{_fmt(e['score'])} | {e['n']} | {extra} |{versus}")

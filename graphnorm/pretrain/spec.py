@@ -7,6 +7,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 SAMPLINGS = ("uniform", "task")
+# the fields `graphnorm pretrain` sets with a flag of the same name (--num-layers ...); the
+# others have flags of their own shape (--descriptors, --train-every-task, --keep-tdc, --corpora)
+FLAG_FIELDS = ("norm", "num_layers", "hidden", "ffn_hidden", "batch_size", "lr", "warmup_steps",
+               "weight_decay", "weighting", "sampling", "seed", "val_percent")
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,11 @@ against ``--model gbm``'s booster on MapLight features (`graphnorm.chem.tabular`
 that endpoint's labelled **training** molecules alone -- what a user with that one table would
 train. Both are scored on the report half R of the held-out molecules (`panel.halves`) with
 the panel's metric (ROC-AUC of the logit; R² in the endpoint's units), and a 95 % paired
-bootstrap over R's molecules (`compare.paired_interval`) gives the verdict:
+bootstrap over R's molecules (`bootstrap.paired_interval`) gives the verdict:
 
-    backbone  if lo > 0,   gbm  if hi < 0,   tied  otherwise.
+    backbone  if lo > 0,   single_table  if hi < 0,   tied  otherwise.
+
+(The booster's score is stored as ``single_table``: what it is, not which model kind.)
 
 The answer for each endpoint lands in ``RUN/versus_gbm.jsonl`` as it finishes (a rerun skips
 those: resumable); ``RUN/versus_gbm.md`` counts the verdicts, over all endpoints, the shown
@@ -73,9 +75,9 @@ def summarize(rows: list[dict], total: int) -> str:
         if not part:
             return f"| {name} | 0 | | | | | |"
         v = [r["verdict"] for r in part]
-        diff = np.median([r["backbone"] - r["gbm"] for r in part])
-        higher = sum(r["backbone"] > r["gbm"] for r in part)
-        return (f"| {name} | {len(part)} | {v.count('backbone')} | {v.count('gbm')} | "
+        diff = np.median([r["backbone"] - r["single_table"] for r in part])
+        higher = sum(r["backbone"] > r["single_table"] for r in part)
+        return (f"| {name} | {len(part)} | {v.count('backbone')} | {v.count('single_table')} | "
                 f"{v.count('tied')} | {higher} | {diff:+.3f} |")
 
     by_corpus = defaultdict(list)
@@ -107,7 +109,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     from graphnorm.data.cache import cache_root
     from graphnorm.tasks import CLASSIFICATION, REGRESSION, target_transforms
 
-    from .compare import paired_interval, score
+    from .bootstrap import paired_interval, score
     from .loop import BEST_FILE
     from .panel import PANEL_FILE, held_out_predictions
 
@@ -159,8 +161,8 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
             lo, hi = paired_interval(binary, y_r, ours, theirs, np.random.default_rng(SEED))
             row = {"task": e["task"], "kind": e["kind"], "metric": e["metric"],
                    "n_train": int(len(train_rows)), "n_report": int(r.sum()),
-                   "backbone": s_ours, "gbm": s_gbm, "diff_lo": lo, "diff_hi": hi,
-                   "verdict": "backbone" if lo > 0 else "gbm" if hi < 0 else "tied",
+                   "backbone": s_ours, "single_table": s_gbm, "diff_lo": lo, "diff_hi": hi,
+                   "verdict": "backbone" if lo > 0 else "single_table" if hi < 0 else "tied",
                    "shown": e["shown"], "cpu_s": round(time.process_time() - start, 1)}
             with open(out / ROWS_FILE, "a") as f:
                 f.write(json.dumps(row) + "\n")

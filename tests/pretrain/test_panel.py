@@ -171,8 +171,8 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     # an endpoint's one-gbm verdict (versus_gbm.jsonl) is named beside its score
     shown = dict(panel, endpoints=[dict(e, shown=e["task"] == "alpha/logS") for e in panel["endpoints"]])
     (out / "panel.json").write_text(json.dumps(shown))
-    (out / "versus_gbm.jsonl").write_text(json.dumps({"task": "alpha/logS", "gbm": 0.5,
-                                                      "verdict": "gbm"}) + "\n")
+    (out / "versus_gbm.jsonl").write_text(json.dumps({"task": "alpha/logS", "single_table": 0.5,
+                                                      "verdict": "single_table"}) + "\n")
     assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 0
     card = (out / CARD_FILE).read_text()
     assert "| alpha/logS |" in card and "| 0.500 (better) |" in card

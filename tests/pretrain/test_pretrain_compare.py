@@ -56,7 +56,7 @@ def test_runs_are_compared_on_the_reference_splits_or_refused(tmp_path, monkeypa
     # with the reference's one-gbm-per-endpoint scores, each backbone's R is set against them
     r0 = rows[0]
     (out / "versus_gbm.jsonl").write_text(json.dumps({"task": r0["task"],
-                                                      "gbm": r0["run_R"] - 0.5}) + "\n")
+                                                      "single_table": r0["run_R"] - 0.5}) + "\n")
     text = C.write_comparison([out, twin], tmp_path / "cmp", progress=False).read_text()
     assert f"1 of {len(rows)} endpoints" in text
     assert "| `run` | 1 of 1 | +0.5000 |" in text and "| `twin` | 1 of 1 | +0.5000 |" in text

@@ -45,9 +45,9 @@ def test_each_judged_endpoint_is_set_against_a_gbm_on_its_training_molecules(jud
     train_rows = set(run.corpus_rows(run.train_positions).tolist())
     expect = sum(1 for m, task in zip(mol_of, corpus.task) if task == t and m in train_rows)
     assert row["n_train"] == expect > 0  # the endpoint's training molecules, nothing held out
-    assert np.isfinite(row["gbm"]) and row["diff_lo"] <= row["diff_hi"]
+    assert np.isfinite(row["single_table"]) and row["diff_lo"] <= row["diff_hi"]
     assert row["verdict"] == ("backbone" if row["diff_lo"] > 0 else
-                              "gbm" if row["diff_hi"] < 0 else "tied")
+                              "single_table" if row["diff_hi"] < 0 else "tied")
     assert "1 of 1 judged endpoints done" in path.read_text()
     assert list((tmp_path / "cache").glob("versus_gbm/maplight-*/*.npy"))  # features cached
 
