@@ -85,10 +85,11 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
                    "training: install the run's best.ckpt, panel.json and MODEL_CARD.md as "
                    "the ADMET panel graphnorm ships (default folder graphnorm/pretrained/admet; "
                    "they must belong together)")
-    p.add_argument("--step-cost", metavar="NORM[@LxH],...", help="instead of training: "
+    p.add_argument("--step-cost", metavar="NORM[@LxH][/DESC],...", help="instead of training: "
                    "CPU-seconds per step of the model with each of these norms, or norms at "
-                   "sizes (sep:bn+bn@6x96: 6 layers, width 96, FFN 192; the other flags as "
-                   "given), measured side by side; written to --out/step_cost.json")
+                   "sizes (sep:bn+bn@6x96: 6 layers, width 96, FFN 192), or with the head's "
+                   "descriptors (sep:bn+bn/fast, /rdkit2d, /none; the other flags as given), "
+                   "measured side by side; written to --out/step_cost.json")
     for name in FLAG_FIELDS:
         value = getattr(default, name)
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), dest=name,

@@ -11,6 +11,7 @@ is the head's -- backward and AdamW), so a change of load hits all of them alike
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -32,6 +33,11 @@ def step_costs(specs: dict, smiles: list[str], threads: int = 1) -> dict[str, fl
 
     torch.set_num_threads(threads)
     featurizer = table_featurizer()
+    kinds = {spec.descriptors for spec in specs.values()} - {False}
+    if len(kinds) > 1:
+        raise ValueError(f"--step-cost: one descriptor set at a time, got {sorted(map(str, kinds))}")
+    if kinds:  # the batches carry them; a model without descriptors leaves them unread
+        featurizer = dataclasses.replace(featurizer, descriptors=kinds.pop())
     first = next(iter(specs.values()))
     result = featurize_many(smiles[:first.batch_size * BATCHES], featurizer)
     graphs = [graph_data(a, s) for a, s in zip(result.graphs, smiles) if a is not None]
@@ -55,14 +61,24 @@ def step_costs(specs: dict, smiles: list[str], threads: int = 1) -> dict[str, fl
     return {label: spent[label] / (ROUNDS * STEPS_PER_TURN) for label in specs}
 
 
+DESCRIPTOR_LABELS = {"none": False, "fast": "fast", "rdkit2d": True}
+
+
 def model_specs(base, labels: list[str]) -> dict:
     """One spec per label, the rest as ``base``. A label is a norm (``sep:bn+bn``: ``base``'s
     size) or a norm at a size, ``NORM@LxH`` or ``NORM@LxHxF`` (layers, width, FFN width;
-    F defaults to 2 H) -- so sizes, not only norms, can be put on one clock."""
+    F defaults to 2 H) -- so sizes, not only norms, can be put on one clock -- optionally
+    with ``/fast``, ``/rdkit2d`` or ``/none``: the head's descriptors (default: ``base``'s)."""
     specs = {}
     for label in labels:
-        norm, _, size = label.partition("@")
+        rest, _, described = label.partition("/")
+        norm, _, size = rest.partition("@")
         values = {**base.to_dict(), "norm": norm}
+        if described:
+            if described not in DESCRIPTOR_LABELS:
+                raise ValueError(f"--step-cost {label!r}: descriptors are "
+                                 f"{', '.join('/' + k for k in DESCRIPTOR_LABELS)}")
+            values["descriptors"] = DESCRIPTOR_LABELS[described]
         if size:
             try:
                 dims = [int(v) for v in size.lower().split("x")]

@@ -27,3 +27,16 @@ def test_a_malformed_size_names_itself(label):
 
 def test_an_explicit_ffn_width_is_kept():
     assert model_specs(PretrainSpec(), ["ln@6x96x300"])["ln@6x96x300"].ffn_hidden == 300
+
+
+def test_a_head_with_descriptors_is_measured_with_them():
+    small = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=8)
+    specs = model_specs(small, ["ln", "ln/fast", "ln@2x16/none"])
+    assert [s.descriptors for s in specs.values()] == [False, "fast", False]
+    assert model_specs(PretrainSpec(descriptors="fast"), ["ln"])["ln"].descriptors == "fast"
+    costs = step_costs(specs, SMILES)  # one featurized set of batches serves both heads
+    assert set(costs) == {"ln", "ln/fast", "ln@2x16/none"} and min(costs.values()) > 0
+    with pytest.raises(ValueError, match="descriptors are /none, /fast, /rdkit2d"):
+        model_specs(small, ["ln/morgan"])
+    with pytest.raises(ValueError, match="one descriptor set at a time"):
+        step_costs(model_specs(small, ["ln/fast", "ln/rdkit2d"]), SMILES)
