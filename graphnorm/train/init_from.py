@@ -6,11 +6,13 @@ checkpoint must hold the same model, built on the same featurizer settings; a di
 refused by name, never loaded in part. Settings that only act during training (dropout) and
 those that only shape the head (number of targets, readout) may differ.
 
-One input may be added: RDKit descriptors at the head (`ADDABLE_AT_HEAD`), when the
-checkpoint was trained without them (the shipped ``zinc250k`` backbone regressed them, so it
-could not take them as inputs). Their encoder starts fresh, like the head; the backbone is
-unchanged, since head-side inputs never reach a block. ``path`` may name a shipped backbone
-(`graphnorm.pretrained`).
+One input may differ: RDKit descriptors at the head (`ADDABLE_AT_HEAD`). A run may add them
+to a checkpoint trained without them (the shipped ``zinc250k`` backbone regressed them, so it
+could not take them as inputs), take another set than the checkpoint's (a backbone
+pre-trained with ``--descriptors fast`` under ``--recipe admet``'s full set), or leave out
+the checkpoint's. Their encoder then starts fresh (or is dropped), like the head; the
+backbone is unchanged, since head-side inputs never reach a block. ``path`` may name a
+shipped backbone (`graphnorm.pretrained`).
 """
 from __future__ import annotations
 
@@ -65,9 +67,9 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     if model_diff:
         raise InitFromError(f"{where}: another model ({'; '.join(model_diff)}); use the same "
                             "model, preset, norm and options as the pre-training run")
-    state = {k: v for k, v in loaded.model.state_dict().items() if not k.startswith(HEAD_PREFIX)}
-    missing, unexpected = model.load_state_dict(state, strict=False)
     fresh = (HEAD_PREFIX,) + tuple(ADDABLE_AT_HEAD[k] for k in added)
+    state = {k: v for k, v in loaded.model.state_dict().items() if not k.startswith(fresh)}
+    missing, unexpected = model.load_state_dict(state, strict=False)
     stray = [k for k in missing if not k.startswith(fresh)] + list(unexpected)
     if stray:  # configs agreed but the weights do not: a bug, never a partial load
         raise InitFromError(f"{where}: weights do not match this model: {stray[:5]}")
@@ -77,8 +79,13 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
 
 
 def _added_at_head(loaded, model_config: dict) -> tuple:
-    """The `ADDABLE_AT_HEAD` inputs this run has at the head and the checkpoint lacks."""
+    """The `ADDABLE_AT_HEAD` inputs that differ between the checkpoint and this run while
+    neither side feeds them anywhere but the head: added, replaced or left out."""
     before = loaded.meta["model_config"]
+
+    def at_head(config: dict, k: str) -> bool:  # absent counts: nothing reaches a block
+        return not config.get(k) or config.get(f"{k}_at", "head") == "head"
+
     return tuple(k for k in ADDABLE_AT_HEAD
-                 if not before.get(k) and model_config.get(k)
-                 and model_config.get(f"{k}_at", "head") == "head")
+                 if comparable(before.get(k)) != comparable(model_config.get(k))
+                 and at_head(before, k) and at_head(model_config, k))

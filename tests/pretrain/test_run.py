@@ -200,3 +200,18 @@ def test_a_run_with_descriptors_standardizes_them_and_its_checkpoint_predicts(ma
     batch = collate_graphs([run.val_set[i] for i in range(len(run.val_set))])
     z = loaded.model.eval()(batch)
     assert z.shape == (len(run.val_set), run.corpus.num_tasks) and torch.isfinite(z).all()
+    # fine-tuning from it: --recipe admet's full set replaces the fast one at the head, or a
+    # run without descriptors leaves them out; the blocks load either way
+    from graphnorm.chem import FeaturizerConfig
+    from graphnorm.models import build_model
+    from graphnorm.pretrain.setup import model_config
+    from graphnorm.train.init_from import init_from_checkpoint
+
+    for descriptors in (True, False):
+        featurizer = FeaturizerConfig(descriptors=descriptors)
+        config = model_config(dataclasses.replace(SPEC, descriptors=descriptors), 1, featurizer)
+        model = build_model(config)
+        record = init_from_checkpoint(model, config, featurizer, out / BEST_FILE)
+        assert record["added_at_head"] == ["descriptors"]
+        for k, v in model.blocks[0].state_dict().items():
+            assert torch.equal(v, loaded.model.blocks[0].state_dict()[k]), k
