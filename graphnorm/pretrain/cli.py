@@ -101,7 +101,9 @@ def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
     if args.corpora:
         values["corpora"] = tuple(c.strip() for c in args.corpora.split(",") if c.strip())
     if args.descriptors:
-        values["descriptors"] = True if args.descriptors == "rdkit2d" else args.descriptors
+        from graphnorm.chem.descriptors import descriptor_set
+
+        values["descriptors"] = descriptor_set(args.descriptors)
     values["exclude_tdc"] = not args.keep_tdc
     values["held_out_tasks"] = not args.train_every_task
     return PretrainSpec(**values)

@@ -114,6 +114,7 @@ def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bo
     from .panel import PANEL_FILE
     from .setup import PretrainRun
     from .spec import PretrainSpec
+    from .versus_gbm import read_rows
 
     specs = [json.loads((d / "pretrain.json").read_text()) for d in run_dirs]
     for d, spec in zip(run_dirs[1:], specs[1:]):
@@ -141,8 +142,6 @@ def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bo
                              endpoints)
     out.mkdir(parents=True, exist_ok=True)
     (out / "compare.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    from .versus_gbm import read_rows
-
     gbm = {r["task"]: r["single_table"] for r in read_rows(run_dirs[0])}  # none: not run
     path = out / "compare.md"
     path.write_text(summary(rows, names, gbm))

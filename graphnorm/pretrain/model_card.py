@@ -49,8 +49,10 @@ def rebuild_flags(spec: dict) -> str:
     flags = [f"--{k.replace('_', '-')} {spec[k]}" for k in FLAG_FIELDS
              if k in spec and (k in always or spec[k] != default[k])]
     if spec.get("descriptors"):
-        flags.append("--descriptors " + ("rdkit2d" if spec["descriptors"] is True
-                                         else str(spec["descriptors"])))
+        from graphnorm.chem.descriptors import DESCRIPTOR_SETS
+
+        flags.append("--descriptors " + next(name for name, value in DESCRIPTOR_SETS.items()
+                                             if value == spec["descriptors"]))
     if spec.get("corpora"):
         flags.append("--corpora " + ",".join(spec["corpora"]))
     if not spec.get("held_out_tasks", True):
@@ -75,8 +77,17 @@ def _gbm_lines(shown: list[dict], gbm: dict) -> list[str]:
             "(the `gbm` column below)."]
 
 
+def _gbm_cell(row: dict | None) -> str:
+    """The `gbm (one table)` cell of an endpoint: its score, marked where it is better."""
+    if row is None:
+        return " |"
+    return f" {_fmt(row['single_table'])}{' (better)' if row['verdict'] == 'single_table' else ''} |"
+
+
 def model_card(run: Path, raw_dir=None) -> str:
     """The card's Markdown (raises FileNotFoundError naming what the run lacks)."""
+    from .versus_gbm import read_rows
+
     run = Path(run)
     needed = {name: run / name for name in ("pretrain.json", "data.json", "log.jsonl", "panel.json")}
     missing = [str(p) for p in needed.values() if not p.is_file()]
@@ -92,8 +103,6 @@ def model_card(run: Path, raw_dir=None) -> str:
     best = min(scored, key=lambda r: r["val_loss"]) if scored else {}
     corpora = sorted(data.get("sources", {}))
     shown = [e for e in panel["endpoints"] if e["shown"]]
-    from .versus_gbm import read_rows
-
     gbm = {r["task"]: r for r in read_rows(run)}  # empty: --versus-gbm was not run
     lines = [
         "# Model card: graphnorm's pre-trained ADMET Graphormer", "",
@@ -156,9 +165,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         extra = (_fmt(e.get("halfwidth")) if e["kind"] == REGRESSION.stored else
                  f"{_fmt(e.get('ece_uncalibrated'))} -> {_fmt(e.get('ece'))}"
                  if e.get("platt") else _fmt(e.get("ece")))
-        row = gbm.get(e["task"])
-        versus = (f" {_fmt(row['single_table'])}{' (better)' if row['verdict'] == 'single_table' else ''} |"
-                  if row else " |") if gbm else ""
+        versus = _gbm_cell(gbm.get(e["task"])) if gbm else ""
         lines.append(f"| {e['task']} | {e['kind']} | {e.get('units') or ''} | {e['metric']} | "
                      f"{_fmt(e['score'])} | {e['n']} | {extra} |{versus}")
     lines += ["", "## Rebuild", "", "```bash",

@@ -61,24 +61,23 @@ def step_costs(specs: dict, smiles: list[str], threads: int = 1) -> dict[str, fl
     return {label: spent[label] / (ROUNDS * STEPS_PER_TURN) for label in specs}
 
 
-DESCRIPTOR_LABELS = {"none": False, "fast": "fast", "rdkit2d": True}
-
-
 def model_specs(base, labels: list[str]) -> dict:
     """One spec per label, the rest as ``base``. A label is a norm (``sep:bn+bn``: ``base``'s
     size) or a norm at a size, ``NORM@LxH`` or ``NORM@LxHxF`` (layers, width, FFN width;
     F defaults to 2 H) -- so sizes, not only norms, can be put on one clock -- optionally
     with ``/fast``, ``/rdkit2d`` or ``/none``: the head's descriptors (default: ``base``'s)."""
+    from graphnorm.chem.descriptors import DESCRIPTOR_SETS, descriptor_set
+
     specs = {}
     for label in labels:
         rest, _, described = label.partition("/")
         norm, _, size = rest.partition("@")
         values = {**base.to_dict(), "norm": norm}
         if described:
-            if described not in DESCRIPTOR_LABELS:
-                raise ValueError(f"--step-cost {label!r}: descriptors are "
-                                 f"{', '.join('/' + k for k in DESCRIPTOR_LABELS)}")
-            values["descriptors"] = DESCRIPTOR_LABELS[described]
+            if described != "none" and described not in DESCRIPTOR_SETS:
+                raise ValueError(f"--step-cost {label!r}: descriptors are /none, "
+                                 f"{', '.join('/' + k for k in sorted(DESCRIPTOR_SETS))}")
+            values["descriptors"] = described != "none" and descriptor_set(described)
         if size:
             try:
                 dims = [int(v) for v in size.lower().split("x")]

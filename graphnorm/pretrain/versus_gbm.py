@@ -42,30 +42,38 @@ def _maplight(smiles: list[str]) -> np.ndarray:
 def maplight_rows(smiles: list[str], rows: np.ndarray, cache: Path, workers: int = 1,
                   progress: bool = True) -> np.ndarray:
     """MapLight features of the corpus molecules ``rows`` (sorted, unique), computed in chunks
-    of CHUNK and cached under ``cache/maplight-<hash of rows>`` (a rerun reads them)."""
+    of CHUNK and cached under ``cache/maplight-<key>`` (a rerun reads them). The key is what
+    the features depend on -- the molecules, the feature set's signature, the chemistry
+    code -- as `graphnorm.data.feature_cache.table_features` keys a table's. That cache is not
+    called: it writes once, when every molecule is done, and these are ~190k molecules
+    (~0.6 CPU-hours), so an interrupt would lose them all; chunks land one by one."""
     from multiprocessing import get_context
 
+    from graphnorm.chem.code import chem_code_sha
+    from graphnorm.chem.tabular import signature
     from graphnorm.data.build import stage
 
-    folder = Path(cache) / f"maplight-{hashlib.sha256(rows.tobytes()).hexdigest()[:12]}"
+    wanted = [smiles[r] for r in rows]
+    key = hashlib.sha256("\n".join([json.dumps(signature("maplight")), chem_code_sha(), *wanted])
+                         .encode()).hexdigest()[:12]
+    folder = Path(cache) / f"maplight-{key}"
     folder.mkdir(parents=True, exist_ok=True)
     starts = list(range(0, len(rows), CHUNK))
     todo = [s for s in starts if not (folder / f"{s:07d}.npy").is_file()]
-    chunks = [[smiles[r] for r in rows[s:s + CHUNK]] for s in todo]
-    if workers > 1 and len(todo) > 1:
-        pool = get_context("fork").Pool(workers)
-        parts = pool.imap(_maplight, chunks)
-    else:
-        pool, parts = None, map(_maplight, chunks)
-    try:
+    chunks = [wanted[s:s + CHUNK] for s in todo]
+
+    def store(parts) -> None:
         for n, (s, x) in enumerate(zip(todo, parts), 1):
             tmp = folder / f"{s:07d}.tmp.npy"  # a chunk is whole or absent after an interrupt
             np.save(tmp, x)
             tmp.replace(folder / f"{s:07d}.npy")
             stage(progress, f"versus gbm: MapLight features, chunk {n}/{len(todo)}")
-    finally:
-        if pool is not None:
-            pool.close()
+
+    if workers > 1 and len(todo) > 1:
+        with get_context("fork").Pool(workers) as pool:
+            store(pool.imap(_maplight, chunks))
+    else:
+        store(map(_maplight, chunks))
     return np.concatenate([np.load(folder / f"{s:07d}.npy") for s in starts])
 
 

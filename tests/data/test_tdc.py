@@ -79,7 +79,7 @@ def real_group(raw_dir):
 
 
 def test_split_equals_pytdcs_on_a_real_task(real_group, cache_root):
-    """PyTDC 1.1.15's own valid rows of dili, seed 1 (tests/fixtures; experiments/
+    """PyTDC 1.1.15's own valid rows of dili, seed 1 (tests/fixtures;
     experiments/tdc_split_check.py, now in git history, compared all 22 tasks x 5 seeds)."""
     folder = admet_group_dir(real_group, cache=cache_root)
     train_val = pd.read_csv(folder / "dili" / "train_val.csv")
