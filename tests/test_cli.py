@@ -67,6 +67,27 @@ def test_cli_asks_openmp_for_passive_waiting_before_torch_loads(tmp_path):
     assert run.stdout.split()[-1:] == ["ACTIVE"], run.stderr[-2000:]
 
 
+def test_python_m_graphnorm_cli_is_the_console_script():
+    """graphnorm/cli/ is a package: `python -m graphnorm.cli` (tests and experiments start
+    commands so) runs its __main__.py, the same main() as the `graphnorm` script."""
+    run = subprocess.run([sys.executable, "-m", "graphnorm.cli", "--help"], capture_output=True,
+                         text=True, env={**os.environ, "COLUMNS": "100"})
+    assert run.returncode == 0 and run.stdout.startswith("usage: graphnorm "), run.stderr[-2000:]
+    assert "SepNorm" in run.stdout
+
+
+def test_one_module_per_command():
+    """graphnorm/cli/<command>.py registers `graphnorm <command>` and runs it."""
+    import importlib
+
+    from graphnorm.cli import COMMANDS
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert [m.__name__.rpartition(".")[2] for m in COMMANDS] == list(sub.choices)
+    for name, parser in sub.choices.items():
+        module = importlib.import_module(f"graphnorm.cli.{name}")
+        assert parser.get_default("func") is module.run
+
 def _choices(command: str, dest: str):
     sub = build_parser()._subparsers._group_actions[0].choices[command]
     return next(a for a in sub._actions if a.dest == dest).choices

@@ -10,7 +10,7 @@ dest is a TrainConfig field sets that field; a flag that sets one key of a dict 
 so where it is added (`adder`), and so does a flag of the command itself. `config_dests`
 refuses any other flag, so a new one cannot be dropped on its way to the config. Here,
 beside inference/cli.py and explain/cli.py, because the flags are the training package's;
-graphnorm/cli.py wires the commands. Torch-free: ``graphnorm --help`` stays instant.
+graphnorm/cli/ wires the commands. Torch-free: ``graphnorm --help`` stays instant.
 """
 from __future__ import annotations
 

@@ -1,0 +1,49 @@
+"""Command line: ``graphnorm train | predict | embed | admet | benchmark | hpopt | compare |
+analyze | explain | serve | pretrain``.
+
+One module per command (``graphnorm/cli/<command>.py``): ``add_parser(sub)`` registers the
+command and its flags, ``run(args) -> int`` runs it; what they share is in ``common.py``.
+Here are ``build_parser`` (the commands in their ``--help`` order) and ``main`` (the console
+script ``graphnorm``; also ``python -m graphnorm.cli``). Heavy imports happen inside each
+command so ``graphnorm --help`` stays instant.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Optional, Sequence
+
+from graphnorm.cli import (admet, analyze, benchmark, compare, embed, explain, hpopt, predict,
+                           pretrain, serve, train)
+
+DESCRIPTION = ("Graphormer with separate normalization (SepNorm) for molecular property "
+               "prediction: train, predict, explain and serve models of your own tables and "
+               "the ZINC, MolHIV and TDC ADMET benchmarks.")
+
+# the order of `graphnorm --help`
+COMMANDS = (train, predict, embed, admet, benchmark, hpopt, compare, analyze, explain, serve,
+            pretrain)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="graphnorm", description=DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    # Before torch loads OpenMP: libgomp's default spin-wait collapses multi-thread training
+    # when another process shares the cores (README: how long training takes).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (FileNotFoundError, FileExistsError, ValueError, RuntimeError) as err:
+        if os.environ.get("GRAPHNORM_DEBUG"):  # full traceback for bug reports
+            raise
+        print(f"graphnorm {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
