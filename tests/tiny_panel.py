@@ -5,8 +5,9 @@ from pathlib import Path
 from tiny_corpus import make_tiny_corpus
 
 
-def make_tiny_panel(tmp_path: Path):
-    """(run folder with best.ckpt and panel.json, the PretrainRun, the panel dict)."""
+def make_tiny_panel(tmp_path: Path, descriptors=None):
+    """(run folder with best.ckpt and panel.json, the PretrainRun, the panel dict);
+    ``descriptors``: the head's descriptor set ("fast": what readout boosters read)."""
     import torch
 
     from graphnorm.pretrain import panel as P
@@ -20,7 +21,8 @@ def make_tiny_panel(tmp_path: Path):
     try:
         torch.set_num_threads(1)
         spec = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4,
-                            warmup_steps=3, exclude_tdc=False, val_percent=30)
+                            warmup_steps=3, exclude_tdc=False, val_percent=30,
+                            descriptors=descriptors)
         run = PretrainRun(spec, corpus, cache=tmp_path / "cache", progress=False)
     finally:
         splits.HELD_TASK_MIN = held

@@ -42,10 +42,13 @@ class PanelError(ValueError):
 
 
 class AdmetPanel:
-    def __init__(self, loaded, panel: dict, all_endpoints: bool = False, batch_size: int = 128):
+    def __init__(self, loaded, panel: dict, all_endpoints: bool = False, batch_size: int = 128,
+                 boosters=None):
+        """``boosters``: the `PanelBoosters` of the panel's booster entries (None: it has
+        none; `load` reads them)."""
         from graphnorm.inference.predict import Predictor
 
-        self.loaded, self.panel = loaded, panel
+        self.loaded, self.panel, self.boosters = loaded, panel, boosters
         names = list(loaded.targets)
         chosen = [e for e in panel["endpoints"] if all_endpoints or e["shown"]]
         if not chosen:
@@ -55,6 +58,10 @@ class AdmetPanel:
         if missing:
             raise PanelError(f"the panel names tasks the model does not have: {missing[:3]}")
         self.entries = chosen
+        self.by_booster = [j for j, e in enumerate(chosen) if e.get("readout") == "booster"]
+        if self.by_booster and boosters is None:
+            raise PanelError("the panel predicts some endpoints with one-table boosters; load "
+                             "it with AdmetPanel.load(folder), which reads them")
         self.index = np.array([names.index(e["task"]) for e in chosen], dtype=np.int64)
         self.mean = loaded.target_mean.numpy().reshape(-1)[self.index]
         self.std = loaded.target_std.numpy().reshape(-1)[self.index]
@@ -93,13 +100,20 @@ class AdmetPanel:
         if hashlib.sha256(model.read_bytes()).hexdigest() != sha:
             raise PanelError(f"{panel_path} was built for another checkpoint than {model}: "
                              "rebuild it (`graphnorm pretrain --out <run> --panel`)")
-        return cls(load_checkpoint(model), panel, all_endpoints, batch_size)
+        from .panel_boosters import PanelBoosters
+
+        loaded = load_checkpoint(model)
+        descriptors = getattr(loaded.featurizer, "descriptors", None)
+        boosters = PanelBoosters.load(folder, panel, descriptors or None, PanelError)
+        return cls(loaded, panel, all_endpoints, batch_size, boosters)
 
     def endpoints(self) -> pd.DataFrame:
         """One row per endpoint predicted: task, kind, units, held-out metric, score, n,
         interval half-width (regression) or calibration error (binary)."""
         keys = ("task", "kind", "units", "metric", "score", "n", "halfwidth", "ece")
-        return pd.DataFrame([{k: e.get(k) for k in keys} for e in self.entries])
+        return pd.DataFrame([{**{k: e.get(k) for k in keys},
+                              "predictor": "booster" if e.get("readout") == "booster" else "head"}
+                             for e in self.entries])
 
     def predict(self, smiles: Sequence[str], errors: Optional[list] = None) -> pd.DataFrame:
         import torch
@@ -108,6 +122,7 @@ class AdmetPanel:
         n, k = len(errors), len(self.entries)
         values = np.full((n, k), np.nan)
         distance = np.full(n, np.nan)
+        read, descriptors = [], []
         for chunk, batch in self.predictor.batches(graphs):
             rows = [i for i, _ in chunk]
             with torch.no_grad():
@@ -116,6 +131,12 @@ class AdmetPanel:
             prob = 1 / (1 + np.exp(-(self.platt_a * z + self.platt_b)))
             values[rows] = np.where(self.binary, prob, z * self.std + self.mean)
             distance[rows] = nearest_distance(emb.vnode.float().numpy(), self.centroids)
+            if self.by_booster:
+                read += rows
+                descriptors.append(batch.descriptors.float().numpy())
+        if self.by_booster and read:
+            self._boosted(values, read, [str(smiles[i]).strip() for i in read],
+                          np.concatenate(descriptors))
         data = {"smiles": list(smiles)}
         for j, e in enumerate(self.entries):
             data[e["task"]] = values[:, j]
@@ -129,6 +150,16 @@ class AdmetPanel:
         data["far_from_training"] = np.where(ok, distance > self.threshold, None)
         data["error"] = errors
         return pd.DataFrame(data)
+
+    def _boosted(self, values: np.ndarray, rows: list, smiles: list, descriptors) -> None:
+        """Put the boosters' predictions of the featurized ``rows`` into their columns:
+        binary Platt-scaled on S as the head's are (their own fit), regression as is."""
+        predicted = self.boosters.predict(smiles, descriptors)
+        for j in self.by_booster:
+            p = predicted[self.entries[j]["task"]]
+            if self.binary[j]:
+                p = 1 / (1 + np.exp(-(self.platt_a[j] * p + self.platt_b[j])))
+            values[rows, j] = p
 
     def endpoint_position(self, endpoint: str) -> int:
         """Where a shown endpoint stands among ``self.entries``; a PanelError for one this
@@ -165,6 +196,11 @@ class AdmetPanel:
         from .panel_attributions import PanelAttributions, raw_output_view
 
         j = self.endpoint_position(endpoint)
+        if j in self.by_booster:
+            raise PanelError(f"endpoint {endpoint!r} is predicted by a one-table booster on "
+                             "Morgan counts and descriptors (it beat the network there), not "
+                             "by the network: atom attributions are for the network's "
+                             "endpoints (`graphnorm admet --list` says which predicts each)")
         method = method or DEFAULT_METHOD
         view = raw_output_view(self.loaded, int(self.index[j]), endpoint)
         predictor = Predictor(view, batch_size=self.predictor.batch_size,

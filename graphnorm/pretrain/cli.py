@@ -1,4 +1,4 @@
-"""``graphnorm pretrain``: arguments and command (graphnorm/cli.py wires them; torch loads on
+"""``graphnorm pretrain``: arguments and command (graphnorm/cli/ wires them; torch loads on
 run only).
 
 A run folder holds ``pretrain.json`` (the spec, written on the first call and required to
@@ -77,6 +77,10 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
                    "training: set the run's best.ckpt against one --model gbm per endpoint "
                    "(MapLight features, that endpoint's training molecules alone) on the "
                    "panel's judged endpoints; resumable; writes --out/versus_gbm.jsonl and .md")
+    p.add_argument("--readouts", action="store_true", help="instead of training: fit a "
+                   "one-table booster (Morgan counts + the head's descriptors) per judged "
+                   "endpoint of the panel and let it replace the head where the selection half "
+                   "says it is better (RULE.md J); resumable; rewrites --out/panel.json")
     p.add_argument("--endpoints", type=int, help="--versus-gbm: the first N judged endpoints "
                    "only (a dry run)")
     p.add_argument("--model-card", dest="model_card", action="store_true", help="instead of "
@@ -158,8 +162,8 @@ def run_pretrain(args: argparse.Namespace) -> int:
             raise ValueError(f"{out} holds a run with other settings (run, asked): {diff}; "
                              "continue it without those flags, or pick a new --out")
         spec = before
-    elif args.panel or args.versus_gbm:
-        flag = "--panel" if args.panel else "--versus-gbm"
+    elif args.panel or args.versus_gbm or args.readouts:
+        flag = "--panel" if args.panel else "--versus-gbm" if args.versus_gbm else "--readouts"
         raise FileNotFoundError(f"{out}: not a pre-training run (no {SPEC_FILE}); {flag} "
                                 "scores a trained run's best.ckpt")
     _check_device(args.device, args.loader_workers)
@@ -177,6 +181,11 @@ def run_pretrain(args: argparse.Namespace) -> int:
         path = versus_gbm(run, out, args.raw_dir, args.endpoints, max(1, args.threads),
                           max(1, args.workers), progress=progress)
         print(path.read_text())
+        return 0
+    if args.readouts:
+        from .readout_panel import write_readout_panel
+
+        print(write_readout_panel(run, out, max(1, args.threads), progress).read_text())
         return 0
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,
                  args.probe_every, args.device, args.loader_workers)

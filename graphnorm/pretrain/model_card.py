@@ -77,11 +77,29 @@ def _gbm_lines(shown: list[dict], gbm: dict) -> list[str]:
             "(the `gbm` column below)."]
 
 
-def _gbm_cell(row: dict | None) -> str:
-    """The `gbm (one table)` cell of an endpoint: its score, marked where it is better."""
+def _gbm_cell(row: dict | None, boosted: bool) -> str:
+    """The `gbm (one table)` cell of an endpoint: its score, marked where it is better than
+    the head (not marked where a booster replaced the head: the verdict was about the head)."""
     if row is None:
         return " |"
-    return f" {_fmt(row['single_table'])}{' (better)' if row['verdict'] == 'single_table' else ''} |"
+    better = row["verdict"] == "single_table" and not boosted
+    return f" {_fmt(row['single_table'])}{' (better)' if better else ''} |"
+
+
+def _boosted(e: dict) -> bool:
+    return e.get("readout") == "booster"
+
+
+def _readout_lines(shown: list[dict]) -> list[str]:
+    """What a hybrid panel (RULE.md J) predicts with boosters."""
+    boosted = [e for e in shown if _boosted(e)]
+    if not boosted:
+        return []
+    return [f"- {len(boosted)} of the {len(shown)} endpoints shown are predicted by a one-table "
+            "booster (LightGBM on Morgan counts and the head's descriptors, fitted on that "
+            "endpoint's training molecules) instead of the network's head: there the booster "
+            "beat the head on the choosing half (95 % paired bootstrap). They are marked "
+            "`booster` below; atom attributions (`--explain`) are for the head's endpoints."]
 
 
 def model_card(run: Path, raw_dir=None) -> str:
@@ -104,6 +122,7 @@ def model_card(run: Path, raw_dir=None) -> str:
     corpora = sorted(data.get("sources", {}))
     shown = [e for e in panel["endpoints"] if e["shown"]]
     gbm = {r["task"]: r for r in read_rows(run)}  # empty: --versus-gbm was not run
+    hybrid = "readouts_sha256" in panel  # some endpoints by boosters (--readouts)
     lines = [
         "# Model card: graphnorm's pre-trained ADMET Graphormer", "",
         "## Model", "",
@@ -130,7 +149,8 @@ def model_card(run: Path, raw_dir=None) -> str:
         "fitted on that table (`train --data`, `--model gbm`) is usually more accurate: on "
         "held-out scaffolds one gbm per table beat the shipped backbone on most ADME endpoints "
         "(docs/pretraining.md).",
-        *_gbm_lines(shown, gbm),
+        *_gbm_lines([e for e in shown if not _boosted(e)], gbm),
+        *_readout_lines(shown),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
         "## Data", "",
@@ -159,19 +179,22 @@ def model_card(run: Path, raw_dir=None) -> str:
         "Platt-scaled on the choosing half; their expected calibration error (ECE) on the "
         "reporting half is given before -> after.", "",
         "| endpoint | kind | units | metric | score | n | 90 % half-width / ECE |"
-        + (" gbm (one table) |" if gbm else ""),
-        "|---|---|---|---|---|---|---|" + ("---|" if gbm else "")]
+        + (" predictor |" if hybrid else "") + (" gbm (one table) |" if gbm else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if hybrid else "") + ("---|" if gbm else "")]
     for e in sorted(shown, key=lambda e: e["task"]):
         extra = (_fmt(e.get("halfwidth")) if e["kind"] == REGRESSION.stored else
                  f"{_fmt(e.get('ece_uncalibrated'))} -> {_fmt(e.get('ece'))}"
                  if e.get("platt") else _fmt(e.get("ece")))
-        versus = _gbm_cell(gbm.get(e["task"])) if gbm else ""
+        versus = _gbm_cell(gbm.get(e["task"]), _boosted(e)) if gbm else ""
+        predictor = (" booster |" if _boosted(e) else " head |") if hybrid else ""
         lines.append(f"| {e['task']} | {e['kind']} | {e.get('units') or ''} | {e['metric']} | "
-                     f"{_fmt(e['score'])} | {e['n']} | {extra} |{versus}")
+                     f"{_fmt(e['score'])} | {e['n']} | {extra} |{predictor}{versus}")
     lines += ["", "## Rebuild", "", "```bash",
               f"graphnorm pretrain --out RUN {rebuild_flags(spec)} --max-steps "
               f"{best.get('step', 0)}",
-              "graphnorm pretrain --out RUN --panel", "graphnorm pretrain --out RUN --model-card",
+              "graphnorm pretrain --out RUN --panel",
+              *(["graphnorm pretrain --out RUN --readouts"] if hybrid else []),
+              "graphnorm pretrain --out RUN --model-card",
               "```", ""]
     return "\n".join(lines)
 

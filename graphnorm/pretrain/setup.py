@@ -206,6 +206,21 @@ class PretrainRun:
         """The corpus rows (`Corpus` indices) of these payload positions."""
         return np.asarray(self._payload["rows"], dtype=np.int64)[positions]
 
+    def payload_positions(self, corpus_rows) -> np.ndarray:
+        """The payload positions of featurized corpus rows (KeyError naming one that is not)."""
+        rows = np.asarray(self._payload["rows"], dtype=np.int64)
+        order = np.argsort(rows)
+        wanted = np.asarray(corpus_rows, dtype=np.int64)
+        at = np.clip(np.searchsorted(rows, wanted, sorter=order), 0, len(rows) - 1)
+        found = rows[order[at]] == wanted
+        if not found.all():
+            raise KeyError(f"corpus row {int(wanted[~found][0])} was not featurized")
+        return order[at]
+
+    def descriptors_at(self, positions) -> np.ndarray:
+        """float32 [N, D]: the featurizer's descriptors of these payload positions."""
+        return self._train_descriptors(self._payload, np.asarray(positions)).numpy()
+
     def probe_loader(self):
         return self._loader(self.probe_set)
 

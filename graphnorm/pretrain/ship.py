@@ -19,6 +19,7 @@ from typing import Optional
 from .loop import BEST_FILE, LOG_FILE, SPEC_FILE
 from .model_card import CARD_FILE
 from .panel import PANEL_FILE
+from .readout_panel import BUNDLE_FILE
 
 SHIPPED_FILES = (BEST_FILE, PANEL_FILE, CARD_FILE)
 MAX_SHIPPED_BYTES = 15 * 2 ** 20  # issue 58: the weights inside the wheel, at most 15 MB
@@ -58,11 +59,17 @@ def check_shippable(run: Path) -> dict:
     if sha[:16] not in (run / CARD_FILE).read_text():
         raise ShipError(f"{run / CARD_FILE} describes another checkpoint than {run / BEST_FILE}: "
                         "rebuild it (--model-card)")
+    if "readouts_sha256" in panel:  # a hybrid panel (--readouts) ships its boosters too
+        bundle = run / BUNDLE_FILE
+        if not bundle.is_file() or (hashlib.sha256(bundle.read_bytes()).hexdigest()
+                                    != panel["readouts_sha256"]):
+            raise ShipError(f"{run / PANEL_FILE} names boosters that {bundle} does not hold: "
+                            "rebuild them (--readouts), then the card (--model-card)")
     try:
         load_checkpoint(run / BEST_FILE)
     except CheckpointError as err:
         raise ShipError(f"{run / BEST_FILE} does not load: {err}") from err
-    size = sum((run / name).stat().st_size for name in SHIPPED_FILES)
+    size = sum((run / name).stat().st_size for name in shipped_files(panel))
     if size > MAX_SHIPPED_BYTES:
         raise ShipError(f"{run}: {size / 2 ** 20:.1f} MB to ship, more than the wheel's "
                         f"{MAX_SHIPPED_BYTES / 2 ** 20:.0f} MB for weights")
@@ -72,6 +79,11 @@ def check_shippable(run: Path) -> dict:
     return {"run": run.name, "checkpoint_sha256": sha, "corpus_sha256": panel.get("corpus_sha256"),
             "endpoints_shown": panel.get("shown"), "steps_trained": max(steps, default=None),
             "spec": spec}
+
+
+def shipped_files(panel: dict) -> tuple:
+    """The files a run ships: the boosters' bundle too when its panel is hybrid."""
+    return SHIPPED_FILES + ((BUNDLE_FILE,) if "readouts_sha256" in panel else ())
 
 
 def ship(run: Path, dest: Optional[Path] = None) -> Path:
@@ -88,7 +100,8 @@ def ship(run: Path, dest: Optional[Path] = None) -> Path:
         raise ShipError(f"cannot write beside {dest} ({err.strerror}): ship into a folder "
                         "of yours with --ship FOLDER, and read it with graphnorm admet "
                         "--model FOLDER") from err
-    for name in SHIPPED_FILES:
+    panel = json.loads((Path(run) / PANEL_FILE).read_text())
+    for name in shipped_files(panel):
         shutil.copyfile(Path(run) / name, fresh / name)
     (fresh / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n")
     if dest.exists():

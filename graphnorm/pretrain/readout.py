@@ -1,0 +1,188 @@
+"""``graphnorm pretrain --out RUN --readouts``: a one-table booster for each endpoint the panel
+judged, and the endpoints where it replaces the backbone's head (RULE.md, J).
+
+Rules E and H found one gbm per table better than the multi-task head on a third of the judged
+endpoints (plasma protein binding, microsomal clearance, ChEMBL potency sets): a 4 x 64 network
+shared by 802 tasks cannot hold each table's structure-activity detail. So each judged endpoint
+gets the booster a user with that one table would fit, and the panel keeps it where the
+selection half S says it is better:
+
+- **features**: Morgan counts (radius 2, 2,048 bits; `graphnorm.chem.tabular` "morgan",
+  clipped to 255) and the backbone's fast descriptors (the ``descriptors`` the featurizer
+  already computes for the head): both cheap, so the panel keeps its speed;
+- **booster**: `--model gbm`'s estimator (`BoostedTarget`, log10 where `target_transforms`
+  asks) in a compact `CONFIG`, so that the chosen ones ship inside the wheel; fitted on the
+  endpoint's labelled training molecules of the run (none held out), seed 0;
+- **choice**: the booster when the 95 % paired bootstrap of (booster - head) on S has its lower
+  end above 0 (`bootstrap.paired_interval`); R is scored for the report, never for the choice.
+
+Each endpoint's row lands in ``RUN/readout.jsonl`` as it is fitted (a rerun skips it), and a
+chosen booster in ``RUN/readouts/<n>.txt.gz``; `readout_panel` then writes the hybrid panel.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from graphnorm.baselines.boosted import BoostedConfig
+
+CONFIG = BoostedConfig(n_estimators=200, learning_rate=0.06, num_leaves=15)
+ROWS_FILE, BOOSTER_DIR = "readout.jsonl", "readouts"
+MORGAN_BITS, SEED, EPS = 2048, 0, 1e-6
+
+
+def morgan_counts(smiles: list[str]) -> np.ndarray:
+    """uint8 [N, MORGAN_BITS]: Morgan counts (clipped at 255: a tree reads the order only)."""
+    from graphnorm.chem.tabular import feature_matrix
+
+    return np.minimum(feature_matrix("morgan", smiles), 255).astype(np.uint8)
+
+
+def readout_features(morgan: np.ndarray, descriptors: np.ndarray) -> np.ndarray:
+    """float32 [N, MORGAN_BITS + D]: what a readout booster reads."""
+    return np.concatenate([np.asarray(morgan, np.float32), np.asarray(descriptors, np.float32)], 1)
+
+
+def logit_of(p: np.ndarray) -> np.ndarray:
+    """A booster's probability as a logit (what the panel scores and Platt-scales)."""
+    p = np.clip(np.asarray(p, float), EPS, 1 - EPS)
+    return np.log(p / (1 - p))
+
+
+def booster_estimator(binary: bool, transform, threads: int = 1, model=None):
+    """The readout estimator of one endpoint: unfitted (``model`` None) or a stored booster."""
+    from graphnorm.baselines.boosted import BoostedTarget
+    from graphnorm.baselines.estimators import with_transform
+
+    est = (BoostedTarget(binary, CONFIG, SEED, threads) if model is None
+           else BoostedTarget.from_model(model))
+    return with_transform(est, None if binary else transform)
+
+
+def stored_model(text: str):
+    """A stored model string: a LightGBM booster, or a one-class rate (a JSON number)."""
+    try:
+        return float(json.loads(text))
+    except (ValueError, TypeError):
+        import lightgbm as lgb
+
+        return lgb.Booster(model_str=text)
+
+
+def booster_file(out: Path, number: int) -> Path:
+    return Path(out) / BOOSTER_DIR / f"{number:03d}.txt.gz"
+
+
+def read_rows(out: Path) -> list[dict]:
+    path = Path(out) / ROWS_FILE
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] \
+        if path.is_file() else []
+
+
+class CorpusFeatures:
+    """Readout features of corpus rows (Morgan counts computed once per molecule needed,
+    descriptors from the run's featurized corpus)."""
+
+    def __init__(self, run, rows: np.ndarray, progress: bool = True):
+        from graphnorm.data.build import stage
+
+        self.rows = np.unique(rows)
+        position = run.payload_positions(self.rows)
+        stage(progress, f"readouts: Morgan counts of {len(self.rows):,} molecules")
+        self.morgan = morgan_counts([run.corpus.smiles[r] for r in self.rows])
+        self.descriptors = run.descriptors_at(position)
+
+    def of(self, rows: np.ndarray) -> np.ndarray:
+        at = np.searchsorted(self.rows, rows)
+        return readout_features(self.morgan[at], self.descriptors[at])
+
+
+def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True) -> list[dict]:
+    """Fit, score and choose the readout of each judged endpoint of ``out/panel.json`` not yet
+    in ``out/readout.jsonl``; returns every row."""
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.data.build import stage
+    from graphnorm.tasks import REGRESSION, target_transforms
+
+    from .loop import BEST_FILE
+    from .panel import PANEL_FILE, held_out_predictions
+
+    out = Path(out)
+    if not getattr(run.spec, "descriptors", None):
+        raise ValueError(f"{out}: readouts read the backbone's descriptors, and this run has "
+                         "none (a --descriptors run's panel can take them)")
+    panel = json.loads((out / PANEL_FILE).read_text())
+    judged = [e for e in panel["endpoints"] if e.get("judged")]
+    done = {r["task"] for r in read_rows(out)}
+    todo = [(n, e) for n, e in enumerate(judged) if e["task"] not in done]
+    stage(progress, f"readouts: {len(judged)} judged endpoints, {len(done)} done, "
+                    f"{len(todo)} to go")
+    if todo:
+        held = held_out_predictions(run, load_checkpoint(out / BEST_FILE).model)
+        corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
+        mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
+        is_train = np.zeros(len(corpus), dtype=bool)
+        is_train[run.corpus_rows(run.train_positions)] = True
+        labelled = {e["task"]: np.flatnonzero((corpus.task == index[e["task"]]) & is_train[mol_of])
+                    for _, e in todo}
+        features = CorpusFeatures(run, np.concatenate([mol_of[m] for m in labelled.values()]
+                                                      + [held["rows"]]), progress)
+        (out / BOOSTER_DIR).mkdir(exist_ok=True)
+        for k, (number, e) in enumerate(todo, 1):
+            t = index[e["task"]]
+            binary = bool(run.scaling.binary[t])
+            start = time.process_time()
+            rows, y = mol_of[labelled[e["task"]]], corpus.value[labelled[e["task"]]]
+            transform = None if binary else (target_transforms(REGRESSION, y[:, None])
+                                             or [None])[0]
+            est = booster_estimator(binary, transform, threads).fit(features.of(rows), y)
+            have = ~np.isnan(held["y"][:, t])
+            theirs = np.full(len(have), np.nan)
+            theirs[have] = est.predict(features.of(held["rows"][have]))
+            if binary:
+                theirs[have] = logit_of(theirs[have])
+            row = {"task": e["task"], "number": number, "kind": e["kind"], "transform": transform,
+                   "n_train": int(len(rows))}
+            for half, part in (("select", held["select"]), ("report", ~held["select"])):
+                m = have & part
+                row[half] = _half(binary, held["y"][m, t], theirs[m], held["pred"][m, t])
+            row["chosen"] = row["select"]["lo"] is not None and row["select"]["lo"] > 0
+            if row["chosen"]:
+                text = _model_text(est)
+                path = booster_file(out, number)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_bytes(gzip.compress(text.encode(), mtime=0))
+                tmp.replace(path)
+                row["bytes"] = path.stat().st_size
+            row["cpu_s"] = round(time.process_time() - start, 1)
+            with open(out / ROWS_FILE, "a") as f:
+                f.write(json.dumps(row) + "\n")
+            stage(progress, f"readouts: {k}/{len(todo)} {e['task']}: S head "
+                            f"{row['select']['head']:.3f} booster {row['select']['booster']:.3f}"
+                            f"{' (chosen)' if row['chosen'] else ''}")
+    return read_rows(out)
+
+
+def _half(binary: bool, y: np.ndarray, booster: np.ndarray, head: np.ndarray) -> dict:
+    """Both scores on one half and the 95 % paired interval of booster - head; None where
+    the metric is undefined there (fewer than two molecules; one class, or no variance)."""
+    from .bootstrap import paired_interval, score
+
+    out = {"n": int(len(y)), "head": None, "booster": None, "lo": None, "hi": None}
+    defined = len(y) > 1 and (0 < y.sum() < len(y) if binary else np.var(y) > 0)
+    if defined:
+        out.update(head=score(binary, y, head), booster=score(binary, y, booster))
+        out["lo"], out["hi"] = paired_interval(binary, y, booster, head,
+                                               np.random.default_rng(SEED))
+    return out
+
+
+def _model_text(estimator) -> str:
+    """The LightGBM model string of a fitted readout (a one-class rate is stored as its
+    number)."""
+    model = estimator.model  # a Log10Target's is its inner booster's (in log10 units)
+    return json.dumps(model) if isinstance(model, float) else model.model_to_string()

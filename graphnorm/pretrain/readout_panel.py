@@ -1,0 +1,152 @@
+"""The hybrid panel of RULE.md J: the endpoints where S chose a one-table booster
+(`readout.fit_readouts`) take its predictions, scored, shown and calibrated exactly as rule C
+scores the head's (`panel.endpoint`); the rest keep the head.
+
+Files of a run folder:
+
+- ``panel.head.json``: the head-only panel as ``--panel`` wrote it (kept on the first
+  ``--readouts``; every later one starts from it, so a rerun gives the same panel);
+- ``panel.json``: the hybrid panel, each replaced entry marked ``"readout": "booster"`` with
+  the head's own scores under ``"head"``, and ``"readouts_sha256"`` naming the bundle;
+- ``readouts.json.gz``: the chosen boosters (LightGBM model strings) and what their features
+  are, what `graphnorm admet` loads beside the checkpoint;
+- ``readout.md``: the verdict counts.
+
+The boosters chosen may add at most `MAX_BOOSTER_BYTES`; beyond it, those with the smallest
+gain on S go back to the head (RULE.md J: the wheel's weights stay within 15 MB).
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from graphnorm.tasks import CLASSIFICATION
+
+from .readout import (MORGAN_BITS, CorpusFeatures, booster_estimator, booster_file, fit_readouts,
+                      logit_of, stored_model)
+
+HEAD_PANEL, BUNDLE_FILE, SUMMARY_FILE = "panel.head.json", "readouts.json.gz", "readout.md"
+MAX_BOOSTER_BYTES = 6_000_000
+BUNDLE_FORMAT = 1
+
+
+def within_budget(rows: list[dict], budget: int = MAX_BOOSTER_BYTES) -> list[dict]:
+    """The chosen rows that ship: by gain on S, largest first, while their bytes fit."""
+    chosen = sorted((r for r in rows if r["chosen"]),
+                    key=lambda r: r["select"]["booster"] - r["select"]["head"], reverse=True)
+    kept, used = [], 0
+    for r in chosen:
+        if used + r["bytes"] <= budget:
+            kept.append(r)
+            used += r["bytes"]
+    return kept
+
+
+def bundle_signature(descriptors) -> dict:
+    """What a readout booster's columns are: an AdmetPanel checks it against its featurizer."""
+    import rdkit
+
+    from graphnorm.chem.descriptors import descriptor_count
+    from graphnorm.chem.tabular import MORGAN_RADIUS
+
+    return {"morgan_bits": MORGAN_BITS, "morgan_radius": MORGAN_RADIUS,
+            "descriptors": descriptors, "descriptor_count": descriptor_count(descriptors),
+            "rdkit": rdkit.__version__}
+
+
+def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True) -> Path:
+    """Fit what is missing, then write the hybrid ``panel.json``, its bundle and
+    ``readout.md``; returns the summary's path."""
+    from .panel import PANEL_FILE, endpoint, halves, write_panel
+
+    out = Path(out)
+    if not (out / PANEL_FILE).is_file():
+        raise FileNotFoundError(f"{out / PANEL_FILE}: --readouts chooses among the panel's "
+                                f"endpoints; build it first (graphnorm pretrain --out {out} "
+                                "--panel)")
+    current = json.loads((out / PANEL_FILE).read_text())
+    if "readouts_sha256" not in current:  # --panel wrote it since: it is the head's panel
+        shutil.copyfile(out / PANEL_FILE, out / HEAD_PANEL)
+    rows = fit_readouts(run, out, threads, progress)
+    head = json.loads((out / HEAD_PANEL).read_text())
+    kept = within_budget(rows)
+    held_rows = run.corpus_rows(run.held_out_positions)
+    y_all = run.corpus.dense(held_rows)
+    select = halves([run.corpus.smiles[r] for r in held_rows])
+    features = CorpusFeatures(run, held_rows, progress) if kept else None
+    index = {n: t for t, n in enumerate(run.corpus.task_names)}
+    replaced, boosters = {}, {}
+    for r in kept:
+        t, binary = index[r["task"]], r["kind"] == CLASSIFICATION.stored
+        text = gzip.decompress(booster_file(out, r["number"]).read_bytes()).decode()
+        est = booster_estimator(binary, r["transform"], model=stored_model(text))
+        have = ~np.isnan(y_all[:, t])
+        pred = np.full(len(have), np.nan)
+        pred[have] = est.predict(features.of(held_rows[have]))
+        if binary:
+            pred[have] = logit_of(pred[have])
+        replaced[r["task"]] = (t, binary, pred)
+        boosters[r["task"]] = {"model": text, "kind": r["kind"], "transform": r["transform"]}
+    entries = []
+    for e in head["endpoints"]:
+        if e["task"] not in replaced:
+            entries.append(e)
+            continue
+        t, binary, pred = replaced[e["task"]]
+        new = endpoint(e["task"], binary, y_all[:, t], pred, select, e.get("units", ""))
+        new.update(readout="booster", head={k: e.get(k) for k in ("score_select", "score",
+                                                                  "shown")})
+        entries.append(new)
+    bundle = {"format": BUNDLE_FORMAT, "features": bundle_signature(run.spec.descriptors),
+              "boosters": boosters}
+    data = gzip.compress(json.dumps(bundle).encode(), mtime=0)
+    (out / BUNDLE_FILE).write_bytes(data)
+    panel = dict(head, endpoints=entries, shown=sum(e["shown"] for e in entries),
+                 readouts_sha256=hashlib.sha256(data).hexdigest(),
+                 readout_rule="experiments/results/pretrain/RULE.md, J")
+    write_panel(panel, out)
+    path = out / SUMMARY_FILE
+    path.write_text(summarize(rows, kept, head, panel))
+    return path
+
+
+def summarize(rows: list[dict], kept: list[dict], head: dict, panel: dict) -> str:
+    """Markdown: what S chose, how it fell on R, and the panel before and after."""
+    def counts(part, half):
+        part = [r for r in part if r[half]["lo"] is not None]  # scored on that half
+        lo = [r[half]["lo"] for r in part]
+        hi = [r[half]["hi"] for r in part]
+        better = sum(x > 0 for x in lo)
+        worse = sum(x < 0 for x in hi)
+        diff = [r[half]["booster"] - r[half]["head"] for r in part]
+        med = f"{np.median(diff):+.3f}" if diff else ""
+        higher = sum(d > 0 for d in diff)
+        return f"{len(part)} | {better} | {worse} | {len(part) - better - worse} | {higher} | {med}"
+
+    chosen = [r for r in rows if r["chosen"]]
+    size = sum(r["bytes"] for r in kept)
+    fit_cpu = sum(r["cpu_s"] for r in rows)
+    lines = [f"{len(rows)} judged endpoints fitted ({fit_cpu / 3600:.2f} CPU-hours); the booster "
+             f"chosen on S for {len(chosen)}, {len(kept)} within the size budget "
+             f"({size / 1e6:.1f} MB).", "",
+             "| endpoints | half | n | booster better | head better | tied | booster higher | "
+             "median booster − head |", "|---|---|---|---|---|---|---|---|",
+             f"| all judged | S | {counts(rows, 'select')} |",
+             f"| all judged | R | {counts(rows, 'report')} |",
+             f"| replaced | S | {counts(kept, 'select')} |",
+             f"| replaced | R | {counts(kept, 'report')} |", "",
+             f"Shown: {head['shown']} endpoints with the head alone, {panel['shown']} in the "
+             "hybrid panel.", ""]
+    scored = [r for r in kept if r["report"]["lo"] is not None]
+    better = sum(r["report"]["lo"] > 0 for r in scored)
+    worse = sum(r["report"]["hi"] < 0 for r in scored)
+    lines.append(f"Rule J's first condition (over the replaced, the booster better on R on more "
+                 f"than it is worse): {better} against {worse}: "
+                 f"**{'met' if better > worse else 'not met'}**. The second (speed) is measured "
+                 "on the panel (`graphnorm admet`), not here.")
+    return "\n".join(lines) + "\n"

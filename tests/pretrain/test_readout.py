@@ -1,0 +1,178 @@
+"""`graphnorm pretrain --readouts` (RULE.md J): a one-table booster per judged endpoint, chosen
+over the head on the selection half only, and the hybrid panel `graphnorm admet` predicts."""
+import copy
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from tiny_panel import make_tiny_panel
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return make_tiny_panel(tmp_path_factory.mktemp("tiny"), descriptors="fast")
+
+
+@pytest.fixture
+def judged(tiny, tmp_path):
+    """A copy of the tiny descriptor run, its regression and one binary endpoint judged."""
+    folder, run, panel = tiny
+    shutil.copytree(folder, tmp_path / "run")
+    panel = copy.deepcopy(panel)
+    for e in panel["endpoints"]:
+        e["judged"] = e["task"] in ("alpha/logS", "beta/t1")
+    (tmp_path / "run" / "panel.json").write_text(json.dumps(panel))
+    return tmp_path / "run", run, panel
+
+
+def _always(lo, hi):
+    return lambda *a, **k: (lo, hi)
+
+
+def test_each_judged_endpoint_gets_a_booster_on_its_training_molecules(judged, monkeypatch):
+    from graphnorm.pretrain import readout as R
+
+    out, run, panel = judged
+    rows = R.fit_readouts(run, out, progress=False)
+    assert sorted(r["task"] for r in rows) == ["alpha/logS", "beta/t1"]
+    corpus = run.corpus
+    mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
+    train = set(run.corpus_rows(run.train_positions).tolist())
+    for r in rows:
+        t = corpus.task_names.index(r["task"])
+        assert r["n_train"] == sum(1 for m, k in zip(mol_of, corpus.task) if k == t and m in train)
+        entry = next(e for e in panel["endpoints"] if e["task"] == r["task"])
+        if entry["score"] is not None:  # the head's R score is the panel's own
+            assert r["report"]["head"] == pytest.approx(entry["score"], abs=1e-6)
+        assert r["chosen"] == (r["select"]["lo"] > 0)  # S decides, R never does
+        assert R.booster_file(out, r["number"]).is_file() == r["chosen"]
+
+    import graphnorm.pretrain.readout as module
+
+    monkeypatch.setattr(module, "booster_estimator", lambda *a, **k: pytest.fail("refitted"))
+    assert len(R.fit_readouts(run, out, progress=False)) == 2  # resumable
+
+
+def test_a_run_without_descriptors_is_refused(tmp_path):
+    from graphnorm.pretrain import readout as R
+
+    out, run, _ = make_tiny_panel(tmp_path)
+    with pytest.raises(ValueError, match="descriptors"):
+        R.fit_readouts(run, out, progress=False)
+
+
+def test_the_budget_keeps_the_largest_gains_on_s():
+    from graphnorm.pretrain.readout_panel import within_budget
+
+    def row(task, gain, size, chosen=True):
+        return {"task": task, "chosen": chosen, "bytes": size,
+                "select": {"head": 0.5, "booster": 0.5 + gain}}
+
+    rows = [row("a", 0.01, 400), row("b", 0.20, 400), row("c", 0.10, 400), row("d", 0.5, 1, False)]
+    assert [r["task"] for r in within_budget(rows, budget=800)] == ["b", "c"]
+    assert [r["task"] for r in within_budget(rows, budget=10_000)] == ["b", "c", "a"]
+
+
+@pytest.fixture
+def hybrid(judged, monkeypatch):
+    """The tiny run's hybrid panel, S made to choose the booster everywhere."""
+    import graphnorm.pretrain.bootstrap as bootstrap
+    from graphnorm.pretrain.readout_panel import write_readout_panel
+
+    out, run, panel = judged
+    monkeypatch.setattr(bootstrap, "paired_interval", _always(0.01, 0.02))
+    summary = write_readout_panel(run, out, progress=False)
+    return out, run, panel, summary
+
+
+def test_the_hybrid_panel_scores_a_replaced_endpoint_from_its_booster(hybrid):
+    from graphnorm.pretrain.readout import read_rows
+
+    out, run, head_panel, summary = hybrid
+    panel = json.loads((out / "panel.json").read_text())
+    assert json.loads((out / "panel.head.json").read_text()) == head_panel
+    rows = {r["task"]: r for r in read_rows(out)}
+    replaced = {e["task"]: e for e in panel["endpoints"] if e.get("readout") == "booster"}
+    assert set(replaced) == {"alpha/logS", "beta/t1"}
+    for task, e in replaced.items():
+        if e["score"] is not None:
+            assert e["score"] == pytest.approx(rows[task]["report"]["booster"], abs=1e-6)
+        before = next(h for h in head_panel["endpoints"] if h["task"] == task)
+        assert e["head"]["score"] == before["score"]
+    untouched = [e for e in panel["endpoints"] if e["task"] not in replaced]
+    assert untouched == [e for e in head_panel["endpoints"] if e["task"] not in replaced]
+    assert "2 judged endpoints fitted" in summary.read_text()
+
+    # a rerun starts from the head's panel again: the same files
+    from graphnorm.pretrain.readout_panel import write_readout_panel
+
+    before = (out / "panel.json").read_bytes(), (out / "readouts.json.gz").read_bytes()
+    write_readout_panel(run, out, progress=False)
+    assert ((out / "panel.json").read_bytes(), (out / "readouts.json.gz").read_bytes()) == before
+
+
+def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
+    from graphnorm.inference.admet_panel import AdmetPanel, PanelError
+    from graphnorm.inference.panel_boosters import PanelBoosters
+    from graphnorm.pretrain.readout import morgan_counts
+
+    out = hybrid[0]
+    panel = AdmetPanel.load(out, all_endpoints=True)
+    smiles = ["CCO", "not a smiles", "c1ccccc1O", "CCCl"]
+    frame = panel.predict(smiles)
+    assert frame["error"][1] and not frame["error"][0]
+    table = panel.endpoints().set_index("task")
+    assert table.loc["alpha/logS", "predictor"] == "booster"
+    assert table.loc["alpha/toxic", "predictor"] == "head"
+    ok = [0, 2, 3]
+    graphs, _ = panel.predictor.featurize([smiles[i] for i in ok])
+    order = [i for i, _ in graphs]  # featurize sorts by size
+    desc = np.concatenate([g.descriptors.numpy() for _, g in graphs])
+    expect = panel.boosters.predict([smiles[ok[i]] for i in order], desc)
+    logs = np.empty(3)
+    logs[order] = expect["alpha/logS"]
+    assert np.allclose(frame["alpha/logS"][ok], logs)  # the booster's value, in its units
+    assert np.isnan(frame["alpha/logS"][1])
+    assert morgan_counts(["CCO"]).dtype == np.uint8
+    with pytest.raises(PanelError, match="booster"):
+        panel.explain(["CCO"], "alpha/logS")
+    assert isinstance(panel.boosters, PanelBoosters)
+
+
+def test_a_missing_or_foreign_bundle_is_refused(hybrid):
+    from graphnorm.inference.admet_panel import AdmetPanel, PanelError
+
+    out = hybrid[0]
+    bundle = out / "readouts.json.gz"
+    data = bundle.read_bytes()
+    bundle.write_bytes(data[:-10] + b"0123456789")
+    with pytest.raises(PanelError, match="not the bundle"):
+        AdmetPanel.load(out, all_endpoints=True)
+    bundle.unlink()
+    with pytest.raises(PanelError, match="missing"):
+        AdmetPanel.load(out, all_endpoints=True)
+
+
+def test_a_hybrid_panel_ships_with_its_boosters_and_its_card_says_which(hybrid, tmp_path):
+    from graphnorm.cli import main
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.pretrain.ship import ShipError, ship
+
+    out = hybrid[0]
+    panel = json.loads((out / "panel.json").read_text())
+    for e in panel["endpoints"]:  # the tiny run holds up nowhere: the card lists shown ones
+        e["shown"] = True
+    (out / "panel.json").write_text(json.dumps(panel))
+    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", str(out.parent)]) == 0
+    card = (out / "MODEL_CARD.md").read_text()
+    assert "| predictor |" in card and " booster |" in card and " head |" in card
+    assert "graphnorm pretrain --out RUN --readouts" in card  # the rebuild names the step
+    dest = tmp_path / "installed"
+    ship(out, dest)
+    assert (dest / "readouts.json.gz").read_bytes() == (out / "readouts.json.gz").read_bytes()
+    assert AdmetPanel.load(dest, all_endpoints=True).boosters is not None
+    (out / "readouts.json.gz").write_bytes(b"not the bundle")
+    with pytest.raises(ShipError, match="boosters"):
+        ship(out, tmp_path / "again")
