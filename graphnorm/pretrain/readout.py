@@ -63,6 +63,23 @@ def booster_estimator(binary: bool, transform, threads: int = 1, model=None):
     return with_transform(est, None if binary else transform)
 
 
+# what LightGBM's model string holds for training reports only; prediction reads none of it.
+# ``tree_sizes`` (byte offsets for a parallel parse) no longer match once lines go, so it goes
+# too and LightGBM parses the trees in order.
+_REPORT_ONLY = ("split_gain=", "leaf_weight=", "leaf_count=", "internal_value=",
+                "internal_weight=", "internal_count=", "tree_sizes=")
+
+
+def compact_model_text(text: str, x: np.ndarray) -> str:
+    """``text`` without its report-only lines (~40 % fewer bytes stored), when the compact
+    booster predicts ``x`` exactly as the full one; else ``text`` unchanged."""
+    if not text.startswith("tree"):  # a one-class rate
+        return text
+    compact = "\n".join(line for line in text.split("\n") if not line.startswith(_REPORT_ONLY))
+    full, small = stored_model(text), stored_model(compact)
+    return compact if np.array_equal(full.predict(x), small.predict(x)) else text
+
+
 def stored_model(text: str):
     """A stored model string: a LightGBM booster, or a one-class rate (a JSON number)."""
     try:
@@ -139,7 +156,8 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True) -> lis
             rows, y = mol_of[labelled[e["task"]]], corpus.value[labelled[e["task"]]]
             transform = None if binary else (target_transforms(REGRESSION, y[:, None])
                                              or [None])[0]
-            est = booster_estimator(binary, transform, threads).fit(features.of(rows), y)
+            x_train = features.of(rows)
+            est = booster_estimator(binary, transform, threads).fit(x_train, y)
             have = ~np.isnan(held["y"][:, t])
             theirs = np.full(len(have), np.nan)
             theirs[have] = est.predict(features.of(held["rows"][have]))
@@ -152,7 +170,7 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True) -> lis
                 row[half] = _half(binary, held["y"][m, t], theirs[m], held["pred"][m, t])
             row["chosen"] = row["select"]["lo"] is not None and row["select"]["lo"] > 0
             if row["chosen"]:
-                text = _model_text(est)
+                text = compact_model_text(_model_text(est), x_train[:2000])
                 path = booster_file(out, number)
                 tmp = path.with_suffix(".tmp")
                 tmp.write_bytes(gzip.compress(text.encode(), mtime=0))

@@ -27,8 +27,8 @@ import numpy as np
 
 from graphnorm.tasks import CLASSIFICATION
 
-from .readout import (MORGAN_BITS, CorpusFeatures, booster_estimator, booster_file, fit_readouts,
-                      logit_of, stored_model)
+from .readout import (MORGAN_BITS, CorpusFeatures, booster_estimator, booster_file,
+                      compact_model_text, fit_readouts, logit_of, stored_model)
 
 HEAD_PANEL, BUNDLE_FILE, SUMMARY_FILE = "panel.head.json", "readouts.json.gz", "readout.md"
 MAX_BOOSTER_BYTES = 6_000_000
@@ -74,22 +74,32 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True)
         shutil.copyfile(out / PANEL_FILE, out / HEAD_PANEL)
     rows = fit_readouts(run, out, threads, progress)
     head = json.loads((out / HEAD_PANEL).read_text())
-    kept = within_budget(rows)
     held_rows = run.corpus_rows(run.held_out_positions)
     y_all = run.corpus.dense(held_rows)
     select = halves([run.corpus.smiles[r] for r in held_rows])
-    features = CorpusFeatures(run, held_rows, progress) if kept else None
+    chosen = [r for r in rows if r["chosen"]]
+    features = CorpusFeatures(run, held_rows, progress) if chosen else None
     index = {n: t for t, n in enumerate(run.corpus.task_names)}
+    stored = {}  # task -> (model text, its held-out predictions)
+    for r in chosen:
+        t, binary = index[r["task"]], r["kind"] == CLASSIFICATION.stored
+        have = ~np.isnan(y_all[:, t])
+        x = features.of(held_rows[have])
+        # booster files written before the compact format shrink here (same predictions)
+        text = compact_model_text(gzip.decompress(booster_file(out, r["number"]).read_bytes())
+                                  .decode(), x)
+        pred = np.full(len(have), np.nan)
+        pred[have] = booster_estimator(binary, r["transform"], model=stored_model(text)).predict(x)
+        if binary:
+            pred[have] = logit_of(pred[have])
+        stored[r["task"]] = text, pred
+    sized = [dict(r, bytes=len(gzip.compress(stored[r["task"]][0].encode(), mtime=0)))
+             if r["chosen"] else r for r in rows]
+    kept = within_budget(sized)
     replaced, boosters = {}, {}
     for r in kept:
         t, binary = index[r["task"]], r["kind"] == CLASSIFICATION.stored
-        text = gzip.decompress(booster_file(out, r["number"]).read_bytes()).decode()
-        est = booster_estimator(binary, r["transform"], model=stored_model(text))
-        have = ~np.isnan(y_all[:, t])
-        pred = np.full(len(have), np.nan)
-        pred[have] = est.predict(features.of(held_rows[have]))
-        if binary:
-            pred[have] = logit_of(pred[have])
+        text, pred = stored[r["task"]]
         replaced[r["task"]] = (t, binary, pred)
         boosters[r["task"]] = {"model": text, "kind": r["kind"], "transform": r["transform"]}
     entries = []
@@ -111,7 +121,7 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True)
                  readout_rule="experiments/results/pretrain/RULE.md, J")
     write_panel(panel, out)
     path = out / SUMMARY_FILE
-    path.write_text(summarize(rows, kept, head, panel))
+    path.write_text(summarize(sized, kept, head, panel))
     return path
 
 

@@ -176,3 +176,18 @@ def test_a_hybrid_panel_ships_with_its_boosters_and_its_card_says_which(hybrid, 
     (out / "readouts.json.gz").write_bytes(b"not the bundle")
     with pytest.raises(ShipError, match="boosters"):
         ship(out, tmp_path / "again")
+
+
+def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
+    import lightgbm as lgb
+
+    from graphnorm.pretrain.readout import compact_model_text, stored_model
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 8))
+    y = x[:, 0] - 2 * x[:, 1] ** 2 + rng.normal(scale=0.1, size=300)
+    text = lgb.LGBMRegressor(n_estimators=20, verbose=-1).fit(x, y).booster_.model_to_string()
+    compact = compact_model_text(text, x)
+    assert len(compact) < 0.8 * len(text) and "split_gain=" not in compact
+    assert np.array_equal(stored_model(compact).predict(x), stored_model(text).predict(x))
+    assert compact_model_text("0.25", x) == "0.25"  # a one-class rate is kept as it is
