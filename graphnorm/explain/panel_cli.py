@@ -19,7 +19,8 @@ def add_admet_explain_args(p: argparse.ArgumentParser) -> None:
                    "endpoint (a name of --list) instead of the predictions: one SVG per "
                    "molecule and attributions.csv, into --drawings. Regression scores are "
                    "changes of the value in the endpoint's units, binary ones of the "
-                   "calibrated log-odds")
+                   "calibrated log-odds; an endpoint a one-table booster predicts is "
+                   "explained by TreeSHAP over its Morgan substructures, whatever --method")
     p.add_argument("--drawings", metavar="DIR", help="--explain's output folder (created)")
     p.add_argument("--method", choices=METHOD_CHOICES, default=DEFAULT_METHOD,
                    help="--explain's attribution method, as `graphnorm explain --method`")

@@ -187,8 +187,9 @@ class AdmetPanel:
         binary x the Platt slope ``a`` of the endpoint (``"platt": [a, b]``, 1 without), so a
         score is a change of the calibrated logit, log(p / (1 - p)) of the probability shown.
         Attention rollout is a share of attention flow, the same for every endpoint: not
-        scaled. ``errors`` pre-set rows' errors (not featurized); ``labels`` name the rows
-        (default ``row 1``, ...)."""
+        scaled. An endpoint predicted by a one-table booster is explained by TreeSHAP on its
+        Morgan counts, whatever ``method`` says (`booster_attributions`). ``errors`` pre-set
+        rows' errors (not featurized); ``labels`` name the rows (default ``row 1``, ...)."""
         from graphnorm.explain.explainer import Explainer
         from graphnorm.explain.methods import DEFAULT_METHOD, DEFAULT_STEPS
         from graphnorm.inference.predict import Predictor
@@ -196,11 +197,10 @@ class AdmetPanel:
         from .panel_attributions import PanelAttributions, raw_output_view
 
         j = self.endpoint_position(endpoint)
-        if j in self.by_booster:
-            raise PanelError(f"endpoint {endpoint!r} is predicted by a one-table booster on "
-                             "Morgan counts and descriptors (it beat the network there), not "
-                             "by the network: atom attributions are for the network's "
-                             "endpoints (`graphnorm admet --list` says which predicts each)")
+        if j in self.by_booster:  # TreeSHAP whatever ``method`` says: the network is not asked
+            from .booster_attributions import booster_attributions
+
+            return booster_attributions(self, j, smiles, errors, labels)
         method = method or DEFAULT_METHOD
         view = raw_output_view(self.loaded, int(self.index[j]), endpoint)
         predictor = Predictor(view, batch_size=self.predictor.batch_size,
@@ -213,6 +213,10 @@ class AdmetPanel:
         """(what an atom score of ``endpoint`` is, the factor from the raw output's scores to
         it): see `explain`."""
         j = self.endpoint_position(endpoint)
+        if j in self.by_booster:
+            from .booster_attributions import booster_scale
+
+            return booster_scale(self, j)
         if method == "rollout":
             return "share of attention flow from the readout token (no sign)", 1.0
         if self.binary[j]:

@@ -68,6 +68,22 @@ class PanelBoosters:
             raise error(f"{path}: no booster for {missing[:3]}")
         return cls(bundle, tasks)
 
+    def contributions(self, task: str, smiles: list[str], descriptors: np.ndarray) -> np.ndarray:
+        """float [N, features + 1]: TreeSHAP contributions of each column to the booster's raw
+        output (log-odds; a log10 value under a log10 target; the value otherwise), the base
+        value last (LightGBM's ``pred_contrib``); zeros for a one-class rate."""
+        from graphnorm.pretrain.readout import morgan_counts, readout_features
+
+        x = readout_features(morgan_counts(smiles), descriptors)
+        model = self.estimators[task][1].model  # a Log10Target's is its inner booster's
+        if isinstance(model, float):
+            return np.zeros((len(x), x.shape[1] + 1))
+        return np.asarray(model.predict(x, pred_contrib=True))
+
+    def transform(self, task: str):
+        """The booster's target transform ("log10" or None)."""
+        return getattr(self.estimators[task][1], "transform", None)
+
     def predict(self, smiles: list[str], descriptors: np.ndarray) -> dict[str, np.ndarray]:
         """Each booster's prediction for molecules the featurizer read (``descriptors``:
         theirs, [N, D], in the same order)."""

@@ -99,7 +99,8 @@ def _readout_lines(shown: list[dict]) -> list[str]:
             "booster (LightGBM on Morgan counts and the head's descriptors, fitted on that "
             "endpoint's training molecules) instead of the network's head: there the booster "
             "beat the head on the choosing half (95 % paired bootstrap). They are marked "
-            "`booster` below; atom attributions (`--explain`) are for the head's endpoints."]
+            "`booster` below; their atom attributions (`--explain`) are TreeSHAP contributions of "
+            "their Morgan substructures, shared among the substructures' atoms."]
 
 
 def model_card(run: Path, raw_dir=None) -> str:

@@ -114,7 +114,7 @@ def test_the_hybrid_panel_scores_a_replaced_endpoint_from_its_booster(hybrid):
 
 
 def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
-    from graphnorm.inference.admet_panel import AdmetPanel, PanelError
+    from graphnorm.inference.admet_panel import AdmetPanel
     from graphnorm.inference.panel_boosters import PanelBoosters
     from graphnorm.pretrain.readout import morgan_counts
 
@@ -136,9 +136,26 @@ def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
     assert np.allclose(frame["alpha/logS"][ok], logs)  # the booster's value, in its units
     assert np.isnan(frame["alpha/logS"][1])
     assert morgan_counts(["CCO"]).dtype == np.uint8
-    with pytest.raises(PanelError, match="booster"):
-        panel.explain(["CCO"], "alpha/logS")
     assert isinstance(panel.boosters, PanelBoosters)
+
+
+def test_a_booster_endpoint_is_explained_by_treeshap_over_its_morgan_atoms(hybrid):
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.pretrain.readout import MORGAN_BITS, morgan_counts
+
+    panel = AdmetPanel.load(hybrid[0], all_endpoints=True)
+    smiles = ["c1ccccc1O", "not a smiles", "CC(=O)Oc1ccccc1C(=O)O"]
+    got = panel.explain(smiles, "alpha/logS", method="ig")  # the method does not apply
+    assert got.method == "treeshap" and got.scores[1] is None and got.errors[1]
+    graphs, _ = panel.predictor.featurize([smiles[0], smiles[2]])
+    desc = {i: g.descriptors.numpy() for i, g in graphs}
+    for k, i in ((0, 0), (2, 1)):
+        phi = panel.boosters.contributions("alpha/logS", [smiles[k]], desc[i])[0]
+        present = morgan_counts([smiles[k]])[0] > 0
+        assert len(got.scores[k]) == (6 + 1 if k == 0 else 13)  # one per heavy atom
+        # the atoms share exactly what the molecule's present bits contribute
+        assert got.scores[k].sum() == pytest.approx(phi[:MORGAN_BITS][present].sum(), abs=1e-9)
+    assert list(dict.fromkeys(got.atoms["row"])) == ["row 1", "row 3"]  # in input order
 
 
 def test_a_missing_or_foreign_bundle_is_refused(hybrid):
@@ -189,5 +206,8 @@ def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
     text = lgb.LGBMRegressor(n_estimators=20, verbose=-1).fit(x, y).booster_.model_to_string()
     compact = compact_model_text(text, x)
     assert len(compact) < 0.8 * len(text) and "split_gain=" not in compact
-    assert np.array_equal(stored_model(compact).predict(x), stored_model(text).predict(x))
+    small, full = stored_model(compact), stored_model(text)
+    assert np.array_equal(small.predict(x), full.predict(x))
+    # TreeSHAP reads the node counts: they stay, and the atom attributions with them
+    assert np.array_equal(small.predict(x, pred_contrib=True), full.predict(x, pred_contrib=True))
     assert compact_model_text("0.25", x) == "0.25"  # a one-class rate is kept as it is

@@ -57,3 +57,26 @@ def test_init_from_admet_fits_the_admet_recipe(tmp_path):
     body = {k: v for k, v in loaded.model.state_dict().items() if not k.startswith(fresh)}
     assert info["tensors"] == len(body) > 50
     assert all(torch.equal(v, model.state_dict()[k]) for k, v in body.items())
+
+
+def test_a_shipped_booster_endpoint_has_atom_attributions_that_add_up():
+    """Every shown endpoint keeps atom attributions: a booster's by TreeSHAP, whose atom
+    scores add up to what the molecule's Morgan substructures contribute."""
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.pretrain.readout import MORGAN_BITS, morgan_counts
+
+    panel = AdmetPanel.load()
+    boosted = [e["task"] for e in panel.entries if e.get("readout") == "booster"]
+    assert boosted, "the shipped panel predicts no endpoint with a booster"
+    smiles = "CC(=O)Oc1ccccc1C(=O)O"
+    (_, graph), = panel.predictor.featurize([smiles])[0]
+    for task in boosted[:5]:
+        got = panel.explain([smiles], task)
+        j = panel.endpoint_position(task)
+        scale = panel.score_scale(task, "occlusion")[1]
+        phi = panel.boosters.contributions(task, [smiles], graph.descriptors.numpy())[0]
+        present = morgan_counts([smiles])[0] > 0
+        assert got.method == "treeshap" and np.isfinite(got.scores[0]).all()
+        assert abs(got.scores[0].sum() - phi[:MORGAN_BITS][present].sum() * scale) < 1e-9
+        assert j in panel.by_booster
+    assert any(np.abs(panel.explain([smiles], t).scores[0]).max() > 0 for t in boosted[:5])
