@@ -116,27 +116,13 @@ class AdmetPanel:
                              for e in self.entries])
 
     def predict(self, smiles: Sequence[str], errors: Optional[list] = None) -> pd.DataFrame:
-        import torch
-
         graphs, errors = self.predictor.featurize(list(smiles), errors)
         n, k = len(errors), len(self.entries)
         values = np.full((n, k), np.nan)
         distance = np.full(n, np.nan)
-        read, descriptors = [], []
-        for chunk, batch in self.predictor.batches(graphs):
-            rows = [i for i, _ in chunk]
-            with torch.no_grad():
-                raw, emb = self.loaded.model(batch, return_embeddings=True)
-            z = raw.float().numpy()[:, self.index]
-            prob = 1 / (1 + np.exp(-(self.platt_a * z + self.platt_b)))
-            values[rows] = np.where(self.binary, prob, z * self.std + self.mean)
-            distance[rows] = nearest_distance(emb.vnode.float().numpy(), self.centroids)
-            if self.by_booster:
-                read += rows
-                descriptors.append(batch.descriptors.float().numpy())
-        if self.by_booster and read:
-            self._boosted(values, read, [str(smiles[i]).strip() for i in read],
-                          np.concatenate(descriptors))
+        view = self.view(graphs, smiles, distance=distance, values=values)
+        if self.by_booster and view.rows:
+            self._boosted(values, view)
         data = {"smiles": list(smiles)}
         for j, e in enumerate(self.entries):
             data[e["task"]] = values[:, j]
@@ -151,15 +137,38 @@ class AdmetPanel:
         data["error"] = errors
         return pd.DataFrame(data)
 
-    def _boosted(self, values: np.ndarray, rows: list, smiles: list, descriptors) -> None:
-        """Put the boosters' predictions of the featurized ``rows`` into their columns:
-        binary Platt-scaled on S as the head's are (their own fit), regression as is."""
-        predicted = self.boosters.predict(smiles, descriptors)
+    def view(self, graphs, smiles, distance=None, values=None):
+        """The network's pass over featurized ``graphs`` (`Predictor.featurize`): fills the
+        head's ``values`` and the domain ``distance`` of their rows where given, and returns
+        what the boosters read of them (`MoleculeView`; empty without boosters)."""
+        import torch
+
+        from .panel_boosters import MoleculeView
+
+        view = MoleculeView(bool(self.boosters and self.boosters.needs_backbone))
+        for chunk, batch in self.predictor.batches(graphs):
+            rows = [i for i, _ in chunk]
+            with torch.no_grad():
+                raw, emb = self.loaded.model(batch, return_embeddings=True)
+            if values is not None:
+                z = raw.float().numpy()[:, self.index]
+                prob = 1 / (1 + np.exp(-(self.platt_a * z + self.platt_b)))
+                values[rows] = np.where(self.binary, prob, z * self.std + self.mean)
+            if distance is not None:
+                distance[rows] = nearest_distance(emb.vnode.float().numpy(), self.centroids)
+            if self.by_booster:
+                view.add(rows, [str(smiles[i]).strip() for i in rows], batch, raw, emb.vnode)
+        return view.done()
+
+    def _boosted(self, values: np.ndarray, view) -> None:
+        """Put the boosters' predictions of the featurized rows into their columns: binary
+        Platt-scaled on S as the head's are (their own fit), regression as is."""
+        predicted = self.boosters.predict(view)
         for j in self.by_booster:
             p = predicted[self.entries[j]["task"]]
             if self.binary[j]:
                 p = 1 / (1 + np.exp(-(self.platt_a[j] * p + self.platt_b[j])))
-            values[rows, j] = p
+            values[view.rows, j] = p
 
     def endpoint_position(self, endpoint: str) -> int:
         """Where a shown endpoint stands among ``self.entries``; a PanelError for one this

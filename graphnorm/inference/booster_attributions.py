@@ -34,14 +34,13 @@ def booster_attributions(panel, j: int, smiles: Sequence[str], errors: Optional[
     clean = [str(s).strip() if s is not None else "" for s in smiles]
     labels = list(labels) if labels is not None else [f"row {i + 1}" for i in range(len(clean))]
     graphs, errors = panel.predictor.featurize(list(smiles), errors)
-    rows = [i for i, _ in graphs]
+    view = panel.view(graphs, clean)
     scores: list = [None] * len(clean)
     parts = []
-    if rows:
-        descriptors = np.concatenate([g.descriptors.float().numpy() for _, g in graphs])
-        phi = panel.boosters.contributions(task, [clean[i] for i in rows], descriptors)
+    if view.rows:
+        phi = panel.boosters.contributions(task, view)
         meaning, scale = booster_scale(panel, j)
-        for k, i in enumerate(rows):
+        for k, i in enumerate(view.rows):
             s = morgan_atom_scores(clean[i], phi[k, :MORGAN_BITS]) * scale
             scores[i] = s
             parts.append((i, pd.DataFrame({"row": labels[i], "smiles": clean[i],

@@ -22,18 +22,28 @@ from graphnorm.tasks import CLASSIFICATION
 
 
 class PanelBoosters:
-    """``predict(smiles, descriptors)`` -> {task: logit (binary) or value in its units}."""
+    """``predict(view)`` -> {task: logit (binary) or value in its units}, where ``view`` is
+    the molecules as the panel's network saw them (`MoleculeView`)."""
 
     def __init__(self, bundle: dict, tasks: list[str]):
-        from graphnorm.pretrain.readout import booster_estimator, stored_model
+        from graphnorm.pretrain.readout import MORGAN, booster_estimator, stored_model
 
         self.signature = bundle["features"]
-        self.estimators = {}
+        self.estimators, self.reads = {}, {}
         for task in tasks:
             stored = bundle["boosters"][task]
             binary = stored["kind"] == CLASSIFICATION.stored
             self.estimators[task] = (binary, booster_estimator(
                 binary, stored["transform"], model=stored_model(stored["model"])))
+            # (variant, own output); bundles of J's first runs hold Morgan boosters only
+            self.reads[task] = (stored.get("features", MORGAN), stored.get("own"))
+
+    @property
+    def needs_backbone(self) -> bool:
+        """Whether some booster reads the network's embedding and outputs (RULE.md K)."""
+        from graphnorm.pretrain.readout import BACKBONE
+
+        return any(variant == BACKBONE for variant, _ in self.reads.values())
 
     @classmethod
     def load(cls, folder: Path, panel: dict, descriptors, error) -> Optional["PanelBoosters"]:
@@ -68,13 +78,21 @@ class PanelBoosters:
             raise error(f"{path}: no booster for {missing[:3]}")
         return cls(bundle, tasks)
 
-    def contributions(self, task: str, smiles: list[str], descriptors: np.ndarray) -> np.ndarray:
+    def features(self, task: str, view: "MoleculeView") -> np.ndarray:
+        """What ``task``'s booster reads of the molecules of ``view``."""
+        from graphnorm.pretrain.readout import BACKBONE, readout_features
+
+        variant, own = self.reads[task]
+        if variant != BACKBONE:
+            return readout_features(view.morgan, view.descriptors)
+        return readout_features(view.morgan, view.descriptors, view.embedding, view.outputs, own)
+
+    def contributions(self, task: str, view: "MoleculeView") -> np.ndarray:
         """float [N, features + 1]: TreeSHAP contributions of each column to the booster's raw
         output (log-odds; a log10 value under a log10 target; the value otherwise), the base
-        value last (LightGBM's ``pred_contrib``); zeros for a one-class rate."""
-        from graphnorm.pretrain.readout import morgan_counts, readout_features
-
-        x = readout_features(morgan_counts(smiles), descriptors)
+        value last (LightGBM's ``pred_contrib``); zeros for a one-class rate. The Morgan
+        counts are the first columns."""
+        x = self.features(task, view)
         model = self.estimators[task][1].model  # a Log10Target's is its inner booster's
         if isinstance(model, float):
             return np.zeros((len(x), x.shape[1] + 1))
@@ -84,16 +102,42 @@ class PanelBoosters:
         """The booster's target transform ("log10" or None)."""
         return getattr(self.estimators[task][1], "transform", None)
 
-    def predict(self, smiles: list[str], descriptors: np.ndarray) -> dict[str, np.ndarray]:
-        """Each booster's prediction for molecules the featurizer read (``descriptors``:
-        theirs, [N, D], in the same order)."""
-        from graphnorm.pretrain.readout import logit_of, morgan_counts, readout_features
+    def predict(self, view: "MoleculeView") -> dict[str, np.ndarray]:
+        """Each booster's prediction of the molecules of ``view``."""
+        from graphnorm.pretrain.readout import logit_of
 
-        if not len(smiles):
-            return {task: np.empty(0) for task in self.estimators}
-        x = readout_features(morgan_counts(smiles), descriptors)
         out = {}
         for task, (binary, est) in self.estimators.items():
-            p = est.predict(x)
+            if not len(view.smiles):
+                out[task] = np.empty(0)
+                continue
+            p = est.predict(self.features(task, view))
             out[task] = logit_of(p) if binary else p
         return out
+
+
+class MoleculeView:
+    """Molecules the panel's network read: their SMILES, Morgan counts, the featurizer's
+    descriptors and, where boosters need them, the network's embeddings and raw outputs --
+    gathered batch by batch in the order the batches come (`add`)."""
+
+    def __init__(self, backbone: bool):
+        self.backbone, self.rows, self.smiles = backbone, [], []
+        self._descriptors, self._embedding, self._outputs = [], [], []
+
+    def add(self, rows: list, smiles: list, batch, raw=None, embedding=None) -> None:
+        self.rows += rows
+        self.smiles += smiles
+        self._descriptors.append(batch.descriptors.float().numpy())
+        if self.backbone:
+            self._outputs.append(raw.float().numpy())
+            self._embedding.append(embedding.float().numpy())
+
+    def done(self) -> "MoleculeView":
+        from graphnorm.pretrain.readout import morgan_counts
+
+        join = (lambda parts: np.concatenate(parts) if parts else None)
+        self.descriptors = join(self._descriptors)
+        self.embedding, self.outputs = join(self._embedding), join(self._outputs)
+        self.morgan = morgan_counts(self.smiles) if self.smiles else None
+        return self

@@ -77,10 +77,12 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
                    "training: set the run's best.ckpt against one --model gbm per endpoint "
                    "(MapLight features, that endpoint's training molecules alone) on the "
                    "panel's judged endpoints; resumable; writes --out/versus_gbm.jsonl and .md")
-    p.add_argument("--readouts", action="store_true", help="instead of training: fit a "
-                   "one-table booster (Morgan counts + the head's descriptors) per judged "
-                   "endpoint of the panel and let it replace the head where the selection half "
-                   "says it is better (RULE.md J); resumable; rewrites --out/panel.json")
+    p.add_argument("--readouts", nargs="?", const="morgan", choices=("morgan", "backbone"),
+                   help="instead of training: fit a one-table booster (Morgan counts + the "
+                   "head's descriptors) per judged endpoint of the panel and let it replace the "
+                   "head where the selection half says it is better (RULE.md J); 'backbone': "
+                   "then a second booster that also reads the backbone's embedding and outputs, "
+                   "set against that panel (RULE.md K); resumable; rewrites --out/panel.json")
     p.add_argument("--endpoints", type=int, help="--versus-gbm: the first N judged endpoints "
                    "only (a dry run)")
     p.add_argument("--model-card", dest="model_card", action="store_true", help="instead of "
@@ -185,7 +187,8 @@ def run_pretrain(args: argparse.Namespace) -> int:
     if args.readouts:
         from .readout_panel import write_readout_panel
 
-        print(write_readout_panel(run, out, max(1, args.threads), progress).read_text())
+        print(write_readout_panel(run, out, max(1, args.threads), progress,
+                                  backbone=args.readouts == "backbone").read_text())
         return 0
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,
                  args.probe_every, args.device, args.loader_workers)

@@ -33,6 +33,12 @@ from graphnorm.baselines.boosted import BoostedConfig
 CONFIG = BoostedConfig(n_estimators=200, learning_rate=0.06, num_leaves=15)
 ROWS_FILE, BOOSTER_DIR = "readout.jsonl", "readouts"
 MORGAN_BITS, SEED, EPS = 2048, 0, 1e-6
+# what a readout booster reads: "morgan" (RULE.md J) the molecule's Morgan counts and fast
+# descriptors; "backbone" (RULE.md K) those and the backbone's [VNode] embedding and head
+# outputs, less the endpoint's own output (fitted to these labels on training molecules)
+MORGAN, BACKBONE = "morgan", "backbone"
+VARIANT_FILES = {MORGAN: (ROWS_FILE, BOOSTER_DIR),
+                 BACKBONE: ("readout_backbone.jsonl", "readouts_backbone")}
 
 
 def morgan_counts(smiles: list[str]) -> np.ndarray:
@@ -42,9 +48,16 @@ def morgan_counts(smiles: list[str]) -> np.ndarray:
     return np.minimum(feature_matrix("morgan", smiles), 255).astype(np.uint8)
 
 
-def readout_features(morgan: np.ndarray, descriptors: np.ndarray) -> np.ndarray:
-    """float32 [N, MORGAN_BITS + D]: what a readout booster reads."""
-    return np.concatenate([np.asarray(morgan, np.float32), np.asarray(descriptors, np.float32)], 1)
+def readout_features(morgan: np.ndarray, descriptors: np.ndarray, embedding=None, outputs=None,
+                     own: int | None = None) -> np.ndarray:
+    """float32 [N, MORGAN_BITS + D (+ H + T - 1)]: what a readout booster reads -- Morgan
+    counts and descriptors, and with ``embedding`` [N, H] and ``outputs`` [N, T] (the
+    backbone's raw head outputs) those, less output ``own`` (the endpoint's)."""
+    parts = [np.asarray(morgan, np.float32), np.asarray(descriptors, np.float32)]
+    if embedding is not None:
+        parts += [np.asarray(embedding, np.float32),
+                  np.delete(np.asarray(outputs, np.float32), own, axis=1)]
+    return np.concatenate(parts, 1)
 
 
 def logit_of(p: np.ndarray) -> np.ndarray:
@@ -93,21 +106,22 @@ def stored_model(text: str):
         return lgb.Booster(model_str=text)
 
 
-def booster_file(out: Path, number: int) -> Path:
-    return Path(out) / BOOSTER_DIR / f"{number:03d}.txt.gz"
+def booster_file(out: Path, number: int, variant: str = MORGAN) -> Path:
+    return Path(out) / VARIANT_FILES[variant][1] / f"{number:03d}.txt.gz"
 
 
-def read_rows(out: Path) -> list[dict]:
-    path = Path(out) / ROWS_FILE
+def read_rows(out: Path, variant: str = MORGAN) -> list[dict]:
+    path = Path(out) / VARIANT_FILES[variant][0]
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] \
         if path.is_file() else []
 
 
 class CorpusFeatures:
     """Readout features of corpus rows (Morgan counts computed once per molecule needed,
-    descriptors from the run's featurized corpus)."""
+    descriptors from the run's featurized corpus; with ``model``, the backbone's embedding and
+    raw outputs of each, from one forward pass)."""
 
-    def __init__(self, run, rows: np.ndarray, progress: bool = True):
+    def __init__(self, run, rows: np.ndarray, progress: bool = True, model=None):
         from graphnorm.data.build import stage
 
         self.rows = np.unique(rows)
@@ -115,15 +129,37 @@ class CorpusFeatures:
         stage(progress, f"readouts: Morgan counts of {len(self.rows):,} molecules")
         self.morgan = morgan_counts([run.corpus.smiles[r] for r in self.rows])
         self.descriptors = run.descriptors_at(position)
+        self.embedding = self.outputs = None
+        if model is not None:
+            from .evaluate import forward_all
 
-    def of(self, rows: np.ndarray) -> np.ndarray:
+            stage(progress, f"readouts: the backbone's view of {len(self.rows):,} molecules")
+            z, _, emb, got = forward_all(model, run.loader(run.subset(position, "readout")),
+                                         run.labels_of)
+            order = np.argsort(got)  # the loader's order back to sorted corpus rows
+            if not np.array_equal(got[order], self.rows):
+                raise RuntimeError("the forward pass returned other molecules than asked")
+            self.outputs, self.embedding = z[order], emb[order]
+
+    def of(self, rows: np.ndarray, own: int | None = None, variant: str | None = None
+           ) -> np.ndarray:
+        """The features of ``rows`` for a ``variant`` booster (default: the richest these
+        features hold) of the endpoint whose output is ``own``."""
         at = np.searchsorted(self.rows, rows)
-        return readout_features(self.morgan[at], self.descriptors[at])
+        if self.embedding is None and variant == BACKBONE:
+            raise ValueError("these features were computed without the backbone")
+        if self.embedding is None or variant == MORGAN:
+            return readout_features(self.morgan[at], self.descriptors[at])
+        return readout_features(self.morgan[at], self.descriptors[at], self.embedding[at],
+                                self.outputs[at], own)
 
 
-def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True) -> list[dict]:
-    """Fit, score and choose the readout of each judged endpoint of ``out/panel.json`` not yet
-    in ``out/readout.jsonl``; returns every row."""
+def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, variant: str = MORGAN,
+                 current: dict | None = None) -> list[dict]:
+    """Fit, score and choose the ``variant`` readout of each judged endpoint of
+    ``out/panel.json`` not yet in its rows file; returns every row. Each is set against the
+    head, or against ``current[task]`` (held-out predictions of the panel's predictor: logits
+    or values, in `held_out_predictions`' order) where given; ``"against"`` says which."""
     from graphnorm.checkpoints import load_checkpoint
     from graphnorm.data.build import stage
     from graphnorm.tasks import REGRESSION, target_transforms
@@ -135,14 +171,16 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True) -> lis
     if not getattr(run.spec, "descriptors", None):
         raise ValueError(f"{out}: readouts read the backbone's descriptors, and this run has "
                          "none (a --descriptors run's panel can take them)")
+    rows_file, folder = VARIANT_FILES[variant]
     panel = json.loads((out / PANEL_FILE).read_text())
     judged = [e for e in panel["endpoints"] if e.get("judged")]
-    done = {r["task"] for r in read_rows(out)}
+    done = {r["task"] for r in read_rows(out, variant)}
     todo = [(n, e) for n, e in enumerate(judged) if e["task"] not in done]
-    stage(progress, f"readouts: {len(judged)} judged endpoints, {len(done)} done, "
+    stage(progress, f"readouts ({variant}): {len(judged)} judged endpoints, {len(done)} done, "
                     f"{len(todo)} to go")
     if todo:
-        held = held_out_predictions(run, load_checkpoint(out / BEST_FILE).model)
+        model = load_checkpoint(out / BEST_FILE).model
+        held = held_out_predictions(run, model)
         corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
         mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
         is_train = np.zeros(len(corpus), dtype=bool)
@@ -150,8 +188,9 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True) -> lis
         labelled = {e["task"]: np.flatnonzero((corpus.task == index[e["task"]]) & is_train[mol_of])
                     for _, e in todo}
         features = CorpusFeatures(run, np.concatenate([mol_of[m] for m in labelled.values()]
-                                                      + [held["rows"]]), progress)
-        (out / BOOSTER_DIR).mkdir(exist_ok=True)
+                                                      + [held["rows"]]), progress,
+                                  model if variant == BACKBONE else None)
+        (out / folder).mkdir(exist_ok=True)
         for k, (number, e) in enumerate(todo, 1):
             t = index[e["task"]]
             binary = bool(run.scaling.binary[t])
@@ -159,33 +198,40 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True) -> lis
             rows, y = mol_of[labelled[e["task"]]], corpus.value[labelled[e["task"]]]
             transform = None if binary else (target_transforms(REGRESSION, y[:, None])
                                              or [None])[0]
-            x_train = features.of(rows)
+            x_train = features.of(rows, t, variant)
             est = booster_estimator(binary, transform, threads).fit(x_train, y)
             have = ~np.isnan(held["y"][:, t])
             theirs = np.full(len(have), np.nan)
-            theirs[have] = est.predict(features.of(held["rows"][have]))
+            theirs[have] = est.predict(features.of(held["rows"][have], t, variant))
             if binary:
                 theirs[have] = logit_of(theirs[have])
+            against = "current" if current and e["task"] in current else "head"
+            base = current[e["task"]] if against == "current" else held["pred"][:, t]
             row = {"task": e["task"], "number": number, "kind": e["kind"], "transform": transform,
-                   "n_train": int(len(rows))}
+                   "variant": variant, "against": against, "n_train": int(len(rows))}
             for half, part in (("select", held["select"]), ("report", ~held["select"])):
                 m = have & part
-                row[half] = _half(binary, held["y"][m, t], theirs[m], held["pred"][m, t])
+                row[half] = _half(binary, held["y"][m, t], theirs[m], base[m])
             row["chosen"] = row["select"]["lo"] is not None and row["select"]["lo"] > 0
             if row["chosen"]:
                 text = compact_model_text(_model_text(est), x_train[:2000])
-                path = booster_file(out, number)
+                path = booster_file(out, number, variant)
                 tmp = path.with_suffix(".tmp")
                 tmp.write_bytes(gzip.compress(text.encode(), mtime=0))
                 tmp.replace(path)
                 row["bytes"] = path.stat().st_size
             row["cpu_s"] = round(time.process_time() - start, 1)
-            with open(out / ROWS_FILE, "a") as f:
+            with open(out / rows_file, "a") as f:
                 f.write(json.dumps(row) + "\n")
-            stage(progress, f"readouts: {k}/{len(todo)} {e['task']}: S head "
-                            f"{row['select']['head']:.3f} booster {row['select']['booster']:.3f}"
+            s_half = row["select"]
+            stage(progress, f"readouts ({variant}): {k}/{len(todo)} {e['task']}: S {against} "
+                            f"{_fmt(s_half['head'])} booster {_fmt(s_half['booster'])}"
                             f"{' (chosen)' if row['chosen'] else ''}")
-    return read_rows(out)
+    return read_rows(out, variant)
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _half(binary: bool, y: np.ndarray, booster: np.ndarray, head: np.ndarray) -> dict:

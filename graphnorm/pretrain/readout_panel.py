@@ -27,8 +27,8 @@ import numpy as np
 
 from graphnorm.tasks import CLASSIFICATION
 
-from .readout import (MORGAN_BITS, CorpusFeatures, booster_estimator, booster_file,
-                      compact_model_text, fit_readouts, logit_of, stored_model)
+from .readout import (BACKBONE, MORGAN, MORGAN_BITS, CorpusFeatures, booster_estimator,
+                      booster_file, compact_model_text, fit_readouts, logit_of, stored_model)
 
 HEAD_PANEL, BUNDLE_FILE, SUMMARY_FILE = "panel.head.json", "readouts.json.gz", "readout.md"
 MAX_BOOSTER_BYTES = 6_000_000
@@ -59,10 +59,32 @@ def bundle_signature(descriptors) -> dict:
             "rdkit": rdkit.__version__}
 
 
-def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True) -> Path:
-    """Fit what is missing, then write the hybrid ``panel.json``, its bundle and
-    ``readout.md``; returns the summary's path."""
-    from .panel import PANEL_FILE, endpoint, halves, write_panel
+def backbone_within_budget(j_kept: list[dict], k_rows: list[dict],
+                           budget: int = MAX_BOOSTER_BYTES) -> list[dict]:
+    """The K boosters that ship beside J's (RULE.md K): by gain on S over the current
+    predictor, largest first, while the bundle fits; one that replaces a J booster frees
+    that booster's bytes."""
+    j_bytes = {r["task"]: r["bytes"] for r in j_kept}
+    used = sum(j_bytes.values())
+    kept = []
+    for r in sorted((r for r in k_rows if r["chosen"]),
+                    key=lambda r: r["select"]["booster"] - r["select"]["head"], reverse=True):
+        delta = r["bytes"] - j_bytes.get(r["task"], 0)
+        if used + delta <= budget:
+            kept.append(r)
+            used += delta
+    return kept
+
+
+def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
+                        backbone: bool = False) -> Path:
+    """Fit what is missing (J's boosters, then, with ``backbone``, K's against J's panel),
+    then write the hybrid ``panel.json``, its bundle and ``readout.md``; returns the
+    summary's path."""
+    from graphnorm.checkpoints import load_checkpoint
+
+    from .loop import BEST_FILE
+    from .panel import PANEL_FILE, endpoint, held_out_predictions, write_panel
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
@@ -72,57 +94,81 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True)
     current = json.loads((out / PANEL_FILE).read_text())
     if "readouts_sha256" not in current:  # --panel wrote it since: it is the head's panel
         shutil.copyfile(out / PANEL_FILE, out / HEAD_PANEL)
-    rows = fit_readouts(run, out, threads, progress)
+    j_rows = fit_readouts(run, out, threads, progress, MORGAN)
     head = json.loads((out / HEAD_PANEL).read_text())
-    held_rows = run.corpus_rows(run.held_out_positions)
-    y_all = run.corpus.dense(held_rows)
-    select = halves([run.corpus.smiles[r] for r in held_rows])
-    chosen = [r for r in rows if r["chosen"]]
-    features = CorpusFeatures(run, held_rows, progress) if chosen else None
+    model = load_checkpoint(out / BEST_FILE).model
+    held = held_out_predictions(run, model)
+    features = CorpusFeatures(run, held["rows"], progress, model if backbone else None)
     index = {n: t for t, n in enumerate(run.corpus.task_names)}
-    stored = {}  # task -> (model text, its held-out predictions)
-    for r in chosen:
-        t, binary = index[r["task"]], r["kind"] == CLASSIFICATION.stored
-        have = ~np.isnan(y_all[:, t])
-        x = features.of(held_rows[have])
-        # booster files written before the compact format shrink here (same predictions)
-        text = compact_model_text(gzip.decompress(booster_file(out, r["number"]).read_bytes())
-                                  .decode(), x)
-        pred = np.full(len(have), np.nan)
-        pred[have] = booster_estimator(binary, r["transform"], model=stored_model(text)).predict(x)
-        if binary:
-            pred[have] = logit_of(pred[have])
-        stored[r["task"]] = text, pred
-    sized = [dict(r, bytes=len(gzip.compress(stored[r["task"]][0].encode(), mtime=0)))
-             if r["chosen"] else r for r in rows]
-    kept = within_budget(sized)
-    replaced, boosters = {}, {}
-    for r in kept:
-        t, binary = index[r["task"]], r["kind"] == CLASSIFICATION.stored
-        text, pred = stored[r["task"]]
-        replaced[r["task"]] = (t, binary, pred)
-        boosters[r["task"]] = {"model": text, "kind": r["kind"], "transform": r["transform"]}
-    entries = []
+    stored = {}  # (variant, task) -> (model text, held-out predictions)
+    for r in (r for r in j_rows if r["chosen"]):
+        stored[MORGAN, r["task"]] = _stored(out, r, MORGAN, features, held, index[r["task"]])
+    j_kept = within_budget([_sized(r, stored[MORGAN, r["task"]]) for r in j_rows
+                            if r["chosen"]])
+    k_rows, k_kept = [], []
+    if backbone:
+        # K is set against the panel J made: its booster where J kept one, else the head
+        k_rows = fit_readouts(run, out, threads, progress, BACKBONE,
+                              {r["task"]: stored[MORGAN, r["task"]][1] for r in j_kept})
+        for r in (r for r in k_rows if r["chosen"]):
+            stored[BACKBONE, r["task"]] = _stored(out, r, BACKBONE, features, held,
+                                                  index[r["task"]])
+        k_kept = backbone_within_budget(j_kept, [_sized(r, stored[BACKBONE, r["task"]])
+                                                 for r in k_rows if r["chosen"]])
+    final = {r["task"]: r for r in j_kept}
+    final.update({r["task"]: r for r in k_kept})
+    entries, boosters = [], {}
     for e in head["endpoints"]:
-        if e["task"] not in replaced:
+        r = final.get(e["task"])
+        if r is None:
             entries.append(e)
             continue
-        t, binary, pred = replaced[e["task"]]
-        new = endpoint(e["task"], binary, y_all[:, t], pred, select, e.get("units", ""))
-        new.update(readout="booster", head={k: e.get(k) for k in ("score_select", "score",
-                                                                  "shown")})
+        t, binary = index[e["task"]], r["kind"] == CLASSIFICATION.stored
+        variant = r.get("variant", MORGAN)  # rows of J's first runs do not name it
+        text, pred = stored[variant, e["task"]]
+        new = endpoint(e["task"], binary, held["y"][:, t], pred, held["select"],
+                       e.get("units", ""))
+        new.update(readout="booster", features=variant,
+                   head={k: e.get(k) for k in ("score_select", "score", "shown")})
         entries.append(new)
+        boosters[e["task"]] = {"model": text, "kind": r["kind"], "transform": r["transform"],
+                               "features": variant, "own": t}
     bundle = {"format": BUNDLE_FORMAT, "features": bundle_signature(run.spec.descriptors),
               "boosters": boosters}
     data = gzip.compress(json.dumps(bundle).encode(), mtime=0)
     (out / BUNDLE_FILE).write_bytes(data)
     panel = dict(head, endpoints=entries, shown=sum(e["shown"] for e in entries),
                  readouts_sha256=hashlib.sha256(data).hexdigest(),
-                 readout_rule="experiments/results/pretrain/RULE.md, J")
+                 readout_rule="experiments/results/pretrain/RULE.md, J" + (" and K" if backbone
+                                                                           else ""))
     write_panel(panel, out)
     path = out / SUMMARY_FILE
-    path.write_text(summarize(sized, kept, head, panel))
+    text = summarize([_sized(r, stored[MORGAN, r["task"]]) if r["chosen"] else r
+                      for r in j_rows], j_kept, head, panel)
+    if backbone:
+        text += summarize_backbone(k_rows, k_kept, len(final), panel)
+    path.write_text(text)
     return path
+
+
+def _stored(out: Path, row: dict, variant: str, features, held: dict, t: int) -> tuple:
+    """(the compact model text of a chosen booster, its predictions of every held-out
+    molecule labelled for its endpoint: logits or values; NaN elsewhere)."""
+    binary = row["kind"] == CLASSIFICATION.stored
+    have = ~np.isnan(held["y"][:, t])
+    x = features.of(held["rows"][have], t, variant)
+    # booster files written before the compact format shrink here (same predictions)
+    text = compact_model_text(gzip.decompress(booster_file(out, row["number"], variant)
+                                              .read_bytes()).decode(), x)
+    pred = np.full(len(have), np.nan)
+    pred[have] = booster_estimator(binary, row["transform"], model=stored_model(text)).predict(x)
+    if binary:
+        pred[have] = logit_of(pred[have])
+    return text, pred
+
+
+def _sized(row: dict, stored: tuple) -> dict:
+    return dict(row, bytes=len(gzip.compress(stored[0].encode(), mtime=0)))
 
 
 def summarize(rows: list[dict], kept: list[dict], head: dict, panel: dict) -> str:
@@ -160,3 +206,32 @@ def summarize(rows: list[dict], kept: list[dict], head: dict, panel: dict) -> st
                  f"**{'met' if better > worse else 'not met'}**. The second (speed) is measured "
                  "on the panel (`graphnorm admet`), not here.")
     return "\n".join(lines) + "\n"
+
+
+def summarize_backbone(rows: list[dict], kept: list[dict], boosted: int, panel: dict) -> str:
+    """Markdown: rule K's boosters against the panel J made, and the panel after both."""
+    def line(part, half):
+        part = [r for r in part if r[half]["lo"] is not None]
+        diff = [r[half]["booster"] - r[half]["head"] for r in part]
+        better = sum(r[half]["lo"] > 0 for r in part)
+        worse = sum(r[half]["hi"] < 0 for r in part)
+        med = f"{np.median(diff):+.3f}" if diff else ""
+        return (f"{len(part)} | {better} | {worse} | {len(part) - better - worse} | "
+                f"{sum(d > 0 for d in diff)} | {med}")
+
+    chosen = [r for r in rows if r["chosen"]]
+    scored = [r for r in kept if r["report"]["lo"] is not None]
+    better = sum(r["report"]["lo"] > 0 for r in scored)
+    worse = sum(r["report"]["hi"] < 0 for r in scored)
+    fit_cpu = sum(r["cpu_s"] for r in rows)
+    return "\n".join([
+        "", "## K: the booster also reads the backbone (against J's panel)", "",
+        f"{len(rows)} judged endpoints fitted ({fit_cpu / 3600:.2f} CPU-hours); K chosen on S "
+        f"for {len(chosen)}, {len(kept)} within the size budget. {boosted} endpoints are now "
+        f"predicted by boosters; {panel['shown']} shown.", "",
+        "| endpoints | half | n | K better | current better | tied | K higher | median K − current |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| all judged | S | {line(rows, 'select')} |", f"| all judged | R | {line(rows, 'report')} |",
+        f"| replaced | S | {line(kept, 'select')} |", f"| replaced | R | {line(kept, 'report')} |",
+        "", f"Rule K's first condition (over the replaced, K better on R on more than it is "
+        f"worse): {better} against {worse}: **{'met' if better > worse else 'not met'}**.", ""])

@@ -128,11 +128,9 @@ def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
     assert table.loc["alpha/toxic", "predictor"] == "head"
     ok = [0, 2, 3]
     graphs, _ = panel.predictor.featurize([smiles[i] for i in ok])
-    order = [i for i, _ in graphs]  # featurize sorts by size
-    desc = np.concatenate([g.descriptors.numpy() for _, g in graphs])
-    expect = panel.boosters.predict([smiles[ok[i]] for i in order], desc)
+    view = panel.view(graphs, [smiles[i] for i in ok])  # featurize sorts by size
     logs = np.empty(3)
-    logs[order] = expect["alpha/logS"]
+    logs[view.rows] = panel.boosters.predict(view)["alpha/logS"]
     assert np.allclose(frame["alpha/logS"][ok], logs)  # the booster's value, in its units
     assert np.isnan(frame["alpha/logS"][1])
     assert morgan_counts(["CCO"]).dtype == np.uint8
@@ -147,10 +145,9 @@ def test_a_booster_endpoint_is_explained_by_treeshap_over_its_morgan_atoms(hybri
     smiles = ["c1ccccc1O", "not a smiles", "CC(=O)Oc1ccccc1C(=O)O"]
     got = panel.explain(smiles, "alpha/logS", method="ig")  # the method does not apply
     assert got.method == "treeshap" and got.scores[1] is None and got.errors[1]
-    graphs, _ = panel.predictor.featurize([smiles[0], smiles[2]])
-    desc = {i: g.descriptors.numpy() for i, g in graphs}
-    for k, i in ((0, 0), (2, 1)):
-        phi = panel.boosters.contributions("alpha/logS", [smiles[k]], desc[i])[0]
+    for k in (0, 2):
+        graphs, _ = panel.predictor.featurize([smiles[k]])
+        phi = panel.boosters.contributions("alpha/logS", panel.view(graphs, [smiles[k]]))[0]
         present = morgan_counts([smiles[k]])[0] > 0
         assert len(got.scores[k]) == (6 + 1 if k == 0 else 13)  # one per heavy atom
         # the atoms share exactly what the molecule's present bits contribute
@@ -211,3 +208,46 @@ def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
     # TreeSHAP reads the node counts: they stay, and the atom attributions with them
     assert np.array_equal(small.predict(x, pred_contrib=True), full.predict(x, pred_contrib=True))
     assert compact_model_text("0.25", x) == "0.25"  # a one-class rate is kept as it is
+
+
+@pytest.fixture
+def hybrid_backbone(judged, monkeypatch):
+    """The tiny run's panel after J and K (RULE.md K), S made to choose every booster."""
+    import graphnorm.pretrain.bootstrap as bootstrap
+    from graphnorm.pretrain.readout_panel import write_readout_panel
+
+    out, run, panel = judged
+    monkeypatch.setattr(bootstrap, "paired_interval", _always(0.01, 0.02))
+    summary = write_readout_panel(run, out, progress=False, backbone=True)
+    return out, run, summary
+
+
+def test_a_backbone_booster_reads_the_network_less_its_own_output(hybrid_backbone):
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.pretrain.readout import read_rows
+
+    out, run, summary = hybrid_backbone
+    k_rows = {r["task"]: r for r in read_rows(out, "backbone")}
+    assert set(k_rows) == {"alpha/logS", "beta/t1"}
+    assert all(r["against"] == "current" for r in k_rows.values())  # J's booster was there
+    panel = json.loads((out / "panel.json").read_text())
+    assert {e["task"]: e.get("features") for e in panel["endpoints"] if e.get("readout")} == {
+        "alpha/logS": "backbone", "beta/t1": "backbone"}
+    assert "## K:" in summary.read_text()
+
+    loaded = AdmetPanel.load(out, all_endpoints=True)
+    smiles = ["CCO", "c1ccccc1O", "CCCl"]
+    graphs, _ = loaded.predictor.featurize(smiles)
+    view = loaded.view(graphs, smiles)
+    tasks = list(run.corpus.task_names)
+    width = 2048 + view.descriptors.shape[1] + view.embedding.shape[1] + len(tasks) - 1
+    assert loaded.boosters.features("alpha/logS", view).shape == (3, width)
+    # the endpoint's own output is the one column left out
+    own = tasks.index("alpha/logS")
+    x = loaded.boosters.features("alpha/logS", view)
+    tail = x[:, -(len(tasks) - 1):]
+    assert np.array_equal(tail, np.delete(view.outputs, own, axis=1))
+    frame = loaded.predict(smiles)
+    expect = np.empty(3)
+    expect[view.rows] = loaded.boosters.predict(view)["alpha/logS"]
+    assert np.allclose(frame["alpha/logS"], expect)

@@ -69,12 +69,12 @@ def test_a_shipped_booster_endpoint_has_atom_attributions_that_add_up():
     boosted = [e["task"] for e in panel.entries if e.get("readout") == "booster"]
     assert boosted, "the shipped panel predicts no endpoint with a booster"
     smiles = "CC(=O)Oc1ccccc1C(=O)O"
-    (_, graph), = panel.predictor.featurize([smiles])[0]
+    view = panel.view(panel.predictor.featurize([smiles])[0], [smiles])
     for task in boosted[:5]:
         got = panel.explain([smiles], task)
         j = panel.endpoint_position(task)
         scale = panel.score_scale(task, "occlusion")[1]
-        phi = panel.boosters.contributions(task, [smiles], graph.descriptors.numpy())[0]
+        phi = panel.boosters.contributions(task, view)[0]
         present = morgan_counts([smiles])[0] > 0
         assert got.method == "treeshap" and np.isfinite(got.scores[0]).all()
         assert abs(got.scores[0].sum() - phi[:MORGAN_BITS][present].sum() * scale) < 1e-9
