@@ -95,12 +95,22 @@ def _readout_lines(shown: list[dict]) -> list[str]:
     boosted = [e for e in shown if _boosted(e)]
     if not boosted:
         return []
+    network = sum(e.get("features") == "backbone" for e in boosted)
+    also = (f" {network} of these boosters also read the network's [VNode] embedding and its "
+            "outputs for the other tasks (`booster+network`), where that beat the panel's "
+            "predictor on the choosing half (RULE.md K)." if network else "")
     return [f"- {len(boosted)} of the {len(shown)} endpoints shown are predicted by a one-table "
             "booster (LightGBM on Morgan counts and the head's descriptors, fitted on that "
             "endpoint's training molecules) instead of the network's head: there the booster "
-            "beat the head on the choosing half (95 % paired bootstrap). They are marked "
-            "`booster` below; their atom attributions (`--explain`) are TreeSHAP contributions of "
-            "their Morgan substructures, shared among the substructures' atoms."]
+            "beat the head on the choosing half (95 % paired bootstrap; RULE.md J)." + also
+            + " Their atom attributions (`--explain`) are TreeSHAP contributions of their "
+            "Morgan substructures, shared among the substructures' atoms."]
+
+
+def _predictor(e: dict) -> str:
+    if not _boosted(e):
+        return "head"
+    return "booster+network" if e.get("features") == "backbone" else "booster"
 
 
 def model_card(run: Path, raw_dir=None) -> str:
@@ -124,6 +134,8 @@ def model_card(run: Path, raw_dir=None) -> str:
     shown = [e for e in panel["endpoints"] if e["shown"]]
     gbm = {r["task"]: r for r in read_rows(run)}  # empty: --versus-gbm was not run
     hybrid = "readouts_sha256" in panel  # some endpoints by boosters (--readouts)
+    readouts = " backbone" if any(e.get("features") == "backbone" for e in panel["endpoints"]) \
+        else ""
     lines = [
         "# Model card: graphnorm's pre-trained ADMET Graphormer", "",
         "## Model", "",
@@ -187,14 +199,14 @@ def model_card(run: Path, raw_dir=None) -> str:
                  f"{_fmt(e.get('ece_uncalibrated'))} -> {_fmt(e.get('ece'))}"
                  if e.get("platt") else _fmt(e.get("ece")))
         versus = _gbm_cell(gbm.get(e["task"]), _boosted(e)) if gbm else ""
-        predictor = (" booster |" if _boosted(e) else " head |") if hybrid else ""
+        predictor = f" {_predictor(e)} |" if hybrid else ""
         lines.append(f"| {e['task']} | {e['kind']} | {e.get('units') or ''} | {e['metric']} | "
                      f"{_fmt(e['score'])} | {e['n']} | {extra} |{predictor}{versus}")
     lines += ["", "## Rebuild", "", "```bash",
               f"graphnorm pretrain --out RUN {rebuild_flags(spec)} --max-steps "
               f"{best.get('step', 0)}",
               "graphnorm pretrain --out RUN --panel",
-              *(["graphnorm pretrain --out RUN --readouts"] if hybrid else []),
+              *([f"graphnorm pretrain --out RUN --readouts{readouts}"] if hybrid else []),
               "graphnorm pretrain --out RUN --model-card",
               "```", ""]
     return "\n".join(lines)

@@ -197,7 +197,7 @@ def summarize(rows: list[dict], kept: list[dict], head: dict, panel: dict) -> st
              f"| replaced | S | {counts(kept, 'select')} |",
              f"| replaced | R | {counts(kept, 'report')} |", "",
              f"Shown: {head['shown']} endpoints with the head alone, {panel['shown']} in the "
-             "hybrid panel.", ""]
+             "panel written (with K's boosters too, when it ran).", ""]
     scored = [r for r in kept if r["report"]["lo"] is not None]
     better = sum(r["report"]["lo"] > 0 for r in scored)
     worse = sum(r["report"]["hi"] < 0 for r in scored)
