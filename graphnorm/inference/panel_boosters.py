@@ -1,11 +1,14 @@
-"""The one-table boosters of a hybrid ADMET panel (experiments/results/pretrain/RULE.md, J):
-the endpoints where a booster on Morgan counts and the head's descriptors beat the multi-task
-head on the panel's selection half are predicted by it (graphnorm/pretrain/readout.py fits
-them; ``readouts.json.gz`` beside the checkpoint holds them).
+"""The one-table boosters of a hybrid ADMET panel (experiments/results/pretrain/RULE.md, J
+and K): the endpoints where a booster on Morgan counts and the head's descriptors (J) -- and,
+for some, also the network's [VNode] embedding and outputs (K) -- beat the panel's predictor
+on the selection half are predicted by it (graphnorm/pretrain/readout.py fits them;
+``readouts.json.gz`` beside the checkpoint holds them).
 
 A booster reads exactly what it was fitted on, so the bundle names its columns (Morgan bits
-and radius, the descriptor set and its count, RDKit's version) and a panel whose featurizer
-differs is refused, as is a bundle other than the one the panel names by its sha256.
+and radius, the descriptor set and its count, RDKit's version; per booster its variant and
+the output it leaves out) and a panel whose featurizer differs is refused, as is a bundle
+other than the one the panel names by its sha256. The network's columns come from the same
+checkpoint, which the panel names by its sha256 too.
 """
 from __future__ import annotations
 

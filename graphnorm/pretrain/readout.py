@@ -16,8 +16,12 @@ selection half S says it is better:
 - **choice**: the booster when the 95 % paired bootstrap of (booster - head) on S has its lower
   end above 0 (`bootstrap.paired_interval`); R is scored for the report, never for the choice.
 
-Each endpoint's row lands in ``RUN/readout.jsonl`` as it is fitted (a rerun skips it), and a
-chosen booster in ``RUN/readouts/<n>.txt.gz``; `readout_panel` then writes the hybrid panel.
+The ``backbone`` variant (RULE.md K) also reads the network's [VNode] embedding and its raw
+outputs, less the endpoint's own, and is set against the panel J made (``current``).
+
+Each endpoint's row lands in ``RUN/readout.jsonl`` (``readout_backbone.jsonl``) as it is
+fitted (a rerun skips it), and a chosen booster in ``RUN/readouts/<n>.txt.gz``
+(``readouts_backbone/``); `readout_panel` then writes the hybrid panel.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The hybrid panel of RULE.md J: the endpoints where S chose a one-table booster
+"""The hybrid panel of RULE.md J and K: the endpoints where S chose a one-table booster
 (`readout.fit_readouts`) take its predictions, scored, shown and calibrated exactly as rule C
-scores the head's (`panel.endpoint`); the rest keep the head.
+scores the head's (`panel.endpoint`); the rest keep the head. With ``backbone`` (K), a second
+booster that also reads the network is then set against that panel, endpoint by endpoint.
 
 Files of a run folder:
 
@@ -13,7 +14,8 @@ Files of a run folder:
 - ``readout.md``: the verdict counts.
 
 The boosters chosen may add at most `MAX_BOOSTER_BYTES`; beyond it, those with the smallest
-gain on S go back to the head (RULE.md J: the wheel's weights stay within 15 MB).
+gain on S go back (J's to the head; K's, first, to what they replaced): the wheel's weights
+stay within 15 MB.
 """
 from __future__ import annotations
 
