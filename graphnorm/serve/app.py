@@ -192,6 +192,7 @@ class PanelEndpoint(BaseModel):
     n: Optional[int]
     halfwidth: Optional[float]
     ece: Optional[float]
+    predictor: str  # "head" (the network), or "booster": a one-table booster beat it there
 
 
 class PanelResponse(BaseModel):

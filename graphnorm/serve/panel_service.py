@@ -40,7 +40,8 @@ class PanelService:
         self.scheduler = scheduler or SliceScheduler()  # shared with a model served beside it
 
     def endpoints(self) -> list[dict]:
-        """Per endpoint: task, kind, units, held-out metric, score, n, half-width / ECE."""
+        """Per endpoint: task, kind, units, held-out metric, score, n, half-width / ECE, and
+        its predictor (the network's head, or a one-table booster)."""
         return [{k: _json(v) for k, v in row.items()}
                 for row in self.panel.endpoints().to_dict("records")]
 
@@ -66,11 +67,13 @@ class PanelService:
         """Attribution drawings (SVG) of each SMILES for one shown endpoint, in order; a
         PanelError (before any work) for an endpoint the panel does not show."""
         meaning, _ = self.panel.score_scale(endpoint, self.method)
+        method = [self.method]  # a booster endpoint is explained by TreeSHAP whatever is asked
 
         def attribute(part: list[str]) -> tuple[list, list]:
             got = self.panel.explain(part, endpoint, self.method, errors=screen(part, self.limits))
+            method[0] = got.method
             return got.errors, got.scores
 
         drawings = drawn_in_turns(self.scheduler, smiles, self.slice_drawn, attribute)
-        return {"method": self.method, "target": endpoint, "score": meaning,
+        return {"method": method[0], "target": endpoint, "score": meaning,
                 "drawings": drawings}

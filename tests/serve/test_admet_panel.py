@@ -109,3 +109,21 @@ def test_a_hidden_endpoint_is_not_drawn(panel, tmp_path):
                            ).status_code == 200
         r = client.post("/admet/draw", json={"smiles": ["CCO"], "target": "beta/t1"})
         assert r.status_code == 422 and "did not hold up" in r.json()["detail"]
+
+
+def test_the_shipped_panel_serves_its_booster_endpoints_with_their_attributions():
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.serve.app import create_app
+    from graphnorm.serve.limits import Limits
+    from graphnorm.serve.panel_service import PanelService
+
+    service = PanelService(AdmetPanel.load(), Limits(max_smiles=5, max_atoms=60))
+    with TestClient(create_app(None, service), raise_server_exceptions=True) as client:
+        endpoints = client.get("/admet/endpoints").json()
+        boosted = [e["task"] for e in endpoints if e["predictor"] == "booster"]
+        assert boosted and any(e["predictor"] == "head" for e in endpoints)
+        r = client.post("/admet/draw", json={"smiles": ["CC(=O)Oc1ccccc1C(=O)O"],
+                                             "target": boosted[0]})
+        assert r.status_code == 200
+        body = r.json()
+        assert body["method"] == "treeshap" and body["drawings"][0]["svg"].startswith("<?xml")
