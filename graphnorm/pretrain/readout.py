@@ -185,6 +185,9 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     if todo:
         model = load_checkpoint(out / BEST_FILE).model
         held = held_out_predictions(run, model)
+        if current and any(len(p) != len(held["rows"]) for p in current.values()):
+            raise ValueError("current predictions must cover every held-out molecule, in "
+                             "held_out_predictions' order")
         corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
         mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
         is_train = np.zeros(len(corpus), dtype=bool)
