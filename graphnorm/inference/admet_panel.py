@@ -116,14 +116,22 @@ class AdmetPanel:
                              for e in self.entries])
 
     def predict(self, smiles: Sequence[str], errors: Optional[list] = None) -> pd.DataFrame:
-        graphs, errors = self.predictor.featurize(list(smiles), errors)
-        n, k = len(errors), len(self.entries)
+        """One row per SMILES, in order (module docstring). The input is featurized and
+        predicted ``predictor.rows_per_pass`` molecules at a time, so a screening file of
+        millions holds one slice's graphs and network outputs in memory, not all of them."""
+        smiles = list(smiles)
+        errors = list(errors) if errors is not None else [""] * len(smiles)
+        n, k = len(smiles), len(self.entries)
         values = np.full((n, k), np.nan)
         distance = np.full(n, np.nan)
-        view = self.view(graphs, smiles, distance=distance, values=values)
-        if self.by_booster and view.rows:
-            self._boosted(values, view)
-        data = {"smiles": list(smiles)}
+        for start in range(0, n, self.predictor.rows_per_pass):
+            part = slice(start, min(n, start + self.predictor.rows_per_pass))
+            graphs, errors[part] = self.predictor.featurize(smiles[part], errors[part])
+            # numpy slices are views: the pass writes into this slice's rows of the whole
+            view = self.view(graphs, smiles[part], distance=distance[part], values=values[part])
+            if self.by_booster and view.rows:
+                self._boosted(values[part], view)
+        data = {"smiles": smiles}
         for j, e in enumerate(self.entries):
             data[e["task"]] = values[:, j]
             if e["kind"] == REGRESSION.stored:
