@@ -115,22 +115,35 @@ class AdmetPanel:
                               "predictor": "booster" if e.get("readout") == "booster" else "head"}
                              for e in self.entries])
 
-    def predict(self, smiles: Sequence[str], errors: Optional[list] = None) -> pd.DataFrame:
+    def predict(self, smiles: Sequence[str], errors: Optional[list] = None,
+                progress: bool = False) -> pd.DataFrame:
         """One row per SMILES, in order (module docstring). The input is featurized and
         predicted ``predictor.rows_per_pass`` molecules at a time, so a screening file of
-        millions holds one slice's graphs and network outputs in memory, not all of them."""
+        millions holds one slice's graphs and network outputs in memory, not all of them.
+        ``progress``: a bar on stderr when it is a terminal, else a line per slice when the
+        input has several (as `Predictor.predict`)."""
+        from tqdm.auto import tqdm
+
+        from graphnorm.data.build import bar_enabled, stage
+
         smiles = list(smiles)
         errors = list(errors) if errors is not None else [""] * len(smiles)
-        n, k = len(smiles), len(self.entries)
+        n, k, step = len(smiles), len(self.entries), self.predictor.rows_per_pass
         values = np.full((n, k), np.nan)
         distance = np.full(n, np.nan)
-        for start in range(0, n, self.predictor.rows_per_pass):
-            part = slice(start, min(n, start + self.predictor.rows_per_pass))
+        bar_on, lines = bar_enabled(progress), progress and n > step
+        bar = tqdm(total=n, desc="admet panel", unit="mol", disable=not bar_on)
+        for start in range(0, n, step):
+            part = slice(start, min(n, start + step))
             graphs, errors[part] = self.predictor.featurize(smiles[part], errors[part])
             # numpy slices are views: the pass writes into this slice's rows of the whole
             view = self.view(graphs, smiles[part], distance=distance[part], values=values[part])
             if self.by_booster and view.rows:
                 self._boosted(values[part], view)
+            bar.update(part.stop - start)
+            if lines and not bar_on:
+                stage(True, f"admet panel: {part.stop:,}/{n:,} molecules")
+        bar.close()
         data = {"smiles": smiles}
         for j, e in enumerate(self.entries):
             data[e["task"]] = values[:, j]

@@ -91,7 +91,7 @@ def run_admet(args: argparse.Namespace) -> int:
     frames = []
     for table, smiles, _ in _inputs(args):
         errors = row_errors(table.bad_rows, len(smiles)) if table is not None else None
-        frame = panel.predict(smiles, errors)
+        frame = panel.predict(smiles, errors, progress=True)
         if table is not None:
             frame = pd.concat([table.frame.reset_index(drop=True).drop(
                 columns=[c for c in table.frame.columns if c in frame.columns]), frame], axis=1)
