@@ -12,6 +12,8 @@ from pathlib import Path
 
 from graphnorm.tasks import REGRESSION
 
+from .readout_panel import predicted_by_booster, reads_network
+
 CARD_FILE = "MODEL_CARD.md"
 
 
@@ -86,16 +88,12 @@ def _gbm_cell(row: dict | None, boosted: bool) -> str:
     return f" {_fmt(row['single_table'])}{' (better)' if better else ''} |"
 
 
-def _boosted(e: dict) -> bool:
-    return e.get("readout") == "booster"
-
-
 def _readout_lines(shown: list[dict]) -> list[str]:
     """What a hybrid panel (RULE.md J) predicts with boosters."""
-    boosted = [e for e in shown if _boosted(e)]
+    boosted = [e for e in shown if predicted_by_booster(e)]
     if not boosted:
         return []
-    network = sum(e.get("features") == "backbone" for e in boosted)
+    network = sum(map(reads_network, boosted))
     also = (f" {network} of these boosters also read the network's [VNode] embedding and its "
             "outputs for the other tasks (`booster+network`), where that beat the panel's "
             "predictor on the choosing half (RULE.md K)." if network else "")
@@ -108,9 +106,9 @@ def _readout_lines(shown: list[dict]) -> list[str]:
 
 
 def _predictor(e: dict) -> str:
-    if not _boosted(e):
+    if not predicted_by_booster(e):
         return "head"
-    return "booster+network" if e.get("features") == "backbone" else "booster"
+    return "booster+network" if reads_network(e) else "booster"
 
 
 def model_card(run: Path, raw_dir=None) -> str:
@@ -134,8 +132,7 @@ def model_card(run: Path, raw_dir=None) -> str:
     shown = [e for e in panel["endpoints"] if e["shown"]]
     gbm = {r["task"]: r for r in read_rows(run)}  # empty: --versus-gbm was not run
     hybrid = "readouts_sha256" in panel  # some endpoints by boosters (--readouts)
-    readouts = " backbone" if any(e.get("features") == "backbone" for e in panel["endpoints"]) \
-        else ""
+    readouts = " backbone" if any(map(reads_network, panel["endpoints"])) else ""
     lines = [
         "# Model card: graphnorm's pre-trained ADMET Graphormer", "",
         "## Model", "",
@@ -162,7 +159,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         "fitted on that table (`train --data`, `--model gbm`) is usually more accurate: on "
         "held-out scaffolds one gbm per table beat the shipped backbone on most ADME endpoints "
         "(docs/pretraining.md).",
-        *_gbm_lines([e for e in shown if not _boosted(e)], gbm),
+        *_gbm_lines([e for e in shown if not predicted_by_booster(e)], gbm),
         *_readout_lines(shown),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
@@ -198,7 +195,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         extra = (_fmt(e.get("halfwidth")) if e["kind"] == REGRESSION.stored else
                  f"{_fmt(e.get('ece_uncalibrated'))} -> {_fmt(e.get('ece'))}"
                  if e.get("platt") else _fmt(e.get("ece")))
-        versus = _gbm_cell(gbm.get(e["task"]), _boosted(e)) if gbm else ""
+        versus = _gbm_cell(gbm.get(e["task"]), predicted_by_booster(e)) if gbm else ""
         predictor = f" {_predictor(e)} |" if hybrid else ""
         lines.append(f"| {e['task']} | {e['kind']} | {e.get('units') or ''} | {e['metric']} | "
                      f"{_fmt(e['score'])} | {e['n']} | {extra} |{predictor}{versus}")

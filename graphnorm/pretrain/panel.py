@@ -146,8 +146,9 @@ def task_descriptions(raw_dir) -> dict[str, str]:
 
 def held_out_predictions(run, model) -> dict:
     """``model``'s view of every held-out molecule of ``run``: {"pred" [N, T]: logits
-    (binary) or values in the task's units, "y" [N, T] (NaN = not measured), "select" [N]
-    (the S half), "rows" [N] (corpus rows), "embeddings" [N, D]}."""
+    (binary) or values in the task's units, "raw" [N, T]: the head's outputs as they come,
+    "y" [N, T] (NaN = not measured), "select" [N] (the S half), "rows" [N] (corpus rows),
+    "embeddings" [N, D]}."""
     from .evaluate import forward_all
 
     held = run.subset(run.held_out_positions, "held_out")
@@ -155,8 +156,9 @@ def held_out_predictions(run, model) -> dict:
     mean, std = run.scaling.mean.numpy(), run.scaling.std.numpy()
     binary = run.scaling.binary.numpy()
     pred = np.where(binary[None, :], z, z * std[None, :] + mean[None, :])
-    return {"pred": pred, "y": y, "select": halves([run.corpus.smiles[r] for r in rows]),
-            "rows": rows, "embeddings": emb}
+    return {"pred": pred, "raw": z, "y": y,
+            "select": halves([run.corpus.smiles[r] for r in rows]), "rows": rows,
+            "embeddings": emb}
 
 
 def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> dict:

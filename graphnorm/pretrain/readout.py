@@ -52,16 +52,19 @@ def morgan_counts(smiles: list[str]) -> np.ndarray:
     return np.minimum(feature_matrix("morgan", smiles), 255).astype(np.uint8)
 
 
-def readout_features(morgan: np.ndarray, descriptors: np.ndarray, embedding=None, outputs=None,
-                     own: int | None = None) -> np.ndarray:
-    """float32 [N, MORGAN_BITS + D (+ H + T - 1)]: what a readout booster reads -- Morgan
-    counts and descriptors, and with ``embedding`` [N, H] and ``outputs`` [N, T] (the
-    backbone's raw head outputs) those, less output ``own`` (the endpoint's)."""
-    parts = [np.asarray(morgan, np.float32), np.asarray(descriptors, np.float32)]
-    if embedding is not None:
-        parts += [np.asarray(embedding, np.float32),
-                  np.delete(np.asarray(outputs, np.float32), own, axis=1)]
-    return np.concatenate(parts, 1)
+def readout_features(morgan: np.ndarray, descriptors: np.ndarray) -> np.ndarray:
+    """float32 [N, MORGAN_BITS + D]: what every readout booster reads (Morgan counts first:
+    TreeSHAP's atom scores read those columns)."""
+    return np.concatenate([np.asarray(morgan, np.float32), np.asarray(descriptors, np.float32)], 1)
+
+
+def with_backbone(base: np.ndarray, embedding: np.ndarray, outputs: np.ndarray,
+                  own: int) -> np.ndarray:
+    """float32 [N, MORGAN_BITS + D + H + T - 1]: ``base`` (`readout_features`) and the
+    backbone's [VNode] ``embedding`` [N, H] and raw head ``outputs`` [N, T], less output
+    ``own`` (the endpoint's): what a ``backbone`` booster reads."""
+    return np.concatenate([base, np.asarray(embedding, np.float32),
+                           np.delete(np.asarray(outputs, np.float32), own, axis=1)], 1)
 
 
 def logit_of(p: np.ndarray) -> np.ndarray:
@@ -123,9 +126,11 @@ def read_rows(out: Path, variant: str = MORGAN) -> list[dict]:
 class CorpusFeatures:
     """Readout features of corpus rows (Morgan counts computed once per molecule needed,
     descriptors from the run's featurized corpus; with ``model``, the backbone's embedding and
-    raw outputs of each, from one forward pass)."""
+    raw outputs of each: from ``held`` (`held_out_predictions`) for the held-out molecules,
+    from one forward pass for the others)."""
 
-    def __init__(self, run, rows: np.ndarray, progress: bool = True, model=None):
+    def __init__(self, run, rows: np.ndarray, progress: bool = True, model=None,
+                 held: dict | None = None):
         from graphnorm.data.build import stage
 
         self.rows = np.unique(rows)
@@ -135,15 +140,37 @@ class CorpusFeatures:
         self.descriptors = run.descriptors_at(position)
         self.embedding = self.outputs = None
         if model is not None:
-            from .evaluate import forward_all
+            self.outputs, self.embedding = self._network_view(run, model, position, held,
+                                                              progress)
 
-            stage(progress, f"readouts: the backbone's view of {len(self.rows):,} molecules")
-            z, _, emb, got = forward_all(model, run.loader(run.subset(position, "readout")),
-                                         run.labels_of)
+    def _network_view(self, run, model, position, held, progress) -> tuple:
+        """(raw outputs, embeddings) of ``self.rows``, in their order."""
+        from graphnorm.data.build import stage
+
+        from .evaluate import forward_all
+
+        known = np.isin(self.rows, held["rows"]) if held is not None else \
+            np.zeros(len(self.rows), dtype=bool)
+        width = None if held is None else (held["raw"].shape[1], held["embeddings"].shape[1])
+        parts = []
+        if known.any():
+            order = np.argsort(held["rows"])
+            at = order[np.searchsorted(held["rows"], self.rows[known], sorter=order)]
+            parts.append((np.flatnonzero(known), held["raw"][at], held["embeddings"][at]))
+        if (~known).any():
+            stage(progress, f"readouts: the backbone's view of {(~known).sum():,} molecules")
+            z, _, emb, got = forward_all(
+                model, run.loader(run.subset(position[~known], "readout")), run.labels_of)
             order = np.argsort(got)  # the loader's order back to sorted corpus rows
-            if not np.array_equal(got[order], self.rows):
+            if not np.array_equal(got[order], self.rows[~known]):
                 raise RuntimeError("the forward pass returned other molecules than asked")
-            self.outputs, self.embedding = z[order], emb[order]
+            parts.append((np.flatnonzero(~known), z[order], emb[order]))
+            width = (z.shape[1], emb.shape[1])
+        outputs = np.empty((len(self.rows), width[0]), np.float32)
+        embedding = np.empty((len(self.rows), width[1]), np.float32)
+        for where, z, emb in parts:
+            outputs[where], embedding[where] = z, emb
+        return outputs, embedding
 
     def of(self, rows: np.ndarray, own: int | None = None, variant: str | None = None
            ) -> np.ndarray:
@@ -152,18 +179,19 @@ class CorpusFeatures:
         at = np.searchsorted(self.rows, rows)
         if self.embedding is None and variant == BACKBONE:
             raise ValueError("these features were computed without the backbone")
+        base = readout_features(self.morgan[at], self.descriptors[at])
         if self.embedding is None or variant == MORGAN:
-            return readout_features(self.morgan[at], self.descriptors[at])
-        return readout_features(self.morgan[at], self.descriptors[at], self.embedding[at],
-                                self.outputs[at], own)
+            return base
+        return with_backbone(base, self.embedding[at], self.outputs[at], own)
 
 
 def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, variant: str = MORGAN,
-                 current: dict | None = None) -> list[dict]:
+                 current: dict | None = None, held: dict | None = None) -> list[dict]:
     """Fit, score and choose the ``variant`` readout of each judged endpoint of
     ``out/panel.json`` not yet in its rows file; returns every row. Each is set against the
     head, or against ``current[task]`` (held-out predictions of the panel's predictor: logits
-    or values, in `held_out_predictions`' order) where given; ``"against"`` says which."""
+    or values, in `held_out_predictions`' order) where given; ``"against"`` says which.
+    ``held``: the run's `held_out_predictions` of its best.ckpt, when the caller has them."""
     from graphnorm.checkpoints import load_checkpoint
     from graphnorm.data.build import stage
     from graphnorm.tasks import REGRESSION, target_transforms
@@ -184,7 +212,7 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
                     f"{len(todo)} to go")
     if todo:
         model = load_checkpoint(out / BEST_FILE).model
-        held = held_out_predictions(run, model)
+        held = held if held is not None else held_out_predictions(run, model)
         if current and any(len(p) != len(held["rows"]) for p in current.values()):
             raise ValueError("current predictions must cover every held-out molecule, in "
                              "held_out_predictions' order")
@@ -196,7 +224,7 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
                     for _, e in todo}
         features = CorpusFeatures(run, np.concatenate([mol_of[m] for m in labelled.values()]
                                                       + [held["rows"]]), progress,
-                                  model if variant == BACKBONE else None)
+                                  model if variant == BACKBONE else None, held)
         (out / folder).mkdir(exist_ok=True)
         for k, (number, e) in enumerate(todo, 1):
             t = index[e["task"]]

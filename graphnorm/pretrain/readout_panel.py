@@ -34,18 +34,33 @@ from .readout import (BACKBONE, MORGAN, MORGAN_BITS, CorpusFeatures, booster_est
 
 HEAD_PANEL, BUNDLE_FILE, SUMMARY_FILE = "panel.head.json", "readouts.json.gz", "readout.md"
 MAX_BOOSTER_BYTES = 6_000_000
+BOOSTER = "booster"  # a panel entry's "readout" when a booster predicts it
 BUNDLE_FORMAT = 1
 
 
-def within_budget(rows: list[dict], budget: int = MAX_BOOSTER_BYTES) -> list[dict]:
-    """The chosen rows that ship: by gain on S, largest first, while their bytes fit."""
-    chosen = sorted((r for r in rows if r["chosen"]),
-                    key=lambda r: r["select"]["booster"] - r["select"]["head"], reverse=True)
-    kept, used = [], 0
-    for r in chosen:
-        if used + r["bytes"] <= budget:
+def predicted_by_booster(entry: dict) -> bool:
+    """Whether a panel entry is predicted by a readout booster rather than the head."""
+    return entry.get("readout") == BOOSTER
+
+
+def reads_network(entry: dict) -> bool:
+    """Whether a panel entry's booster also reads the network (RULE.md K)."""
+    return predicted_by_booster(entry) and entry.get("features") == BACKBONE
+
+
+def within_budget(rows: list[dict], budget: int = MAX_BOOSTER_BYTES,
+                  shipped: list[dict] = ()) -> list[dict]:
+    """The chosen ``rows`` that ship: by gain on S, largest first, while their bytes fit
+    beside ``shipped`` (boosters already in the bundle); a row that replaces a shipped
+    booster of its endpoint frees that booster's bytes (K's against J's)."""
+    freed = {r["task"]: r["bytes"] for r in shipped}
+    used, kept = sum(freed.values()), []
+    for r in sorted((r for r in rows if r["chosen"]),
+                    key=lambda r: r["select"]["booster"] - r["select"]["head"], reverse=True):
+        delta = r["bytes"] - freed.get(r["task"], 0)
+        if used + delta <= budget:
             kept.append(r)
-            used += r["bytes"]
+            used += delta
     return kept
 
 
@@ -59,23 +74,6 @@ def bundle_signature(descriptors) -> dict:
     return {"morgan_bits": MORGAN_BITS, "morgan_radius": MORGAN_RADIUS,
             "descriptors": descriptors, "descriptor_count": descriptor_count(descriptors),
             "rdkit": rdkit.__version__}
-
-
-def backbone_within_budget(j_kept: list[dict], k_rows: list[dict],
-                           budget: int = MAX_BOOSTER_BYTES) -> list[dict]:
-    """The K boosters that ship beside J's (RULE.md K): by gain on S over the current
-    predictor, largest first, while the bundle fits; one that replaces a J booster frees
-    that booster's bytes."""
-    j_bytes = {r["task"]: r["bytes"] for r in j_kept}
-    used = sum(j_bytes.values())
-    kept = []
-    for r in sorted((r for r in k_rows if r["chosen"]),
-                    key=lambda r: r["select"]["booster"] - r["select"]["head"], reverse=True):
-        delta = r["bytes"] - j_bytes.get(r["task"], 0)
-        if used + delta <= budget:
-            kept.append(r)
-            used += delta
-    return kept
 
 
 def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
@@ -96,11 +94,11 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     current = json.loads((out / PANEL_FILE).read_text())
     if "readouts_sha256" not in current:  # --panel wrote it since: it is the head's panel
         shutil.copyfile(out / PANEL_FILE, out / HEAD_PANEL)
-    j_rows = fit_readouts(run, out, threads, progress, MORGAN)
     head = json.loads((out / HEAD_PANEL).read_text())
     model = load_checkpoint(out / BEST_FILE).model
-    held = held_out_predictions(run, model)
-    features = CorpusFeatures(run, held["rows"], progress, model if backbone else None)
+    held = held_out_predictions(run, model)  # once: the fits and the panel read it
+    j_rows = fit_readouts(run, out, threads, progress, MORGAN, held=held)
+    features = CorpusFeatures(run, held["rows"], progress, model if backbone else None, held)
     index = {n: t for t, n in enumerate(run.corpus.task_names)}
     stored = {}  # (variant, task) -> (model text, held-out predictions)
     for r in (r for r in j_rows if r["chosen"]):
@@ -111,12 +109,12 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     if backbone:
         # K is set against the panel J made: its booster where J kept one, else the head
         k_rows = fit_readouts(run, out, threads, progress, BACKBONE,
-                              {r["task"]: stored[MORGAN, r["task"]][1] for r in j_kept})
+                              {r["task"]: stored[MORGAN, r["task"]][1] for r in j_kept}, held)
         for r in (r for r in k_rows if r["chosen"]):
             stored[BACKBONE, r["task"]] = _stored(out, r, BACKBONE, features, held,
                                                   index[r["task"]])
-        k_kept = backbone_within_budget(j_kept, [_sized(r, stored[BACKBONE, r["task"]])
-                                                 for r in k_rows if r["chosen"]])
+        k_kept = within_budget([_sized(r, stored[BACKBONE, r["task"]]) for r in k_rows
+                                if r["chosen"]], shipped=j_kept)
     final = {r["task"]: r for r in j_kept}
     final.update({r["task"]: r for r in k_kept})
     entries, boosters = [], {}
@@ -130,7 +128,7 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
         text, pred = stored[variant, e["task"]]
         new = endpoint(e["task"], binary, held["y"][:, t], pred, held["select"],
                        e.get("units", ""))
-        new.update(readout="booster", features=variant,
+        new.update(readout=BOOSTER, features=variant,
                    head={k: e.get(k) for k in ("score_select", "score", "shown")})
         entries.append(new)
         boosters[e["task"]] = {"model": text, "kind": r["kind"], "transform": r["transform"],
@@ -173,19 +171,35 @@ def _sized(row: dict, stored: tuple) -> dict:
     return dict(row, bytes=len(gzip.compress(stored[0].encode(), mtime=0)))
 
 
+def _cells(part: list[dict], half: str) -> str:
+    """n | better | worse | tied | higher | median difference, over the rows scored on
+    ``half`` ("booster" against what it was set against, "head" in the rows)."""
+    part = [r for r in part if r[half]["lo"] is not None]  # scored on that half
+    better = sum(r[half]["lo"] > 0 for r in part)
+    worse = sum(r[half]["hi"] < 0 for r in part)
+    diff = [r[half]["booster"] - r[half]["head"] for r in part]
+    med = f"{np.median(diff):+.3f}" if diff else ""
+    return (f"{len(part)} | {better} | {worse} | {len(part) - better - worse} | "
+            f"{sum(d > 0 for d in diff)} | {med}")
+
+
+def _table(rows: list[dict], kept: list[dict]) -> list[str]:
+    return [f"| all judged | S | {_cells(rows, 'select')} |",
+            f"| all judged | R | {_cells(rows, 'report')} |",
+            f"| replaced | S | {_cells(kept, 'select')} |",
+            f"| replaced | R | {_cells(kept, 'report')} |"]
+
+
+def _first_condition(kept: list[dict]) -> str:
+    """'B against W: **met**' -- the rule's condition on R over the replaced endpoints."""
+    scored = [r for r in kept if r["report"]["lo"] is not None]
+    better = sum(r["report"]["lo"] > 0 for r in scored)
+    worse = sum(r["report"]["hi"] < 0 for r in scored)
+    return f"{better} against {worse}: **{'met' if better > worse else 'not met'}**"
+
+
 def summarize(rows: list[dict], kept: list[dict], head: dict, panel: dict) -> str:
     """Markdown: what S chose, how it fell on R, and the panel before and after."""
-    def counts(part, half):
-        part = [r for r in part if r[half]["lo"] is not None]  # scored on that half
-        lo = [r[half]["lo"] for r in part]
-        hi = [r[half]["hi"] for r in part]
-        better = sum(x > 0 for x in lo)
-        worse = sum(x < 0 for x in hi)
-        diff = [r[half]["booster"] - r[half]["head"] for r in part]
-        med = f"{np.median(diff):+.3f}" if diff else ""
-        higher = sum(d > 0 for d in diff)
-        return f"{len(part)} | {better} | {worse} | {len(part) - better - worse} | {higher} | {med}"
-
     chosen = [r for r in rows if r["chosen"]]
     size = sum(r["bytes"] for r in kept)
     fit_cpu = sum(r["cpu_s"] for r in rows)
@@ -194,37 +208,18 @@ def summarize(rows: list[dict], kept: list[dict], head: dict, panel: dict) -> st
              f"({size / 1e6:.1f} MB).", "",
              "| endpoints | half | n | booster better | head better | tied | booster higher | "
              "median booster − head |", "|---|---|---|---|---|---|---|---|",
-             f"| all judged | S | {counts(rows, 'select')} |",
-             f"| all judged | R | {counts(rows, 'report')} |",
-             f"| replaced | S | {counts(kept, 'select')} |",
-             f"| replaced | R | {counts(kept, 'report')} |", "",
+             *_table(rows, kept), "",
              f"Shown: {head['shown']} endpoints with the head alone, {panel['shown']} in the "
-             "panel written (with K's boosters too, when it ran).", ""]
-    scored = [r for r in kept if r["report"]["lo"] is not None]
-    better = sum(r["report"]["lo"] > 0 for r in scored)
-    worse = sum(r["report"]["hi"] < 0 for r in scored)
-    lines.append(f"Rule J's first condition (over the replaced, the booster better on R on more "
-                 f"than it is worse): {better} against {worse}: "
-                 f"**{'met' if better > worse else 'not met'}**. The second (speed) is measured "
-                 "on the panel (`graphnorm admet`), not here.")
+             "panel written (with K's boosters too, when it ran).", "",
+             "Rule J's first condition (over the replaced, the booster better on R on more than "
+             f"it is worse): {_first_condition(kept)}. The second (speed) is measured on the "
+             "panel (`graphnorm admet`), not here."]
     return "\n".join(lines) + "\n"
 
 
 def summarize_backbone(rows: list[dict], kept: list[dict], boosted: int, panel: dict) -> str:
     """Markdown: rule K's boosters against the panel J made, and the panel after both."""
-    def line(part, half):
-        part = [r for r in part if r[half]["lo"] is not None]
-        diff = [r[half]["booster"] - r[half]["head"] for r in part]
-        better = sum(r[half]["lo"] > 0 for r in part)
-        worse = sum(r[half]["hi"] < 0 for r in part)
-        med = f"{np.median(diff):+.3f}" if diff else ""
-        return (f"{len(part)} | {better} | {worse} | {len(part) - better - worse} | "
-                f"{sum(d > 0 for d in diff)} | {med}")
-
     chosen = [r for r in rows if r["chosen"]]
-    scored = [r for r in kept if r["report"]["lo"] is not None]
-    better = sum(r["report"]["lo"] > 0 for r in scored)
-    worse = sum(r["report"]["hi"] < 0 for r in scored)
     fit_cpu = sum(r["cpu_s"] for r in rows)
     return "\n".join([
         "", "## K: the booster also reads the backbone (against J's panel)", "",
@@ -232,8 +227,6 @@ def summarize_backbone(rows: list[dict], kept: list[dict], boosted: int, panel: 
         f"for {len(chosen)}, {len(kept)} within the size budget. {boosted} endpoints are now "
         f"predicted by boosters; {panel['shown']} shown.", "",
         "| endpoints | half | n | K better | current better | tied | K higher | median K − current |",
-        "|---|---|---|---|---|---|---|---|",
-        f"| all judged | S | {line(rows, 'select')} |", f"| all judged | R | {line(rows, 'report')} |",
-        f"| replaced | S | {line(kept, 'select')} |", f"| replaced | R | {line(kept, 'report')} |",
-        "", f"Rule K's first condition (over the replaced, K better on R on more than it is "
-        f"worse): {better} against {worse}: **{'met' if better > worse else 'not met'}**.", ""])
+        "|---|---|---|---|---|---|---|---|", *_table(rows, kept), "",
+        "Rule K's first condition (over the replaced, K better on R on more than it is worse): "
+        f"{_first_condition(kept)}.", ""])

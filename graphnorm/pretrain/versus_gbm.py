@@ -120,6 +120,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     from .bootstrap import paired_interval, score
     from .loop import BEST_FILE
     from .panel import PANEL_FILE, held_out_predictions
+    from .readout_panel import predicted_by_booster
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
@@ -163,7 +164,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
             theirs = gbm.fit(x_train, train_y[:, None]).predict(x_r)[:, 0]
             s_ours, s_gbm = score(binary, y_r, ours), score(binary, y_r, theirs)
             # a hybrid panel's booster entry keeps the head's scores under "head" (--readouts)
-            panel_says = e["head"]["score"] if e.get("readout") else e["score"]
+            panel_says = e["head"]["score"] if predicted_by_booster(e) else e["score"]
             if panel_says is not None and abs(s_ours - panel_says) > 1e-4:
                 raise RuntimeError(f"{e['task']}: the backbone scores {s_ours:.5f} on R, its "
                                    f"panel says {e['score']:.5f}: {out / PANEL_FILE} is not "
