@@ -33,6 +33,7 @@ import pandas as pd
 from graphnorm.tasks import CLASSIFICATION, REGRESSION
 
 from graphnorm.pretrain.panel import PANEL_FILE, nearest_distance
+from graphnorm.pretrain.readout_panel import predicted_by_booster
 
 MODEL_FILE = "best.ckpt"
 
@@ -58,7 +59,7 @@ class AdmetPanel:
         if missing:
             raise PanelError(f"the panel names tasks the model does not have: {missing[:3]}")
         self.entries = chosen
-        self.by_booster = [j for j, e in enumerate(chosen) if e.get("readout") == "booster"]
+        self.by_booster = [j for j, e in enumerate(chosen) if predicted_by_booster(e)]
         if self.by_booster and boosters is None:
             raise PanelError("the panel predicts some endpoints with one-table boosters; load "
                              "it with AdmetPanel.load(folder), which reads them")
@@ -112,7 +113,7 @@ class AdmetPanel:
         interval half-width (regression) or calibration error (binary)."""
         keys = ("task", "kind", "units", "metric", "score", "n", "halfwidth", "ece")
         return pd.DataFrame([{**{k: e.get(k) for k in keys},
-                              "predictor": "booster" if e.get("readout") == "booster" else "head"}
+                              "predictor": "booster" if predicted_by_booster(e) else "head"}
                              for e in self.entries])
 
     def predict(self, smiles: Sequence[str], errors: Optional[list] = None,
@@ -238,6 +239,16 @@ class AdmetPanel:
         steps = DEFAULT_STEPS if steps is None else steps
         ex = Explainer(predictor, method, steps).explain(smiles, labels, errors)
         return PanelAttributions.of(ex, endpoint, *self.score_scale(endpoint, method))
+
+    def method_of(self, endpoint: str, method: Optional[str]) -> str:
+        """The attribution method `explain` uses for ``endpoint`` when asked for ``method``:
+        TreeSHAP for a booster endpoint, ``method`` (default occlusion) otherwise."""
+        from graphnorm.explain.methods import DEFAULT_METHOD
+
+        from .booster_attributions import METHOD
+
+        return METHOD if self.endpoint_position(endpoint) in self.by_booster else (
+            method or DEFAULT_METHOD)
 
     def score_scale(self, endpoint: str, method: str) -> tuple[str, float]:
         """(what an atom score of ``endpoint`` is, the factor from the raw output's scores to

@@ -29,27 +29,20 @@ def booster_attributions(panel, j: int, smiles: Sequence[str], errors: Optional[
     from graphnorm.explain.tree_atoms import morgan_atom_scores
     from graphnorm.pretrain.readout import MORGAN_BITS
 
-    entry = panel.entries[j]
-    task = entry["task"]
+    task = panel.entries[j]["task"]
     clean = [str(s).strip() if s is not None else "" for s in smiles]
     labels = list(labels) if labels is not None else [f"row {i + 1}" for i in range(len(clean))]
     graphs, errors = panel.predictor.featurize(list(smiles), errors)
     view = panel.view(graphs, clean)
+    meaning, scale = booster_scale(panel, j)
     scores: list = [None] * len(clean)
-    parts = []
     if view.rows:
         phi = panel.boosters.contributions(task, view)
-        meaning, scale = booster_scale(panel, j)
         for k, i in enumerate(view.rows):
-            s = morgan_atom_scores(clean[i], phi[k, :MORGAN_BITS]) * scale
-            scores[i] = s
-            parts.append((i, pd.DataFrame({"row": labels[i], "smiles": clean[i],
-                                       "atom_index": np.arange(len(s)),
-                                       "element": atom_symbols(clean[i]), "endpoint": task,
-                                       "score": s})))
-    else:
-        meaning, _ = booster_scale(panel, j)
-    parts = [frame for _, frame in sorted(parts, key=lambda p: p[0])]  # input order
+            scores[i] = morgan_atom_scores(clean[i], phi[k, :MORGAN_BITS]) * scale
+    parts = [pd.DataFrame({"row": labels[i], "smiles": clean[i], "atom_index": np.arange(len(s)),
+                           "element": atom_symbols(clean[i]), "endpoint": task, "score": s})
+             for i, s in enumerate(scores) if s is not None]  # in input order
     atoms = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ATOM_COLUMNS)
     return PanelAttributions(task, METHOD, meaning, clean, scores, list(errors), atoms[ATOM_COLUMNS])
 

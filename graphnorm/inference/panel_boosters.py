@@ -20,7 +20,7 @@ from typing import Optional
 
 import numpy as np
 
-from graphnorm.pretrain.readout_panel import BUNDLE_FILE
+from graphnorm.pretrain.readout_panel import BUNDLE_FILE, predicted_by_booster
 from graphnorm.tasks import CLASSIFICATION
 
 
@@ -53,7 +53,7 @@ class PanelBoosters:
         """The boosters of ``panel``'s booster entries (None when it has none); ``error``:
         the exception class to raise, naming the file, when the bundle is missing, foreign
         or fitted on other columns than ``descriptors`` (the checkpoint's descriptor set)."""
-        tasks = [e["task"] for e in panel["endpoints"] if e.get("readout") == "booster"]
+        tasks = [e["task"] for e in panel["endpoints"] if predicted_by_booster(e)]
         if not tasks:
             return None
         path = Path(folder) / BUNDLE_FILE
@@ -83,12 +83,12 @@ class PanelBoosters:
 
     def features(self, task: str, view: "MoleculeView") -> np.ndarray:
         """What ``task``'s booster reads of the molecules of ``view``."""
-        from graphnorm.pretrain.readout import BACKBONE, readout_features
+        from graphnorm.pretrain.readout import BACKBONE, with_backbone
 
         variant, own = self.reads[task]
         if variant != BACKBONE:
-            return readout_features(view.morgan, view.descriptors)
-        return readout_features(view.morgan, view.descriptors, view.embedding, view.outputs, own)
+            return view.base  # built once per view, shared by every Morgan booster
+        return with_backbone(view.base, view.embedding, view.outputs, own)
 
     def contributions(self, task: str, view: "MoleculeView") -> np.ndarray:
         """float [N, features + 1]: TreeSHAP contributions of each column to the booster's raw
@@ -137,10 +137,14 @@ class MoleculeView:
             self._embedding.append(embedding.float().numpy())
 
     def done(self) -> "MoleculeView":
-        from graphnorm.pretrain.readout import morgan_counts
+        """The view, its parts joined; ``base``: the Morgan counts and descriptors every
+        booster reads (`readout.readout_features`)."""
+        from graphnorm.pretrain.readout import morgan_counts, readout_features
 
         join = (lambda parts: np.concatenate(parts) if parts else None)
         self.descriptors = join(self._descriptors)
         self.embedding, self.outputs = join(self._embedding), join(self._outputs)
         self.morgan = morgan_counts(self.smiles) if self.smiles else None
+        self.base = (readout_features(self.morgan, self.descriptors) if self.smiles
+                     else None)
         return self

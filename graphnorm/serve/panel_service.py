@@ -67,13 +67,11 @@ class PanelService:
         """Attribution drawings (SVG) of each SMILES for one shown endpoint, in order; a
         PanelError (before any work) for an endpoint the panel does not show."""
         meaning, _ = self.panel.score_scale(endpoint, self.method)
-        method = [self.method]  # a booster endpoint is explained by TreeSHAP whatever is asked
 
         def attribute(part: list[str]) -> tuple[list, list]:
             got = self.panel.explain(part, endpoint, self.method, errors=screen(part, self.limits))
-            method[0] = got.method
             return got.errors, got.scores
 
         drawings = drawn_in_turns(self.scheduler, smiles, self.slice_drawn, attribute)
-        return {"method": method[0], "target": endpoint, "score": meaning,
-                "drawings": drawings}
+        return {"method": self.panel.method_of(endpoint, self.method), "target": endpoint,
+                "score": meaning, "drawings": drawings}
