@@ -112,6 +112,7 @@ def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
     (``resolve(args, settings)``: recipe, file, flags; ``args`` itself is left as given), then ``run(cfg, out)`` -- one benchmark per task; with
     ``args.final``, the runs scored on test now go to the ledger, one row per variant."""
     from graphnorm.bench.tdc_board import board_markdown, write_board
+    from graphnorm.bench.tdc_clean import check_tdc_clean
     from graphnorm.data.tdc import admet_group_dir, parse_tasks
 
     if args.data or args.dataset:
@@ -128,11 +129,12 @@ def run_tdc_suite(args, resolve: Callable, run: Callable) -> None:
     out = Path(args.out)
     group = admet_group_dir(args.tdc_dir, getattr(args, "cache_root", None))
     leaderboard = Path(args.leaderboard) if args.leaderboard else default_leaderboard(args.tdc_dir)
-    configs, loto = {}, set()
+    configs, loto, checked = {}, set(), {}
     for task in tasks:  # every task's config first: a refusal comes before any training
         check_kind(out / task, final)
         settings = task_settings(task, group, getattr(args, "cache_root", None), final)
         configs[task] = resolve(args, settings)
+        check_tdc_clean(configs[task], checked)
         if needs_loto_boosters(task, configs[task]):
             loto.add(task)
     for k, task in enumerate(tasks, 1):

@@ -30,6 +30,7 @@ FREE_FIELDS = ("num_tasks", "dropout", "attention_dropout", "fingerprint_dropout
 HEAD_PREFIX = "head."
 # featurizer/model field -> weight prefix of an input a fine-tuning run may add at the head
 ADDABLE_AT_HEAD = {"descriptors": "descriptors."}
+SCRATCH = "; or --init-from none to train from scratch"
 RECORD = "init_from.json"  # in the run folder: what was loaded, for metrics.json and --resume
 
 
@@ -47,13 +48,13 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
                          path: str | Path) -> dict:
     """Copy ``path``'s weights (a best.ckpt or a run directory) into ``model`` except the head;
     returns {"path", "sha256", "epoch", "tensors", "task"} for the run's metrics.json."""
-    from graphnorm.pretrained import resolve_init_from
+    from graphnorm.pretrained import BACKBONES, PretrainedError, resolve_init_from
     from graphnorm.checkpoints import CheckpointError, load_checkpoint
 
     try:  # a run directory means its best.ckpt; an ensemble directory is refused
         loaded = load_checkpoint(resolve_init_from(path))
-    except CheckpointError as err:
-        raise InitFromError(f"--init-from: {err}") from err
+    except (CheckpointError, PretrainedError) as err:
+        raise InitFromError(f"--init-from: {err}{SCRATCH}") from err
     where = f"--init-from {loaded.path}"
     # asdict, not to_dict: to_dict leaves out fingerprint_bits when it is 0
     added = _added_at_head(loaded, model_config)
@@ -62,18 +63,21 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     if featurizer_diff:
         raise InitFromError(f"{where}: its data was featurized differently "
                             f"({'; '.join(featurizer_diff)}); featurize this run the same way "
-                            "(e.g. --fingerprint-bits), since the input layers depend on it")
+                            "(e.g. --fingerprint-bits), since the input layers depend on "
+                            f"it{SCRATCH}")
     model_diff = _differences(loaded.meta["model_config"], model_config, FREE_FIELDS + added)
     if model_diff:
         raise InitFromError(f"{where}: another model ({'; '.join(model_diff)}); use the same "
-                            "model, preset, norm and options as the pre-training run")
+                            "model, preset, norm and options as the pre-training "
+                            f"run{SCRATCH}")
     fresh = (HEAD_PREFIX,) + tuple(ADDABLE_AT_HEAD[k] for k in added)
     state = {k: v for k, v in loaded.model.state_dict().items() if not k.startswith(fresh)}
     missing, unexpected = model.load_state_dict(state, strict=False)
     stray = [k for k in missing if not k.startswith(fresh)] + list(unexpected)
     if stray:  # configs agreed but the weights do not: a bug, never a partial load
         raise InitFromError(f"{where}: weights do not match this model: {stray[:5]}")
-    return {"path": str(loaded.path), "sha256": sha256_file(loaded.path),
+    shipped = {"shipped": str(path)} if str(path) in BACKBONES and not Path(path).exists() else {}
+    return {"path": str(loaded.path), "sha256": sha256_file(loaded.path), **shipped,
             "epoch": loaded.epoch + 1, "tensors": len(state), "task": loaded.task.get("name"),
             **({"added_at_head": list(added)} if added else {})}
 

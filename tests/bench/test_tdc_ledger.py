@@ -175,6 +175,19 @@ def test_the_ledger_flags_need_the_suite_and_final(group, tmp_path, capsys):
     assert "without --final" in capsys.readouterr().err
 
 
+def test_a_network_that_may_have_seen_tdc_is_refused_before_any_training(group, tmp_path,
+                                                                         fake_runs, tiny_run,
+                                                                         capsys):
+    """A model trained by `train` (no record of a TDC-free pre-training) cannot start a TDC
+    run (graphnorm/bench/tdc_clean.py); nothing is trained, nothing reaches the ledger."""
+    run, _ = tiny_run
+    ledger = tmp_path / "l.csv"
+    assert suite(group, tmp_path / "s", "--init-from", str(run / "best.ckpt"), "--final",
+                 "--ledger", str(ledger)) == 2
+    assert "tdc-admet: --init-from" in capsys.readouterr().err.replace("\n", " ")
+    assert fake_runs == [] and not ledger.exists()
+
+
 def test_the_repository_ledger_is_a_ledger():
     path = REPO / LEDGER
     if not (REPO / ".git").exists():

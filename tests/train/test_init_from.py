@@ -182,3 +182,18 @@ def test_benchmark_gives_a_recipe_backbone_to_the_variants_it_fits(tmp_path, mon
                         models=["graphormer", "gin-vn"])
     assert sorted(seen) == [("gin-vn", "sep:bn+bn", None), ("graphormer", "ln", None),
                             ("graphormer", "sep:bn+bn", "zinc250k")]
+
+
+def test_a_shipped_backbone_is_named_and_a_missing_one_says_how_to_train_from_scratch(
+        pretrained, monkeypatch):
+    import graphnorm.pretrained as shipped
+
+    path, loaded = pretrained
+    config = loaded.meta["model_config"]
+    monkeypatch.setitem(shipped.BACKBONES, "tiny", str(path))  # absolute: the package path joins it
+    info = init_from_checkpoint(build_model(config), config, loaded.featurizer, "tiny")
+    assert info["shipped"] == "tiny" and info["path"] == str(path)
+    assert "shipped" not in init_from_checkpoint(build_model(config), config, loaded.featurizer, path)
+    monkeypatch.setitem(shipped.BACKBONES, "gone", "gone.ckpt")
+    with pytest.raises(InitFromError, match="'gone' is not installed.*--init-from none"):
+        init_from_checkpoint(build_model(config), config, loaded.featurizer, "gone")

@@ -1,0 +1,68 @@
+"""Pooled evidence for a default: the relative improvement of one arm over another, averaged
+over tasks and seeds, with a two-stage bootstrap interval (RULE.md L).
+
+A per-task rule ("better beyond one seed's SD on each split") cannot see a gain of a few
+per cent on small splits: each split's noise swamps it. Pooling asks one question of all
+tasks at once -- is the *average* relative improvement above zero? -- and its interval
+resamples the tasks (and, within each, the seeds), so one task cannot carry the verdict by
+itself:
+
+    r_{t,s} = clip((e_base - e_new) / e_base, -1, 1)
+    R = mean_t mean_s r_{t,s}
+
+with ``e`` an error (MAE; 1 - score for ROC-AUC, AUPRC, Spearman). The clip bounds what one
+near-perfect task (1 - ROC-AUC ~ 0.01) can add or take away.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+RESAMPLES, LEVEL, SEED = 10_000, 0.95, 0
+LOWER_IS_BETTER = ("mae", "rmse")
+
+
+def error_of(metric: str, score: float) -> float:
+    """The error a score stands for: itself for MAE/RMSE, 1 - score for ROC-AUC, AUPRC,
+    Spearman and the like (higher is better, at most 1)."""
+    return float(score) if metric in LOWER_IS_BETTER else 1.0 - float(score)
+
+
+def relative_improvement(e_base: float, e_new: float) -> float:
+    """clip((e_base - e_new) / e_base, -1, 1): positive when ``new`` has the smaller error."""
+    if not np.isfinite(e_base) or not np.isfinite(e_new):
+        raise ValueError(f"errors must be finite, got base {e_base}, new {e_new}")
+    if e_base <= 0:  # a perfect base: any error of the new arm is a full loss, none a tie
+        return 0.0 if e_new <= 0 else -1.0
+    return float(np.clip((e_base - e_new) / e_base, -1.0, 1.0))
+
+
+def pooled_interval(by_task: Mapping[str, Sequence[float]], resamples: int = RESAMPLES,
+                    level: float = LEVEL, seed: int = SEED) -> dict:
+    """{"mean", "low", "high", "tasks", "pairs"}: the mean over tasks of each task's mean r,
+    and its ``level`` percentile interval from a two-stage bootstrap (tasks with
+    replacement, then each drawn task's values with replacement)."""
+    values = [np.asarray(v, dtype=float) for v in by_task.values()]
+    if not values or any(len(v) == 0 for v in values):
+        raise ValueError("every task needs at least one value")
+    rng = np.random.default_rng(seed)
+    k = len(values)
+    means = np.empty(resamples)
+    drawn = rng.integers(0, k, (resamples, k))
+    for b in range(resamples):
+        means[b] = np.mean([values[t][rng.integers(0, len(values[t]), len(values[t]))].mean()
+                            for t in drawn[b]])
+    alpha = (1 - level) / 2
+    return {"mean": float(np.mean([v.mean() for v in values])),
+            "low": float(np.quantile(means, alpha)), "high": float(np.quantile(means, 1 - alpha)),
+            "tasks": k, "pairs": int(sum(len(v) for v in values))}
+
+
+def pooled_verdict(interval: Mapping[str, float]) -> str:
+    """``helps`` when the interval lies above 0, ``hurts`` when below, else ``neutral``."""
+    if interval["low"] > 0:
+        return "helps"
+    if interval["high"] < 0:
+        return "hurts"
+    return "neutral"
