@@ -3,8 +3,8 @@
 graphnorm/train/recipes.py).
 
 A size rule reads as a sentence: *when* every condition holds (``"rows < 1000"``,
-``"task == classification"``), and the user gave none of ``unless_given``, *set* each key the
-user did not give. ``rows`` is the table's row count; any other name is a config key, read
+``"task == classification"``, ``"init_from == none"``: unset or the word none), and the user
+gave none of ``unless_given``, *set* each key the user did not give. ``rows`` is the table's row count; any other name is a config key, read
 from the values the layers below the rules chose (config resolution: graphnorm/train/resolve.py).
 The conditions of every rule read those values before any rule ran, so the rules of a
 recipe do not depend on their order. A key ``block.key`` (``model.num_layers``) sets one key
@@ -21,6 +21,7 @@ __all__ = ["AtLeast", "Condition", "Recipe", "SizeRule", "apply_size_rules", "is
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
         "<": operator.lt, ">": operator.gt}
 ROWS = "rows"  # the condition name that reads the table's row count
+NONE = "none"  # a config key compared with "none" matches it unset too (`--init-from none`)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class Condition:
 
     def holds(self, values: Mapping[str, Any], rows: int) -> bool:
         have = rows if self.name == ROWS else values.get(self.name)
+        if self.value == NONE and have is None:  # unset reads as the literal "none"
+            have = NONE
         return _OPS[self.op](have, self.value)
 
 

@@ -66,9 +66,10 @@ RECIPE_BOOK: dict[str, Recipe] = {
                          tree_member=True, tree_model="gbm", tree_weight="0.7",
                          tree_features="maplight+admet", tree_refit=True,
                          member_average="logodds"), size_rules=(
-        # 3 blocks were measured on the small tables only; a preset or a backbone
-        # (--init-from: fine-tuning copies every block) fixes the depth
-        SizeRule(when=("rows < 2500",), unless_given=("preset", "init_from"),
+        # 3 blocks were measured on the small tables only, from scratch; a preset or a
+        # backbone (--init-from: fine-tuning copies every block) fixes the depth, and
+        # `--init-from none` is from scratch, so it keeps the 3 blocks
+        SizeRule(when=("rows < 2500", "init_from == none"), unless_given=("preset",),
                  set={"model.num_layers": 3}),
         # early stopping was measured on the small tables only (the large ones were mostly
         # best at their last validation); the gbm weight fitted on validation toward 0.7

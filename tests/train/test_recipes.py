@@ -95,6 +95,9 @@ def test_the_admet_recipe_has_3_blocks_below_the_long_rows(tmp_path):
     # a backbone fixes the depth: fine-tuning copies every one of its blocks
     tuned = _cfg(["--data", small, "--recipe", "admet", "--init-from", "runs/pretrained"])
     assert "num_layers" not in (tuned.model or {}) and tuned.init_from == "runs/pretrained"
+    # --init-from none is from scratch: the measured 3 blocks, as with no backbone at all
+    scratch = _cfg(["--data", small, "--recipe", "admet", "--init-from", "none"])
+    assert scratch.model == {"num_layers": 3} and scratch.init_from is None
 
 
 def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
