@@ -47,12 +47,18 @@ def pooled_interval(by_task: Mapping[str, Sequence[float]], resamples: int = RES
     if not values or any(len(v) == 0 for v in values):
         raise ValueError("every task needs at least one value")
     rng = np.random.default_rng(seed)
-    k = len(values)
-    means = np.empty(resamples)
-    drawn = rng.integers(0, k, (resamples, k))
-    for b in range(resamples):
-        means[b] = np.mean([values[t][rng.integers(0, len(values[t]), len(values[t]))].mean()
-                            for t in drawn[b]])
+    k, width = len(values), max(len(v) for v in values)
+    padded = np.zeros((k, width))
+    for t, v in enumerate(values):
+        padded[t, :len(v)] = v
+    counts = np.array([len(v) for v in values])
+    tasks = rng.integers(0, k, (resamples, k))  # stage 1: tasks with replacement
+    n = counts[tasks]  # [B, k] values each drawn task holds
+    # stage 2: each drawn task's values with replacement, n of them (the rest masked out)
+    picks = np.floor(rng.random((resamples, k, width)) * n[..., None]).astype(np.int64)
+    drawn = padded[tasks[..., None], picks]
+    used = np.arange(width)[None, None, :] < n[..., None]
+    means = ((drawn * used).sum(-1) / n).mean(-1)
     alpha = (1 - level) / 2
     return {"mean": float(np.mean([v.mean() for v in values])),
             "low": float(np.quantile(means, alpha)), "high": float(np.quantile(means, 1 - alpha)),

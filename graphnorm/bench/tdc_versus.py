@@ -27,7 +27,7 @@ import pandas as pd
 
 CROSSFIT_BELOW_ROWS = 2000
 PAIRED_SEEDS = 5  # rule G: a task with fewer common seeds is tied
-RULES = ("spread", "paired")
+RULES = ("spread", "paired", "pooled")
 SKIPPED = ("bioavailability_ma",)  # its leaderboard row is a copy of pgp's: out of every count
 
 
@@ -65,7 +65,7 @@ def verdict(xa: np.ndarray, xb: np.ndarray, higher_is_better: bool, rule: str) -
     paired = paired_difference(pd.Series(sign * xa), pd.Series(sign * xb), higher_is_better=True)
     columns = {"d_mean": paired["paired_diff_mean"], "d_low": paired["paired_ci95_low"],
                "d_high": paired["paired_ci95_high"]}
-    if rule == "paired":
+    if rule in ("paired", "pooled"):  # pooled: the suite's verdict is `pooled_summary`'s
         if len(xa) < PAIRED_SEEDS or not np.isfinite(columns["d_low"]):
             return "tied", columns
         return ("A" if columns["d_low"] > 0 else "B" if columns["d_high"] < 0 else "tied"), columns
@@ -102,13 +102,30 @@ def versus(a: Path, b: Path, group: Path, tasks: Optional[list[str]] = None,
         rows.append({"task": task, "metric": metric, "score": "cross-fitted" if crossfitted
                      else "validation", "seeds": len(common), "a_variant": va, "b_variant": vb,
                      "a_mean": xa.mean(), "a_std": xa.std(), "b_mean": xb.mean(),
-                     "b_std": xb.std(), **paired, "rule": rule, "verdict": said})
+                     "b_std": xb.std(), **paired, "rule": rule, "verdict": said,
+                     "seed_list": common, "a_scores": xa.tolist(), "b_scores": xb.tolist()})
     return pd.DataFrame(rows)
+
+
+def pooled_summary(table: pd.DataFrame) -> dict:
+    """RULE.md L over the tasks of `versus`: r = the relative error reduction of A over B per
+    (task, seed), clipped to [-1, 1]; its mean over tasks with a two-stage bootstrap
+    interval and the verdict (`graphnorm.bench.pooled`)."""
+    from graphnorm.bench.pooled import (error_of, pooled_interval, pooled_verdict,
+                                        relative_improvement)
+
+    by_task = {r["task"]: [relative_improvement(error_of(r["metric"], b), error_of(r["metric"], a))
+                           for a, b in zip(r["a_scores"], r["b_scores"])]
+               for _, r in table.iterrows()}
+    interval = pooled_interval(by_task)
+    return {**interval, "verdict": pooled_verdict(interval),
+            "per_task": {t: float(np.mean(v)) for t, v in by_task.items()}}
 
 
 TIED_MEANS = {"spread": "the difference is within one seed standard deviation",
               "paired": "the paired 95 % t-interval over the seeds holds 0, or fewer than "
                         f"{PAIRED_SEEDS} seeds"}
+TIED_MEANS["pooled"] = TIED_MEANS["paired"]  # per task; the suite's verdict is pooled
 
 
 def versus_markdown(table: pd.DataFrame, a: str, b: str) -> str:
@@ -128,4 +145,10 @@ def versus_markdown(table: pd.DataFrame, a: str, b: str) -> str:
     lines += ["", f"A better on {int((table['verdict'] == 'A').sum())} of {n} tasks, B better on "
               f"{int((table['verdict'] == 'B').sum())}, tied on {int((table['verdict'] == 'tied').sum())} "
               f"(rule {rule}; tied: {TIED_MEANS[rule]})."]
+    if rule == "pooled":
+        p = pooled_summary(table)
+        lines += ["", f"Pooled over {p['tasks']} tasks and {p['pairs']} (task, seed) pairs: A's "
+                  f"error is {p['mean']:+.2%} lower than B's [95 % interval {p['low']:+.2%}, "
+                  f"{p['high']:+.2%}]: A **{p['verdict']}** (relative error reduction, clipped "
+                  "to ±1, bootstrap over tasks then seeds)."]
     return "\n".join(lines) + "\n"

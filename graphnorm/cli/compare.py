@@ -22,9 +22,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "--out folders (benchmark --suite tdc-admet, no --final): per task, the "
                    "cross-fitted validation score on tables under 2,000 rows, the plain one "
                    "above; better only beyond one seed standard deviation (needs --split val)")
-    c.add_argument("--rule", default="spread", choices=["spread", "paired"], help="--suite: "
-                   "'spread' calls a task tied within one seed standard deviation (rule B); "
-                   "'paired' judges the per-seed differences by their 95 %% t-interval (rule G)")
+    c.add_argument("--rule", default="spread", choices=["spread", "paired", "pooled"],
+                   help="--suite: 'spread' calls a task tied within one seed standard deviation "
+                   "(rule B); 'paired' judges the per-seed differences by their 95 %% t-interval "
+                   "(rule G); 'pooled' adds one verdict over all tasks and seeds: the mean "
+                   "relative error reduction and its bootstrap interval (rule L; --json then "
+                   "writes {pooled, tasks})")
     c.add_argument("--tasks", help="--suite: comma list of task names (default: all)")
     c.add_argument("--tdc-dir", dest="tdc_dir", help="--suite: the TDC ADMET group (default: "
                    "$GRAPHNORM_RAW_DIR/tdc_admet_group)")
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from graphnorm.bench.compare import compare, format_comparison
 
     if args.suite:  # two selection suites, task by task, on validation
-        from graphnorm.bench.tdc_versus import versus, versus_markdown
+        from graphnorm.bench.tdc_versus import pooled_summary, versus, versus_markdown
         from graphnorm.data.tdc import admet_group_dir
 
         if args.split != "val":
@@ -49,7 +52,11 @@ def run(args: argparse.Namespace) -> int:
                        args.tasks.split(",") if args.tasks else None, rule=args.rule)
         print(versus_markdown(table, args.a, args.b))
         if args.json:
-            Path(args.json).write_text(table.to_json(orient="records", indent=2) + "\n")
+            text = table.to_json(orient="records", indent=2)
+            if args.rule == "pooled" and not table.empty:
+                text = json.dumps({"pooled": pooled_summary(table),
+                                   "tasks": json.loads(text)}, indent=2)
+            Path(args.json).write_text(text + "\n")
         return 0
     result = compare(Path(args.a), Path(args.b), split=args.split)
     print(format_comparison(result))
