@@ -1,0 +1,18 @@
+"""Quantities: one name and one unit for what several public sources measure (issue 68).
+
+- `registry`: `QUANTITIES`, the `SOURCES` that measure each (stated unit, conversion, assay),
+  the endpoints left out and why (`UNMAPPED`), and `check_registry`, which refuses a map that
+  would mix units;
+- `units`: the named conversions, each reading one unit and writing another;
+- `harmonize`: a corpus read through the map, one task per quantity, each label keeping its
+  source (for a per-source offset).
+
+A layer beside `graphnorm.data`: it imports only `graphnorm.tasks` and, lazily, the corpus
+type it harmonizes.
+"""
+from .harmonize import PREFIX, Harmonized, harmonize
+from .registry import (QUANTITIES, SOURCES, UNMAPPED, Quantity, QuantityError, Source,
+                       check_registry, source_of, sources_of)
+
+__all__ = ["PREFIX", "Harmonized", "harmonize", "QUANTITIES", "SOURCES", "UNMAPPED", "Quantity",
+           "QuantityError", "Source", "check_registry", "source_of", "sources_of"]

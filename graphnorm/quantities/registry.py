@@ -1,0 +1,161 @@
+"""The map of endpoints to quantities: which source column measures which quantity, in which
+unit, and how it converts to the quantity's one unit.
+
+An *endpoint* is one source's column (``<corpus>/<task>`` in ``admet_corpus``, ``tdc/<task>``
+for a TDC ADMET table); a *quantity* is what a chemist asks for (logD7.4, aqueous solubility,
+human microsomal CLint), in one unit. Several sources measure one quantity with their own
+assay's bias; a model that reads the map learns one target per quantity with an offset per
+source, instead of 2-5 unrelated columns.
+
+Every entry states the source's unit as the source states it (its ``tasks.csv`` description,
+README or paper; `graphnorm.pretrain.corpus_units` for the corpus's blanks) and a named
+conversion (`units.CONVERSIONS`) that reads exactly that unit. An endpoint whose unit or
+species its source does not state is left out with the reason (`UNMAPPED`): a guess would mix
+two scales silently. Binary endpoints are not mapped yet (their thresholds differ by source).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import units as u
+from .units import conversion
+
+
+class QuantityError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Quantity:
+    name: str
+    title: str
+    unit: str
+
+
+@dataclass(frozen=True)
+class Source:
+    endpoint: str  # "<corpus>/<task>" or "tdc/<task>"
+    quantity: str
+    stated: str  # the unit as the source states it
+    convert: str = "same"  # a name in units.CONVERSIONS, or "same"
+    assay: str = ""  # what distinguishes it from the quantity's other sources
+
+
+QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
+    Quantity("logd74", "logD at pH 7.4", u.LOG_D),
+    Quantity("solubility", "aqueous solubility", u.LOG_MOLAR),
+    Quantity("clint_microsomal_human", "human liver microsomal intrinsic clearance", u.LOG_CLINT_MIC),
+    Quantity("clint_microsomal_rat", "rat liver microsomal intrinsic clearance", u.LOG_CLINT_MIC),
+    Quantity("clint_microsomal_mouse", "mouse liver microsomal intrinsic clearance", u.LOG_CLINT_MIC),
+    Quantity("clint_hepatocyte_human", "human hepatocyte intrinsic clearance", u.LOG_CLINT_HEP),
+    Quantity("clint_hepatocyte_rat", "rat hepatocyte intrinsic clearance", u.LOG_CLINT_HEP),
+    Quantity("papp_caco2", "Caco-2 apparent permeability (A->B)", u.LOG_CM_S),
+    Quantity("fu_plasma_human", "fraction unbound in human plasma", u.LOG_FRACTION),
+    Quantity("fu_plasma_rat", "fraction unbound in rat plasma", u.LOG_FRACTION),
+    Quantity("fu_plasma_mouse", "fraction unbound in mouse plasma", u.LOG_FRACTION),
+    Quantity("fu_plasma_dog", "fraction unbound in dog plasma", u.LOG_FRACTION),
+    Quantity("fu_brain", "fraction unbound in brain homogenate", u.LOG_FRACTION),
+    Quantity("logbb", "brain/blood concentration ratio", u.LOG_BB),
+    Quantity("ld50_rat_oral", "acute oral toxicity in rat, LD50", u.NEG_LOG_MOL_KG),
+    Quantity("vdss_human", "volume of distribution at steady state, human", u.LOG_L_KG),
+    Quantity("half_life_human", "elimination half-life, human", u.LOG_HOURS),
+)}
+
+_NK, _AZ = "netknowledge_admet", "AstraZeneca ChEMBL deposit"
+SOURCES: tuple[Source, ...] = (
+    Source(f"{_NK}/lipophilicity_AZ-lipo", "logd74", u.LOG_D, assay=_AZ),
+    Source("molnet_physchem/lipo_az_logD74", "logd74", u.LOG_D, assay=f"{_AZ} (MoleculeNet copy)"),
+    Source("pharmabench/logd_reg", "logd74", u.LOG_D, assay="ChEMBL logD assays (PharmaBench)"),
+    Source("tdc/lipophilicity_astrazeneca", "logd74", u.LOG_D, assay=f"{_AZ} (TDC copy)"),
+    Source(f"{_NK}/solubility_EPA-sol", "solubility", u.LOG_MOLAR, assay="EPA water solubility"),
+    Source(f"{_NK}/solubility_ESOL", "solubility", u.LOG_MOLAR, assay="Delaney (ESOL)"),
+    Source("molnet_physchem/esol_logS", "solubility", u.LOG_MOLAR, assay="Delaney (MoleculeNet copy)"),
+    Source(f"{_NK}/solubility_AZ-sol", "solubility", u.LOG_MOLAR,
+           assay=f"{_AZ}: pH 7.4 buffer from dried DMSO solution"),
+    Source("pharmabench/water_sol_reg", "solubility", u.LOG_NANOMOLAR, "log_nM_to_log_M",
+           assay="ChEMBL solubility assays (PharmaBench)"),
+    Source("tdc/solubility_aqsoldb", "solubility", u.LOG_MOLAR, assay="AqSolDB (TDC)"),
+    Source(f"{_NK}/microsomal_AZ-hLM", "clint_microsomal_human", u.LOG_CLINT_MIC, assay=_AZ),
+    Source("pharmabench/hum_mic_cl_reg", "clint_microsomal_human", u.LOG_CLINT_MIC,
+           assay="ChEMBL microsomal assays (PharmaBench)"),
+    Source("tdc/clearance_microsome_az", "clint_microsomal_human", u.CLINT_MIC,
+           "clint_mic_to_log", assay=f"{_AZ} (TDC copy)"),
+    Source("pharmabench/rat_mic_cl_reg", "clint_microsomal_rat", u.LOG_CLINT_MIC,
+           assay="ChEMBL microsomal assays (PharmaBench)"),
+    Source("pharmabench/mou_mic_cl_reg", "clint_microsomal_mouse", u.LOG_CLINT_MIC,
+           assay="ChEMBL microsomal assays (PharmaBench)"),
+    Source(f"{_NK}/hepatocyte_AZ-hH", "clint_hepatocyte_human", u.LOG_CLINT_HEP, assay=_AZ),
+    Source("tdc/clearance_hepatocyte_az", "clint_hepatocyte_human", u.CLINT_HEP,
+           "clint_hep_to_log", assay=f"{_AZ} (TDC copy)"),
+    Source(f"{_NK}/hepatocyte_AZ-rH", "clint_hepatocyte_rat", u.LOG_CLINT_HEP, assay=_AZ),
+    Source(f"{_NK}/permeability_CSU-Caco2", "papp_caco2", u.LOG_CM_S, assay="CSU Caco-2 set"),
+    Source(f"{_NK}/permeability_USTL-Caco2", "papp_caco2", u.LOG_CM_S, assay="USTL Caco-2 set"),
+    Source("tdc/caco2_wang", "papp_caco2", u.LOG_CM_S, assay="Wang et al. (TDC)"),
+    Source(f"{_NK}/PPB_AZ-hPPB", "fu_plasma_human", u.LOG_PERCENT_UNBOUND,
+           "log_pct_unbound_to_log_fu", assay=_AZ),
+    Source("adme_mtft/fup_human", "fu_plasma_human", u.FRACTION_UNBOUND, "fu_to_log",
+           assay="ADME_MTFT compilation"),
+    Source("tdc/ppbr_az", "fu_plasma_human", u.PERCENT_BOUND, "pct_bound_to_log_fu",
+           assay=f"{_AZ} (TDC copy)"),
+    Source(f"{_NK}/PPB_AZ-rPPB", "fu_plasma_rat", u.LOG_PERCENT_UNBOUND,
+           "log_pct_unbound_to_log_fu", assay=_AZ),
+    Source("adme_mtft/fup_rat", "fu_plasma_rat", u.FRACTION_UNBOUND, "fu_to_log",
+           assay="ADME_MTFT compilation"),
+    Source(f"{_NK}/PPB_AZ-mPPB", "fu_plasma_mouse", u.LOG_PERCENT_UNBOUND,
+           "log_pct_unbound_to_log_fu", assay=_AZ),
+    Source(f"{_NK}/PPB_AZ-dPPB", "fu_plasma_dog", u.LOG_PERCENT_UNBOUND,
+           "log_pct_unbound_to_log_fu", assay=_AZ),
+    Source("adme_mtft/fubrain", "fu_brain", u.FRACTION_UNBOUND, "fu_to_log",
+           assay="ADME_MTFT compilation"),
+    Source("b3db/logBB", "logbb", u.LOG_BB, assay="B3DB compilation"),
+    Source(f"{_NK}/toxicity_NCATS_LD50_rat_oral", "ld50_rat_oral", u.NEG_LOG_MOL_KG,
+           assay="NCATS acute toxicity"),
+    Source("tdc/ld50_zhu", "ld50_rat_oral", u.NEG_LOG_MOL_KG, assay="Zhu et al. (TDC)"),
+    Source("tdc/vdss_lombardo", "vdss_human", u.L_KG, "l_kg_to_log", assay="Lombardo et al. (TDC)"),
+    Source("tdc/half_life_obach", "half_life_human", u.HOURS, "hours_to_log",
+           assay="Obach et al. (TDC)"),
+)
+
+# endpoints that measure a mapped quantity but are left out, and why
+UNMAPPED: dict[str, str] = {
+    "adme_mtft/clint": "species and unit not stated (log10 CLint 'units as its source')",
+    "adme_mtft/sol": "unit not stated (log10 solubility 'units as its source')",
+    "adme_mtft/papp_caco2": "unit not stated (log10 Papp 'units as its source')",
+    "pharmabench/ppb_reg": "species not stated (fraction bound, PharmaBench)",
+}
+
+
+def check_registry(quantities=None, sources=None) -> None:
+    """Refuse a map that would mix units: every source names a known quantity, at most once,
+    and its conversion reads the unit it states and writes its quantity's unit."""
+    quantities = QUANTITIES if quantities is None else quantities
+    sources = SOURCES if sources is None else sources
+    seen = set()
+    for s in sources:
+        if s.endpoint in seen:
+            raise QuantityError(f"{s.endpoint}: mapped twice")
+        seen.add(s.endpoint)
+        if s.quantity not in quantities:
+            raise QuantityError(f"{s.endpoint}: unknown quantity {s.quantity!r}; known: "
+                                f"{', '.join(quantities)}")
+        try:
+            conv = conversion(s.convert, s.stated)
+        except KeyError as err:
+            raise QuantityError(f"{s.endpoint}: {err.args[0]}") from None
+        want = quantities[s.quantity].unit
+        if conv.reads != s.stated or conv.writes != want:
+            raise QuantityError(
+                f"{s.endpoint} states {s.stated!r}; conversion {s.convert!r} reads "
+                f"{conv.reads!r} and writes {conv.writes!r}, but {s.quantity} is in {want!r}: "
+                "the source's unit does not match its quantity's")
+
+
+def sources_of(quantity: str) -> list[Source]:
+    if quantity not in QUANTITIES:
+        raise QuantityError(f"unknown quantity {quantity!r}; known: {', '.join(QUANTITIES)}")
+    return [s for s in SOURCES if s.quantity == quantity]
+
+
+def source_of(endpoint: str):
+    """The `Source` of ``endpoint``, or None when it is not mapped."""
+    return next((s for s in SOURCES if s.endpoint == endpoint), None)
