@@ -8,6 +8,7 @@ read checkpoints through here, none through ``train/``.
 - `format`: the ``graphnorm`` block (`graphnorm_block`), `CHECKPOINT_FORMAT`, and
   `upgrade_checkpoint` (format N -> N+1, in place);
 - `keys`: the state-dict key names of the layouts before the shared core (`upgrade_keys`);
+- `strip`: `strip_checkpoint`, a checkpoint as a backbone ships (weights and block only);
 - `reader`: `load_checkpoint`, `load_member`, `checkpoint_files`, `LoadedModel`, and
   `load_gnn_columns`: a backbone's columns for the trees (`gnn_columns.GnnColumns`, +gnn sets).
 """
@@ -16,8 +17,9 @@ from .format import (CHECKPOINT_FORMAT, PRE_CONFIG_SETTINGS, SUPPORTED_FORMATS, 
 from .keys import rename_keys, upgrade_keys
 from .reader import (TRAIN_HINT, LoadedModel, checkpoint_files, load_gnn_columns, is_tree_file,
                      load_checkpoint, load_member)
+from .strip import strip_checkpoint
 
 __all__ = ["CHECKPOINT_FORMAT", "PRE_CONFIG_SETTINGS", "SUPPORTED_FORMATS", "CheckpointError",
            "graphnorm_block", "upgrade_checkpoint", "rename_keys", "upgrade_keys", "TRAIN_HINT",
            "LoadedModel", "checkpoint_files", "load_gnn_columns", "is_tree_file", "load_checkpoint",
-           "load_member"]
+           "load_member", "strip_checkpoint"]

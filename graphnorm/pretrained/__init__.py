@@ -64,24 +64,3 @@ def resolve_init_from(value: str | Path) -> Path:
     if text in BACKBONES and not Path(text).exists():  # a local folder of that name wins
         return pretrained_path(text)
     return Path(value)
-
-
-def strip_checkpoint(source: str | Path, dest: str | Path) -> Path:
-    """Write ``source``'s model weights and ``graphnorm`` block (and its epoch) to ``dest``,
-    in the current checkpoint format: what ``load_checkpoint`` and ``--init-from`` read,
-    without the optimizer state."""
-    import torch
-
-    from graphnorm.checkpoints import checkpoint_files, upgrade_checkpoint
-    from graphnorm.models import build_model
-
-    files = checkpoint_files(source)
-    if len(files) != 1:
-        raise PretrainedError(f"{source}: expected one checkpoint, found {len(files)}")
-    ckpt = torch.load(files[0], map_location="cpu", weights_only=True)
-    upgrade_checkpoint(ckpt, build_model(ckpt["graphnorm"]["model_config"]))
-    state = {k: v for k, v in ckpt["state_dict"].items() if k.startswith("model.")}
-    dest = Path(dest)
-    torch.save({"state_dict": state, "graphnorm": ckpt["graphnorm"], "epoch": ckpt.get("epoch", -1)},
-               dest)
-    return dest

@@ -108,7 +108,7 @@ def test_a_backbone_name_resolves_to_the_package_file(monkeypatch, tmp_path):
 
 
 def test_a_stripped_checkpoint_loads_as_the_run_did(pretrained, tmp_path):
-    from graphnorm.pretrained import strip_checkpoint
+    from graphnorm.checkpoints import strip_checkpoint
 
     path, loaded = pretrained
     small = strip_checkpoint(path, tmp_path / "small.ckpt")
