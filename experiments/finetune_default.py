@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -134,13 +135,13 @@ def _score(kind: str, y: np.ndarray, p: np.ndarray) -> tuple[str, float]:
     return "mae", float(np.mean(np.abs(y - p)))
 
 
-def run_suite(work: Path, suite: str, arm: str, recipe: str) -> None:
+def run_suite(work: Path, suite: str, arm: str, recipe: str, seeds=None) -> None:
     results = work / "results.jsonl"
     done = _done(results)
     kinds = {t["task"]: t["kind"] for t in json.loads((work / "corpus" / "tables.json").read_text())} \
         if suite == "corpus" else {}
     for task, seed, folder, targets in _units(work, suite):
-        if (suite, recipe, arm, task, seed) in done:
+        if (suite, recipe, arm, task, seed) in done or (seeds is not None and seed not in seeds):
             continue
         aside = pd.read_csv(folder / "aside.csv")
         kind = kinds.get(task, "regression")
@@ -165,6 +166,7 @@ def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind
     if recipe != "auto":
         cmd += ["--recipe", recipe]
     if not (out / "metrics.json").exists():
+        shutil.rmtree(out, ignore_errors=True)  # a run cut short: train it again whole
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     pred = out / "aside_pred.csv"
     subprocess.run([GRAPHNORM, "predict", "--checkpoint", str(out), "--input",
@@ -212,13 +214,14 @@ def main(argv=None) -> None:
     parser.add_argument("--arm", choices=("none", "admet"))
     parser.add_argument("--recipe", default="admet", choices=("admet", "auto"))
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--seeds", type=int, nargs="+", help="run: only these seeds")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.step == "tables":
         asap_tables(args.work)
         print(json.dumps(corpus_tables(args.work), indent=1))
     elif args.step == "run":
-        run_suite(args.work, args.suite, args.arm, args.recipe)
+        run_suite(args.work, args.suite, args.arm, args.recipe, args.seeds)
     else:
         from finetune_summary import summarize  # experiments/finetune_summary.py
 

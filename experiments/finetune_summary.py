@@ -16,6 +16,7 @@ import numpy as np
 from graphnorm.bench.pooled import error_of, pooled_interval, pooled_verdict, relative_improvement
 
 ROOT = Path(__file__).resolve().parents[1]
+SUITE_SEEDS = {"corpus": (0,), "asap": (0, 1, 2)}  # RULE.md L as amended: corpus seed 0 only
 RULE_G = ROOT / "experiments" / "results" / "pretrain" / "rule_g" / "versus_small.json"
 
 
@@ -43,7 +44,7 @@ def run_suite(rows: list[dict], suite: str, recipe: str) -> tuple[dict[str, list
     arms = defaultdict(dict)
     dropped = []
     for r in rows:
-        if r["suite"] != suite or r["recipe"] != recipe:
+        if r["suite"] != suite or r["recipe"] != recipe or r["seed"] not in SUITE_SEEDS[suite]:
             continue
         if "dropped" in r:
             dropped.append((r["task"], r["seed"], r["dropped"]))
