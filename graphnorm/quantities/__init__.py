@@ -7,8 +7,8 @@
 - `harmonize`: a corpus read through the map, one task per quantity, each label keeping its
   source (for a per-source offset).
 
-A layer beside `graphnorm.data`: it imports only `graphnorm.tasks` and, lazily, the corpus
-type it harmonizes.
+A layer beside `graphnorm.data`: it imports only `graphnorm.tasks`; it rebuilds the corpus it
+is handed by that corpus's own type.
 """
 from .harmonize import PREFIX, Harmonized, harmonize
 from .registry import (QUANTITIES, SOURCES, UNMAPPED, Quantity, QuantityError, Source,

@@ -21,7 +21,9 @@ PREFIX = "quantity/"  # task name of a quantity in a harmonized corpus: quantity
 
 @dataclass
 class Harmonized:
-    corpus: object  # graphnorm.pretrain.corpus.Corpus: quantities first, then unmapped endpoints
+    # the input's type (graphnorm.pretrain.corpus.Corpus, built without importing it: this
+    # layer sits below pretrain): quantities first, then the unmapped endpoints
+    corpus: object
     label_source: np.ndarray  # int32 [nnz]: each label's source, an index into `source_names`
     source_names: list[str]  # endpoint of each source index
     merged: dict[str, int] = field(default_factory=dict)  # quantity -> labels merged
@@ -36,8 +38,6 @@ def harmonize(corpus, sources=SOURCES, quantities=QUANTITIES) -> Harmonized:
     """``corpus`` (`graphnorm.pretrain.corpus.Corpus`) with every mapped endpoint converted into
     its quantity's task; a mapped endpoint that is not a regression task, or a value its
     conversion cannot take (a clearance of 0 to log), is refused with the endpoint named."""
-    from graphnorm.pretrain.corpus import Corpus
-
     check_registry(quantities, sources)
     mapped = {s.endpoint: s for s in sources if s.endpoint in corpus.task_names}
     used = [q for q in quantities if any(s.quantity == q for s in mapped.values())]
@@ -77,6 +77,6 @@ def harmonize(corpus, sources=SOURCES, quantities=QUANTITIES) -> Harmonized:
     rows_out, task_out = unique // len(names), unique % len(names)
     indptr = np.concatenate([[0], np.cumsum(np.bincount(rows_out, minlength=len(corpus)))])
     merged = {q: int((counts[task_out == k] - 1).sum()) for k, q in enumerate(used)}
-    out = Corpus(list(corpus.smiles), names, kinds, indptr.astype(np.int64),
+    out = type(corpus)(list(corpus.smiles), names, kinds, indptr.astype(np.int64),
                  task_out.astype(np.int32), mean.astype(np.float32), dict(corpus.sources))
     return Harmonized(out, first.astype(np.int32), source_names, merged)

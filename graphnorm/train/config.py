@@ -213,8 +213,10 @@ class TrainConfig:
     # graphnorm/train/init_from.py
     init_from: Optional[str] = setting(
         None, "architecture", "fine-tune: start from this checkpoint's weights (all but the "
-        "head), or from a backbone shipped with graphnorm by name (zinc250k: the small-table "
-        "recipe's model; RDKit descriptors may then be added at the head); none: from scratch; "
+        "head), or from a backbone shipped with graphnorm by name (admet: pre-trained on "
+        "measured ADMET tables without any TDC molecule, the recipe admet model; zinc250k: the "
+        "small-table recipe's model; RDKit descriptors may then be added at the head); none: "
+        "from scratch; "
         "same model and featurizer settings. benchmark: {variant} in the path becomes each run's "
         "variant folder, e.g. pre/runs/{variant}/seed0")
     uniformity_weight: float = setting(0.0, "optimization", "lambda of the uniformity term on "

@@ -53,7 +53,7 @@ LAYERS = (
     {"norms", "chem", "tasks", "run_folder", "provenance", "quiet"},  # base: contracts, chemistry, provenance
     {"nn"},  # transformer core
     {"graph", "text", "vision"},  # models
-    {"data", "baselines", "models"},  # datasets, tree/GNN baselines, the model registry
+    {"data", "baselines", "models", "quantities"},  # datasets, tree/GNN baselines, the model registry, the map of endpoints to quantities
     {"checkpoints", "pretrained", "ensemble"},  # model files: format, upgrades, reader; shipped backbones; ensembles
     {"train"},
     {"inference", "explain", "serve", "bench", "analysis", "pretrain"},  # what uses trained models
