@@ -147,8 +147,8 @@ def versus_markdown(table: pd.DataFrame, a: str, b: str) -> str:
               f"(rule {rule}; tied: {TIED_MEANS[rule]})."]
     if rule == "pooled":
         p = pooled_summary(table)
-        lines += ["", f"Pooled over {p['tasks']} tasks and {p['pairs']} (task, seed) pairs: A's "
-                  f"error is {p['mean']:+.2%} lower than B's [95 % interval {p['low']:+.2%}, "
+        lines += ["", f"Pooled over {p['tasks']} tasks and {p['pairs']} (task, seed) pairs: A "
+                  f"reduces B's error by {p['mean']:+.2%} [95 % interval {p['low']:+.2%}, "
                   f"{p['high']:+.2%}]: A **{p['verdict']}** (relative error reduction, clipped "
                   "to ±1, bootstrap over tasks then seeds)."]
     return "\n".join(lines) + "\n"
