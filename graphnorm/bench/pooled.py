@@ -19,14 +19,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from graphnorm.tasks import HIGHER_IS_BETTER
+
 RESAMPLES, LEVEL, SEED = 10_000, 0.95, 0
-LOWER_IS_BETTER = ("mae", "rmse")
 
 
 def error_of(metric: str, score: float) -> float:
     """The error a score stands for: itself for MAE/RMSE, 1 - score for ROC-AUC, AUPRC,
-    Spearman and the like (higher is better, at most 1)."""
-    return float(score) if metric in LOWER_IS_BETTER else 1.0 - float(score)
+    Spearman (a metric whose higher is better is at most 1; `graphnorm.tasks.METRICS`)."""
+    return 1.0 - float(score) if HIGHER_IS_BETTER[metric] else float(score)
 
 
 def relative_improvement(e_base: float, e_new: float) -> float:
@@ -36,6 +37,13 @@ def relative_improvement(e_base: float, e_new: float) -> float:
     if e_base <= 0:  # a perfect base: any error of the new arm is a full loss, none a tie
         return 0.0 if e_new <= 0 else -1.0
     return float(np.clip((e_base - e_new) / e_base, -1.0, 1.0))
+
+
+def improvements(metric: str, base_scores: Sequence[float], new_scores: Sequence[float]
+                 ) -> list[float]:
+    """r of each (base, new) pair of ``metric`` scores (one per seed)."""
+    return [relative_improvement(error_of(metric, b), error_of(metric, n))
+            for b, n in zip(base_scores, new_scores)]
 
 
 def pooled_interval(by_task: Mapping[str, Sequence[float]], resamples: int = RESAMPLES,

@@ -111,11 +111,9 @@ def pooled_summary(table: pd.DataFrame) -> dict:
     """RULE.md L over the tasks of `versus`: r = the relative error reduction of A over B per
     (task, seed), clipped to [-1, 1]; its mean over tasks with a two-stage bootstrap
     interval and the verdict (`graphnorm.bench.pooled`)."""
-    from graphnorm.bench.pooled import (error_of, pooled_interval, pooled_verdict,
-                                        relative_improvement)
+    from graphnorm.bench.pooled import improvements, pooled_interval, pooled_verdict
 
-    by_task = {r["task"]: [relative_improvement(error_of(r["metric"], b), error_of(r["metric"], a))
-                           for a, b in zip(r["a_scores"], r["b_scores"])]
+    by_task = {r["task"]: improvements(r["metric"], r["b_scores"], r["a_scores"])
                for _, r in table.iterrows()}
     interval = pooled_interval(by_task)
     return {**interval, "verdict": pooled_verdict(interval),

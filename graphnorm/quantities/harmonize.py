@@ -48,19 +48,21 @@ def harmonize(corpus, sources=SOURCES, quantities=QUANTITIES) -> Harmonized:
     source_names = [s.endpoint for s in sources if s.endpoint in mapped] + \
         [corpus.task_names[t] for t in kept]
     source_index = {name: i for i, name in enumerate(source_names)}
+    position = {name: k for k, name in enumerate(names)}
     new_task = np.empty(corpus.num_tasks, dtype=np.int64)
     for t, name in enumerate(corpus.task_names):
         if name in mapped:
             if corpus.task_kinds[t] != REGRESSION.stored:
                 raise QuantityError(f"{name} is a {corpus.task_kinds[t]} task; the map's "
                                     f"{mapped[name].quantity} is a regression quantity")
-            new_task[t] = used.index(mapped[name].quantity)
+            new_task[t] = position[PREFIX + mapped[name].quantity]
         else:
-            new_task[t] = len(used) + kept.index(t)
+            new_task[t] = position[name]
     row = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
     value = corpus.value.astype(np.float64)
+    task_of = {name: t for t, name in enumerate(corpus.task_names)}
     for name, s in mapped.items():
-        at = corpus.task == corpus.task_names.index(name)
+        at = corpus.task == task_of[name]
         with np.errstate(divide="ignore", invalid="ignore"):
             value[at] = conversion(s.convert, s.stated).apply(value[at])
         bad = int((~np.isfinite(value[at])).sum())
