@@ -60,6 +60,11 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--train-every-task", dest="train_every_task", action="store_true",
                    help="hold out no task for the probe: every endpoint gets a trained head "
                    "(the shipped model; the probe score is then not measured)")
+    p.add_argument("--init-from", dest="init_from", metavar="CKPT", help="warm start: begin "
+                   "from this checkpoint's weights (a best.ckpt, a run folder, or the shipped "
+                   "'admet'; same model and featurizer), the learning-rate schedule going on "
+                   "from the steps it was trained; refused when it may have seen a TDC molecule "
+                   "and this run leaves them out")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--report", nargs="+", metavar="RUN", help="write the cost curve of these "
                    "run folders (curve.md, curve.png) into --out instead of training")
@@ -112,7 +117,23 @@ def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
         values["descriptors"] = descriptor_set(args.descriptors)
     values["exclude_tdc"] = not args.keep_tdc
     values["held_out_tasks"] = not args.train_every_task
+    if getattr(args, "init_from", None):
+        values["init_from"] = args.init_from
+        values["schedule_offset"] = _steps_trained(args.init_from)
     return PretrainSpec(**values)
+
+
+def _steps_trained(path: str) -> int:
+    """The optimizer steps checkpoint ``path`` was trained (its ``epoch``, which a
+    pre-training checkpoint sets to its step)."""
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.pretrained import resolve_init_from
+
+    loaded = load_checkpoint(resolve_init_from(path))
+    if not (loaded.meta.get("train_config") or {}).get("pretrain"):
+        raise ValueError(f"--init-from {path} ({loaded.path}) is not a pre-training checkpoint; "
+                         "a warm start continues a `graphnorm pretrain` run's backbone")
+    return int(loaded.epoch)
 
 
 def run_pretrain(args: argparse.Namespace) -> int:
@@ -159,6 +180,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
         given += (["corpora"] if args.corpora else []) + (["exclude_tdc"] if args.keep_tdc else [])
         given += ["held_out_tasks"] if args.train_every_task else []
         given += ["descriptors"] if args.descriptors else []
+        given += ["init_from", "schedule_offset"] if args.init_from else []
         diff = {k: (saved[k], asked[k]) for k in given if saved[k] != asked[k]}
         if diff:
             raise ValueError(f"{out} holds a run with other settings (run, asked): {diff}; "

@@ -4,7 +4,8 @@ A plain loop rather than Lightning: the run is one long job cut into sessions, a
 must keep between them is small and explicit (`state.pt`: model, optimizer, step, epoch, the
 position in the epoch's permutation, the random state, the log so far). ``--max-time`` is this
 call's wall budget; the learning rate follows an inverse-square-root schedule after a linear
-warm-up, so it needs no planned length and a run resumed for more hours continues smoothly.
+warm-up, so it needs no planned length and a run resumed for more hours continues smoothly;
+a warm start (``--init-from``) goes on from the schedule's point where its source stopped.
 
 Every ``eval_every`` steps the run scores its held-out molecules (every ``probe_every``-th time
 also its held-out tasks, whose 14 probes cost more than the molecules; `evaluate.py`) and
@@ -175,7 +176,8 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
         wall, cpu = elapsed()
         record = {"step": state["step"], "epoch": state["epoch"], "seen": state["seen"],
                   "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-                  "lr": lr_at(state["step"], spec.lr, spec.warmup_steps),
+                  "lr": lr_at(spec.schedule_offset + state["step"], spec.lr,
+                                spec.warmup_steps),
                   "train_loss": running, **evaluate()}
         if device != "cpu":
             record["device"] = device
@@ -200,7 +202,8 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
                     break
                 batch, y = batch.to(device), y.to(device)
                 for group in optimizer.param_groups:
-                    group["lr"] = lr_at(state["step"] + 1, spec.lr, spec.warmup_steps)
+                    group["lr"] = lr_at(spec.schedule_offset + state["step"] + 1, spec.lr,
+                                        spec.warmup_steps)
                 loss = multitask_loss(model(batch), y, scaling, spec.weighting)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()

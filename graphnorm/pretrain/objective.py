@@ -43,16 +43,23 @@ class TaskScaling:
     trained: torch.Tensor  # bool [T]
 
     @classmethod
-    def fit(cls, corpus: Corpus, rows, held_out=()) -> "TaskScaling":
-        """Statistics of the labels of ``rows`` (the training molecules)."""
+    def fit(cls, corpus: Corpus, rows, held_out=(), groups=None) -> "TaskScaling":
+        """Statistics of the labels of ``rows`` (the training molecules); with ``groups`` (a
+        group index per task, `quantity_head.groups_of`) pooled over each group's tasks: the
+        sources of one quantity, in its unit, share one mean and deviation."""
         sub = corpus.subset(rows)
         T = corpus.num_tasks
-        count = np.bincount(sub.task, minlength=T).astype(np.float64)
-        total = np.bincount(sub.task, weights=sub.value, minlength=T)
-        squares = np.bincount(sub.task, weights=sub.value.astype(np.float64) ** 2, minlength=T)
-        mean = np.divide(total, count, out=np.zeros(T), where=count > 0)
-        var = np.divide(squares, count, out=np.ones(T), where=count > 0) - mean ** 2
+        group = np.arange(T) if groups is None else np.asarray(groups, dtype=np.int64)
+        G = int(group.max()) + 1 if T else 0
+        g = group[sub.task]
+        count = np.bincount(g, minlength=G).astype(np.float64)
+        total = np.bincount(g, weights=sub.value, minlength=G)
+        squares = np.bincount(g, weights=sub.value.astype(np.float64) ** 2, minlength=G)
+        mean = np.divide(total, count, out=np.zeros(G), where=count > 0)
+        var = np.divide(squares, count, out=np.ones(G), where=count > 0) - mean ** 2
         std = np.sqrt(np.clip(var * count / np.maximum(count - 1, 1), 1e-12, None))
+        mean, std = mean[group], std[group]
+        count = np.bincount(sub.task, minlength=T).astype(np.float64)
         binary = np.array([k == CLASSIFICATION.stored for k in corpus.task_kinds])
         mean[binary], std[binary] = 0.0, 1.0
         std = np.maximum(std, 1e-6)

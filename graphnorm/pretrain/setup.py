@@ -82,6 +82,16 @@ class PretrainRun:
         if spec.descriptors:
             self.featurizer = dataclasses.replace(self.featurizer, descriptors=spec.descriptors)
         payload = featurized_corpus(corpus, self.featurizer, cache, workers, progress)
+        # converted after featurizing: the cache is keyed by the corpus files, not the units
+        self.quantity_of, self.groups = None, None
+        if spec.targets == "quantities":
+            from graphnorm.quantities import to_quantity_units
+
+            from .quantity_head import groups_of
+
+            converted = to_quantity_units(corpus)
+            corpus, self.quantity_of = converted.corpus, converted.quantity_of
+            self.groups = groups_of(self.quantity_of)
         keep = np.arange(len(payload["rows"]))
         self.excluded = 0
         if spec.exclude_tdc:
@@ -107,7 +117,8 @@ class PretrainRun:
         self.corpus = corpus
         self.held_tasks = (splits.held_out_tasks(corpus, splits.HELD_TASK_MIN)
                            if spec.held_out_tasks else [])
-        self.scaling = TaskScaling.fit(corpus, rows[keep[train_pos]], self.held_tasks)
+        self.scaling = TaskScaling.fit(corpus, rows[keep[train_pos]], self.held_tasks,
+                                       self.groups)
         rng = np.random.default_rng(spec.seed)
         # every held-out molecule and every training one (payload positions): the panel
         # (panel.py) reads them; the loss curve reads a fixed draw of val_max held-out ones
@@ -131,6 +142,11 @@ class PretrainRun:
         encoder = getattr(self.model, "descriptors", None)
         if encoder is not None:  # standardized with the training molecules' statistics
             encoder.fit_scaling(self._train_descriptors(payload, keep[train_pos]))
+        self.warm_start = warm_start(self, spec.init_from) if spec.init_from else None
+        if self.groups is not None:
+            from .quantity_head import QuantityHead
+
+            self.model.head = QuantityHead.from_linear(self.model.head, self.groups)
 
     @staticmethod
     def _train_descriptors(payload: dict, positions: np.ndarray) -> torch.Tensor:
@@ -239,6 +255,10 @@ class PretrainRun:
                 "held_out_tasks": [self.corpus.task_names[t] for t in self.held_tasks],
                 "parameters": sum(p.numel() for p in self.model.parameters()),
                 "model_config": self.model_config}
+        if self.warm_start:
+            data["init_from"] = self.warm_start
+        if self.quantity_of is not None:
+            data["quantities"] = self._quantity_map()
         (out / "data.json").write_text(json.dumps(data, indent=2) + "\n")
 
     def graphnorm_checkpoint(self, step: int) -> dict:
@@ -248,11 +268,44 @@ class PretrainRun:
         from graphnorm.checkpoints.format import graphnorm_block
         from graphnorm.tasks import REGRESSION
 
+        from .quantity_head import exported_state
+
         names = self.corpus.task_names
         task = {"task_type": REGRESSION.stored, "name": "admet-corpus-multitask", "targets": names,
                 "kinds": list(self.corpus.task_kinds)}
+        if self.quantity_of is not None:  # these endpoints' outputs are in their quantity's unit
+            task["quantities"] = self._quantity_map()
         block = graphnorm_block(self.model_config, task, {"pretrain": self.spec.to_dict()},
                                 self.scaling.mean, self.scaling.std, self.featurizer,
                                 {"corpus": self.corpus.checksum(), **self.sizes})
-        state = {f"model.{k}": v.detach().cpu() for k, v in self.model.state_dict().items()}
+        state = {f"model.{k}": v for k, v in exported_state(self.model).items()}
         return {"state_dict": state, "graphnorm": block, "epoch": step}
+
+    def _quantity_map(self) -> dict:
+        """endpoint -> quantity of every mapped endpoint (`graphnorm.quantities`)."""
+        return {n: q for n, q in zip(self.corpus.task_names, self.quantity_of) if q}
+
+
+def warm_start(run: PretrainRun, path: str) -> dict:
+    """Start ``run``'s model from checkpoint ``path``: every weight but the head by
+    `train.init_from` (same model and featurizer, or refused by name), and the head too when
+    the checkpoint predicts this corpus's endpoints. A run that leaves TDC molecules out
+    refuses a start that may have seen one. Returns what was loaded, for ``data.json``."""
+    from graphnorm.bench.tdc_clean import tdc_refusal
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.pretrained import resolve_init_from
+    from graphnorm.train.init_from import init_from_checkpoint
+
+    if run.spec.exclude_tdc:
+        refusal = tdc_refusal(path)
+        if refusal:
+            raise ValueError(f"--init-from {refusal}: a run that leaves every TDC molecule out "
+                             "cannot start from it")
+    record = init_from_checkpoint(run.model, run.model_config, run.featurizer, path)
+    loaded = load_checkpoint(resolve_init_from(path))
+    if list(loaded.task.get("targets") or []) == list(run.corpus.task_names):
+        head = {k[len("head."):]: v for k, v in loaded.model.state_dict().items()
+                if k.startswith("head.")}
+        run.model.head.load_state_dict(head)
+        record["head"] = True
+    return record

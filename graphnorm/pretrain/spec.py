@@ -7,10 +7,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 SAMPLINGS = ("uniform", "task")
+# what the head predicts: one output per corpus endpoint, or per quantity of the shared map
+# with an offset per source (quantity_head.py)
+TARGETS = ("endpoints", "quantities")
 # the fields `graphnorm pretrain` sets with a flag of the same name (--num-layers ...); the
 # others have flags of their own shape (--descriptors, --train-every-task, --keep-tdc, --corpora)
 FLAG_FIELDS = ("norm", "num_layers", "hidden", "ffn_hidden", "batch_size", "lr", "warmup_steps",
-               "weight_decay", "weighting", "sampling", "seed", "val_percent")
+               "weight_decay", "weighting", "sampling", "seed", "val_percent", "targets")
 
 
 @dataclass(frozen=True)
@@ -40,10 +43,17 @@ class PretrainSpec:
     # False trains every task: the shipped model, whose every endpoint needs a head
     held_out_tasks: bool = True
     val_max: int = 8000  # held-out molecules scored at each evaluation (a fixed sample)
+    targets: str = "endpoints"  # TARGETS
+    # a warm start: the checkpoint whose weights start the run (`--init-from`), and the steps
+    # it was trained, where the learning-rate schedule goes on from (loop.lr_at)
+    init_from: Optional[str] = None
+    schedule_offset: int = 0
 
     def __post_init__(self):
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        if self.targets not in TARGETS:
+            raise ValueError(f"targets must be one of {TARGETS}, got {self.targets!r}")
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)

@@ -34,14 +34,49 @@ class Harmonized:
         return [self.source_names[i] for i in ids]
 
 
-def harmonize(corpus, sources=SOURCES, quantities=QUANTITIES) -> Harmonized:
-    """``corpus`` (`graphnorm.pretrain.corpus.Corpus`) with every mapped endpoint converted into
-    its quantity's task; a mapped endpoint that is not a regression task, or a value its
-    conversion cannot take (a clearance of 0 to log), is refused with the endpoint named."""
+@dataclass
+class InQuantityUnits:
+    corpus: object  # the input's type, every mapped endpoint's values in its quantity's unit
+    quantity_of: list  # per task: its quantity's name, or None when not mapped
+
+
+def to_quantity_units(corpus, sources=SOURCES, quantities=QUANTITIES) -> InQuantityUnits:
+    """``corpus`` with every mapped endpoint's values converted into its quantity's unit,
+    tasks and labels otherwise as they were (one column per source: what a per-source offset
+    needs); a mapped endpoint that is not a regression task, or a value its conversion
+    cannot take (a clearance of 0 to log), is refused with the endpoint named."""
     check_registry(quantities, sources)
     mapped = {s.endpoint: s for s in sources if s.endpoint in corpus.task_names}
-    used = [q for q in quantities if any(s.quantity == q for s in mapped.values())]
-    kept = [t for t, name in enumerate(corpus.task_names) if name not in mapped]
+    value = corpus.value.astype(np.float64)
+    for t, name in enumerate(corpus.task_names):
+        s = mapped.get(name)
+        if s is None:
+            continue
+        if corpus.task_kinds[t] != REGRESSION.stored:
+            raise QuantityError(f"{name} is a {corpus.task_kinds[t]} task; the map's "
+                                f"{s.quantity} is a regression quantity")
+        at = corpus.task == t
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value[at] = conversion(s.convert, s.stated).apply(value[at])
+        bad = int((~np.isfinite(value[at])).sum())
+        if bad:
+            raise QuantityError(f"{name}: {bad} values its conversion {s.convert!r} cannot take "
+                                f"({s.stated} -> {quantities[s.quantity].unit})")
+    out = type(corpus)(list(corpus.smiles), list(corpus.task_names), list(corpus.task_kinds),
+                       corpus.indptr.copy(), corpus.task.copy(), value.astype(np.float32),
+                       dict(corpus.sources))
+    return InQuantityUnits(out, [mapped[n].quantity if n in mapped else None
+                                 for n in corpus.task_names])
+
+
+def harmonize(corpus, sources=SOURCES, quantities=QUANTITIES) -> Harmonized:
+    """``corpus`` (`graphnorm.pretrain.corpus.Corpus`) with every mapped endpoint converted into
+    its quantity's task (`to_quantity_units`, which refuses what it cannot convert)."""
+    converted = to_quantity_units(corpus, sources, quantities)
+    corpus, quantity_of = converted.corpus, converted.quantity_of
+    mapped = {s.endpoint: s for s in sources if s.endpoint in corpus.task_names}
+    used = [q for q in quantities if q in quantity_of]
+    kept = [t for t, q in enumerate(quantity_of) if q is None]
     names = [PREFIX + q for q in used] + [corpus.task_names[t] for t in kept]
     kinds = [REGRESSION.stored] * len(used) + [corpus.task_kinds[t] for t in kept]
     # sources in map order first (the one credited on a merge), then the unmapped endpoints
@@ -49,26 +84,10 @@ def harmonize(corpus, sources=SOURCES, quantities=QUANTITIES) -> Harmonized:
         [corpus.task_names[t] for t in kept]
     source_index = {name: i for i, name in enumerate(source_names)}
     position = {name: k for k, name in enumerate(names)}
-    new_task = np.empty(corpus.num_tasks, dtype=np.int64)
-    for t, name in enumerate(corpus.task_names):
-        if name in mapped:
-            if corpus.task_kinds[t] != REGRESSION.stored:
-                raise QuantityError(f"{name} is a {corpus.task_kinds[t]} task; the map's "
-                                    f"{mapped[name].quantity} is a regression quantity")
-            new_task[t] = position[PREFIX + mapped[name].quantity]
-        else:
-            new_task[t] = position[name]
+    new_task = np.array([position[PREFIX + q] if q else position[name]
+                         for name, q in zip(corpus.task_names, quantity_of)], dtype=np.int64)
     row = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
     value = corpus.value.astype(np.float64)
-    task_of = {name: t for t, name in enumerate(corpus.task_names)}
-    for name, s in mapped.items():
-        at = corpus.task == task_of[name]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value[at] = conversion(s.convert, s.stated).apply(value[at])
-        bad = int((~np.isfinite(value[at])).sum())
-        if bad:
-            raise QuantityError(f"{name}: {bad} values its conversion {s.convert!r} cannot take "
-                                f"({s.stated} -> {quantities[s.quantity].unit})")
     task = new_task[corpus.task]
     src = np.array([source_index[n] for n in corpus.task_names], dtype=np.int64)[corpus.task]
     key = row * len(names) + task

@@ -1,0 +1,151 @@
+"""``--targets quantities``: one output per quantity with an offset per source, a checkpoint
+that stays an ordinary linear head, and warm starts that refuse what they must."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from graphnorm.pretrain import splits
+from graphnorm.pretrain.loop import BEST_FILE, LOG_FILE, lr_at, train
+from graphnorm.pretrain.quantity_head import QuantityHead, exported_state, groups_of
+from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
+from tiny_corpus import SMILES_A, SMILES_B, write_corpus
+
+NK, PB = "netknowledge_admet", "pharmabench"
+SPEC = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup_steps=3,
+                    exclude_tdc=False, val_percent=30, held_out_tasks=False,
+                    targets="quantities")
+
+
+def _mapped_corpus(tmp_path):
+    """Two sources of logD and of solubility (PharmaBench's in log nM), one binary task."""
+    root = tmp_path / "admet_corpus"
+    n_a, n_b = len(SMILES_A), len(SMILES_B)
+    write_corpus(root, NK, SMILES_A,
+                 {"lipophilicity_AZ-lipo": [0.3 * i - 1 for i in range(n_a)],
+                  "solubility_EPA-sol": [-0.25 * i for i in range(n_a)],
+                  "toxic": [i % 2 for i in range(n_a)]},
+                 {"lipophilicity_AZ-lipo": "regression", "solubility_EPA-sol": "regression",
+                  "toxic": "binary"})
+    write_corpus(root, PB, SMILES_B,
+                 {"logd_reg": [0.2 * i + 0.5 for i in range(n_b)],
+                  "water_sol_reg": [6.0 + 0.3 * i for i in range(n_b)]},
+                 {"logd_reg": "regression", "water_sol_reg": "regression"})
+    (root / "corpora.csv").write_text(f"corpus,rows\n{NK},{n_a}\n{PB},{n_b}\n")
+    return root
+
+
+@pytest.fixture
+def mapped(tmp_path, monkeypatch):
+    monkeypatch.setattr(splits, "HELD_TASK_MIN", 5)
+    torch.set_num_threads(1)
+    root = _mapped_corpus(tmp_path)
+
+    def make(spec=SPEC):
+        return PretrainRun(spec, root, cache=tmp_path / "cache", progress=False)
+    return make
+
+
+def test_groups_tie_the_sources_of_one_quantity_and_nothing_else():
+    assert groups_of(["logd74", None, "logd74", "solubility", None]) == [0, 1, 0, 2, 3]
+
+
+def test_sources_of_a_quantity_share_a_weight_and_differ_by_their_offsets():
+    torch.manual_seed(0)
+    head = QuantityHead.from_linear(torch.nn.Linear(5, 4), [0, 1, 0, 2])
+    with torch.no_grad():
+        head.offset.copy_(torch.tensor([0.5, 0.0, -0.5, 0.0]))
+    x = torch.randn(7, 5)
+    z = head(x)
+    assert torch.allclose(z[:, 0] - z[:, 2], torch.ones(7))  # o_0 - o_2
+    assert torch.allclose(head.to_linear()(x), z, atol=1e-6)
+    z[:, 2].sum().backward()  # a label of one source teaches its quantity's shared row
+    assert head.shared.weight.grad[0].abs().sum() > 0
+    assert head.shared.weight.grad[1:].abs().sum() == 0
+
+
+def test_a_quantity_run_pools_its_sources_in_one_unit_and_exports_a_linear_head(mapped, tmp_path):
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.graph.collate import collate_graphs
+
+    run = mapped()
+    names = run.corpus.task_names
+    sol = [names.index(f"{NK}/solubility_EPA-sol"), names.index(f"{PB}/water_sol_reg")]
+    logd = [names.index(f"{NK}/lipophilicity_AZ-lipo"), names.index(f"{PB}/logd_reg")]
+    # PharmaBench's log nM read as log mol/L (-9): both solubility sources on one scale
+    values = run.corpus.value[run.corpus.task == sol[1]]
+    assert np.allclose(values, [6.0 + 0.3 * i - 9.0 for i in range(len(SMILES_B))], atol=1e-5)
+    assert run.groups[sol[0]] == run.groups[sol[1]] != run.groups[logd[0]] == run.groups[logd[1]]
+    for pair in (sol, logd):  # one pooled mean and deviation per quantity
+        assert run.scaling.mean[pair[0]] == run.scaling.mean[pair[1]]
+        assert run.scaling.std[pair[0]] == run.scaling.std[pair[1]]
+    assert isinstance(run.model.head, QuantityHead)
+    train(run, tmp_path, 600, max_steps=4, eval_every=2, progress=False)
+    assert load_checkpoint(tmp_path / BEST_FILE).task["quantities"]
+    torch.save(run.graphnorm_checkpoint(4), tmp_path / "now.ckpt")  # the model as it is now
+    loaded = load_checkpoint(tmp_path / "now.ckpt")
+    assert isinstance(loaded.model.head, torch.nn.Linear)
+    assert loaded.task["quantities"][f"{PB}/water_sol_reg"] == "solubility"
+    batch = collate_graphs([run.val_set[i] for i in range(len(run.val_set))])
+    run.model.eval()
+    with torch.no_grad():  # the file predicts as the run
+        assert torch.allclose(loaded.model(batch), run.model(batch), atol=1e-5)
+    state = exported_state(run.model)
+    assert state["head.weight"].shape == (len(names), run.model.head.shared.in_features)
+
+
+def test_a_warm_start_copies_the_backbone_and_continues_its_schedule(mapped, tmp_path):
+    from graphnorm.pretrain.cli import _steps_trained
+
+    first = tmp_path / "first"
+    first.mkdir()
+    endpoints = PretrainSpec(**{**SPEC.to_dict(), "targets": "endpoints", "corpora": None})
+    train(mapped(endpoints), first, 600, max_steps=4, eval_every=2, progress=False)
+    steps = _steps_trained(str(first / BEST_FILE))
+    assert steps in (2, 4)
+    spec = PretrainSpec(**{**SPEC.to_dict(), "corpora": None, "init_from": str(first / BEST_FILE),
+                           "schedule_offset": steps})
+    run = mapped(spec)
+    assert run.warm_start["head"] is True and run.warm_start["sha256"]
+    before = torch.load(first / BEST_FILE, weights_only=True)["state_dict"]
+    block = {k[len("model."):]: v for k, v in before.items() if ".blocks.0." in k}
+    for k, v in block.items():
+        assert torch.equal(run.model.state_dict()[k], v), k
+    # tied rows start from the mean of the endpoint rows they replace
+    names = run.corpus.task_names
+    a, b = names.index(f"{NK}/lipophilicity_AZ-lipo"), names.index(f"{PB}/logd_reg")
+    mean = (before["model.head.weight"][a] + before["model.head.weight"][b]) / 2
+    assert torch.allclose(run.model.head.to_linear().weight[a], mean)
+    out = tmp_path / "warm"
+    out.mkdir()
+    train(run, out, 600, max_steps=1, eval_every=1, progress=False)
+    logged = json.loads((out / LOG_FILE).read_text().splitlines()[0])
+    assert logged["lr"] == pytest.approx(lr_at(steps + 1, spec.lr, spec.warmup_steps))
+
+
+def test_a_warm_start_that_may_have_seen_tdc_is_refused(mapped, tmp_path, monkeypatch):
+    first = tmp_path / "first"
+    first.mkdir()
+    train(mapped(), first, 600, max_steps=2, eval_every=2, progress=False)  # kept TDC
+    monkeypatch.setattr(splits, "benchmark_keys", lambda *a, **k: set())
+    clean = PretrainSpec(**{**SPEC.to_dict(), "corpora": None, "exclude_tdc": True,
+                            "init_from": str(first / BEST_FILE)})
+    with pytest.raises(ValueError, match="TDC molecules kept .*cannot start from it"):
+        mapped(clean)
+
+
+def test_a_warm_start_from_another_model_is_refused_by_name(mapped, tmp_path):
+    first = tmp_path / "first"
+    first.mkdir()
+    train(mapped(), first, 600, max_steps=2, eval_every=2, progress=False)
+    wider = PretrainSpec(**{**SPEC.to_dict(), "corpora": None, "hidden": 32,
+                            "init_from": str(first / BEST_FILE)})
+    with pytest.raises(ValueError, match=f"{first / BEST_FILE}.*another model"):
+        mapped(wider)
+
+
+def test_unknown_targets_are_refused():
+    with pytest.raises(ValueError, match="targets must be one of"):
+        PretrainSpec(targets="columns")
+    assert np.array_equal(groups_of([None, None]), [0, 1])
