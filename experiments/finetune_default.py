@@ -1,10 +1,13 @@
-"""RULE.md L: fine-tuning the shipped backbone against training from scratch, pooled over
-tasks and seeds on three development suites (experiments/results/pretrain/rule_l/).
+"""RULE.md L and M: fine-tuning a backbone against training from scratch, pooled over tasks
+and seeds on three development suites (experiments/results/pretrain/rule_l/, rule_m/).
 
     python experiments/finetune_default.py tables  --work W        # corpus + ASAP tables
     python experiments/finetune_default.py run     --work W --suite corpus --arm admet
-    python experiments/finetune_default.py run     --work W --suite asap   --arm none
+    python experiments/finetune_default.py run     --work W --suite asap   --arm none --seeds 3 4 5
+    python experiments/finetune_default.py run     --work W --suite corpus --arm PATH/best.ckpt \\
+        --label q-SHA8 --seeds 1                                   # a backbone by path (M)
     python experiments/finetune_default.py summary --work W --out experiments/results/pretrain/rule_l
+    python experiments/finetune_default.py summary --work W --rule M --arm q-SHA8 --out .../rule_m
 
 ``summary`` pools each suite (`graphnorm.bench.pooled`: one interval per suite), applies the
 rule, and writes ``OUT/summary.json`` and ``OUT/summary.md``.
@@ -43,7 +46,7 @@ PANEL = ROOT / "graphnorm" / "pretrained" / "admet" / "panel.json"
 LEDGER = ROOT / "experiments" / "results" / "asap_admet" / "ledger.csv"
 MIN_HELD, CAP, ASIDE_FOLDS, MIN_CLASS = 300, 1200, 5, 10
 VAL_PERCENT = 15  # the shipped backbone's held-out scaffolds (source.json spec)
-SEEDS = {"corpus": (0, 1), "asap": (0, 1, 2)}
+SEEDS = {"corpus": (0, 1), "asap": (0, 1, 2, 3, 4, 5)}
 ASAP_TARGETS = ("LogD", "KSOL_uM", "HLM_CLint", "MLM_CLint", "MDR1_MDCKII_Papp")
 
 
@@ -143,28 +146,32 @@ def _score(kind: str, y: np.ndarray, p: np.ndarray) -> tuple[str, float]:
     return "mae", float(np.mean(np.abs(y - p)))
 
 
-def run_suite(work: Path, suite: str, arm: str, recipe: str, seeds=None) -> None:
+def run_suite(work: Path, suite: str, arm: str, recipe: str, seeds=None, label=None) -> None:
+    """Train and score every (task, seed) of ``suite`` not yet in results.jsonl, starting from
+    ``arm`` (``--init-from``: none, admet or a checkpoint path), recorded as ``label``."""
+    label = label or arm
     results = work / "results.jsonl"
     done = _done(results)
     kinds = {t["task"]: t["kind"] for t in json.loads((work / "corpus" / "tables.json").read_text())} \
         if suite == "corpus" else {}
     for task, seed, folder, targets in _units(work, suite):
-        if (suite, recipe, arm, task, seed) in done or (seeds is not None and seed not in seeds):
+        if (suite, recipe, label, task, seed) in done or (seeds is not None and seed not in seeds):
             continue
         aside = pd.read_csv(folder / "aside.csv")
         kind = kinds.get(task, "regression")
         if kind == "binary" and min((aside.Y == 1).sum(), (aside.Y == 0).sum()) < MIN_CLASS:
-            row = {"suite": suite, "recipe": recipe, "arm": arm, "task": task, "seed": seed,
+            row = {"suite": suite, "recipe": recipe, "arm": label, "task": task, "seed": seed,
                    "dropped": f"fewer than {MIN_CLASS} of a class aside"}
         else:
-            row = _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind)
+            row = _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind,
+                                   label)
         with results.open("a") as f:
             f.write(json.dumps(row) + "\n")
         print(json.dumps(row), flush=True)
 
 
-def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind) -> dict:
-    out = work / "runs" / suite / recipe / arm / _safe(task) / f"seed{seed}"
+def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind, label) -> dict:
+    out = work / "runs" / suite / recipe / label / _safe(task) / f"seed{seed}"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.time()
     load = os.getloadavg()[0]
@@ -189,22 +196,24 @@ def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind
         have = frame[truth].notna() & frame[col].notna()
         metric, scores[c] = _score(kind, frame.loc[have, truth].to_numpy(float),
                                    frame.loc[have, col].to_numpy(float))
-    return {"suite": suite, "recipe": recipe, "arm": arm, "task": task, "seed": seed,
+    return {"suite": suite, "recipe": recipe, "arm": label, "task": task, "seed": seed,
             "metric": metric, "scores": scores,
             "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
             "wall_s": round(time.time() - wall, 1), "load": round(load, 2),
             "command": " ".join(cmd[1:])}
 
 
-def ledger_asap(work: Path, commit: str) -> None:
-    """One ledger row per ASAP test scoring not yet in the ledger (keyed by run)."""
+def ledger_asap(work: Path, commit: str, rule_name: str = "L") -> None:
+    """One ledger row per ASAP test scoring of the rule's seeds not yet in the ledger (keyed
+    by run)."""
     rows = [json.loads(x) for x in (work / "results.jsonl").read_text().splitlines() if x.strip()]
     LEDGER.parent.mkdir(parents=True, exist_ok=True)
     have = pd.read_csv(LEDGER)["run"].tolist() if LEDGER.exists() else []
+    seeds = RULES[rule_name]["seeds"]["asap"] + (() if rule_name != "L" else (0, 1))
     new = []
     for r in rows:
-        name = f"rule_l/{r['recipe']}/init-from-{r['arm']}/seed{r['seed']}"
-        if r["suite"] != "asap" or name in have or "scores" not in r:
+        name = f"rule_{rule_name.lower()}/{r['recipe']}/init-from-{r['arm']}/seed{r['seed']}"
+        if r["suite"] != "asap" or name in have or "scores" not in r or r["seed"] not in seeds:
             continue
         new.append({"date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                     "commit": commit, "run": name, "command": r["command"],
@@ -214,22 +223,36 @@ def ledger_asap(work: Path, commit: str) -> None:
         pd.DataFrame(new).to_csv(LEDGER, mode="a", header=not LEDGER.exists(), index=False)
 
 
-# ---- the summary: RULE.md L's verdict per suite, the decision, the cost ----------------
+# ---- the summary: a rule's verdict per suite, the decision, the cost --------------------
 
-SUITE_SEEDS = {"corpus": (0,), "asap": (0, 1, 2)}  # RULE.md L as amended: corpus seed 0 only
 RULE_G = ROOT / "experiments" / "results" / "pretrain" / "rule_g" / "versus_small.json"
+# what each rule reads (RULE.md L as amended, M): the statistic, the seeds per suite (TDC:
+# benchmark seed indices), and the arms' folder under W/tdc
+RULES = {
+    "L": {"statistic": "relative", "seeds": {"tdc_validation": (0, 1, 2), "corpus": (0,),
+                                             "asap": (0, 1, 2)}, "tdc": ("scratch", "pre-9c04996f")},
+    "M": {"statistic": "bounded", "seeds": {"tdc_validation": (3, 4), "corpus": (1,),
+                                            "asap": (3, 4, 5)}, "tdc": ("scratch", None)},
+}
 
 
-def tdc_suite(work: Path) -> dict[str, list[float]]:
-    """Suite 1 (amended): per task, r of each seed both selection suites finished
-    (A = fine-tuned, B = scratch), validation cross-fitted under 2,000 rows."""
+def tdc_suite(work: Path, rule: dict, new: str) -> dict[str, list[float]]:
+    """Suite 1: per task, r of each of the rule's seeds both arms finished (validation
+    cross-fitted under 2,000 rows); W/tdc/<new arm folder> against W/tdc/scratch."""
     from graphnorm.bench.tdc_versus import versus
     from graphnorm.data.tdc import admet_group_dir
 
-    table = versus(work / "tdc" / "pre-9c04996f", work / "tdc" / "scratch", admet_group_dir(None),
+    base, folder = rule["tdc"]
+    table = versus(work / "tdc" / (folder or new), work / "tdc" / base, admet_group_dir(None),
                    rule="pooled")
-    return {r["task"]: improvements(r["metric"], r["b_scores"], r["a_scores"])
-            for _, r in table.iterrows()}
+    wanted = rule["seeds"]["tdc_validation"]
+    out = {}
+    for _, r in table.iterrows():
+        pairs = [(b, a) for seed, b, a in zip(r["seed_list"], r["b_scores"], r["a_scores"])
+                 if seed in wanted]
+        if pairs:
+            out[r["task"]] = improvements(r["metric"], *zip(*pairs), statistic=rule["statistic"])
+    return out
 
 
 def rule_g_reference() -> dict[str, float]:
@@ -239,49 +262,57 @@ def rule_g_reference() -> dict[str, float]:
                                             error_of(r["metric"], r["a_mean"])) for r in rows}
 
 
-def run_suite(rows: list[dict], suite: str, recipe: str) -> tuple[dict[str, list[float]], list]:
+def suite_improvements(rows: list[dict], suite: str, recipe: str, rule: dict, new: str
+                       ) -> tuple[dict[str, list[float]], list]:
     """Per task (an ASAP endpoint, a corpus endpoint), r of each seed both arms scored."""
     arms = defaultdict(dict)
     dropped = []
     for r in rows:
-        if r["suite"] != suite or r["recipe"] != recipe or r["seed"] not in SUITE_SEEDS[suite]:
+        if r["suite"] != suite or r["recipe"] != recipe or r["seed"] not in rule["seeds"][suite]:
             continue
         if "dropped" in r:
             dropped.append((r["task"], r["seed"], r["dropped"]))
             continue
         for name, value in r["scores"].items():
             task = name if suite == "asap" else r["task"]
-            arms[(task, r["seed"])][r["arm"]] = error_of(r["metric"], value)
+            arms[(task, r["seed"], r["metric"])][r["arm"]] = value
     by_task = defaultdict(list)
-    for (task, seed), e in sorted(arms.items()):
-        if "none" in e and "admet" in e:
-            by_task[task].append(relative_improvement(e["none"], e["admet"]))
+    for (task, seed, metric), score in sorted(arms.items()):
+        if "none" in score and new in score:
+            by_task[task] += improvements(metric, [score["none"]], [score[new]],
+                                          statistic=rule["statistic"])
     return dict(by_task), sorted(set(dropped))
 
 
-def _cost(rows: list[dict], suite: str, recipe: str) -> dict:
+def _cost(rows: list[dict], suite: str, recipe: str, arms) -> dict:
     out = {}
-    for arm in ("none", "admet"):
-        cpu = [r["cpu_s"] for r in rows if r["suite"] == suite and r["recipe"] == recipe
-               and r["arm"] == arm and "cpu_s" in r]
-        load = [r["load"] for r in rows if r["suite"] == suite and r["recipe"] == recipe
-                and r["arm"] == arm and "load" in r]
-        if cpu:
+    for arm in arms:
+        mine = [r for r in rows if r["suite"] == suite and r["recipe"] == recipe
+                and r["arm"] == arm and "cpu_s" in r]
+        if mine:
+            cpu = [r["cpu_s"] for r in mine]
             out[arm] = {"runs": len(cpu), "cpu_s_median": float(np.median(cpu)),
-                        "cpu_s_total": float(np.sum(cpu)), "load_median": float(np.median(load))}
+                        "cpu_s_total": float(np.sum(cpu)),
+                        "load_median": float(np.median([r["load"] for r in mine]))}
     return out
 
 
-def summarize(work: Path, out: Path, recipe: str, commit: str) -> dict:
+def summarize(work: Path, out: Path, recipe: str, commit: str, rule_name: str = "L",
+              new: str = "admet") -> dict:
+    rule = RULES[rule_name]
     rows = [json.loads(x) for x in (work / "results.jsonl").read_text().splitlines() if x.strip()]
     suites, dropped = {}, {}
     if recipe == "admet" and (work / "tdc").is_dir():
-        suites["tdc_validation"] = tdc_suite(work)
+        suites["tdc_validation"] = tdc_suite(work, rule, new)
     for suite in ("corpus", "asap"):
-        suites[suite], dropped[suite] = run_suite(rows, suite, recipe)
-    result = {"rule": "experiments/results/pretrain/RULE.md, L", "recipe": recipe,
+        suites[suite], dropped[suite] = suite_improvements(rows, suite, recipe, rule, new)
+    result = {"rule": f"experiments/results/pretrain/RULE.md, {rule_name}", "recipe": recipe,
+              "arms": ["none", new], "statistic": rule["statistic"], "seeds": rule["seeds"],
               "commit": commit, "host": f"{platform.processor() or platform.machine()}, "
                                         f"{os.cpu_count()} CPUs", "suites": {}}
+    if rule_name == "L":  # L's record as it was written (its arms and seeds were fixed)
+        for k in ("arms", "statistic", "seeds"):
+            result.pop(k)
     for name, by_task in suites.items():
         if not by_task:
             continue
@@ -291,20 +322,20 @@ def summarize(work: Path, out: Path, recipe: str, commit: str) -> dict:
                                   "dropped": dropped.get(name, [])}
     verdicts = [s["verdict"] for s in result["suites"].values()]
     result["adopted"] = len(verdicts) == 3 and verdicts.count("helps") >= 2 and "hurts" not in verdicts
-    result["cost"] = {s: _cost(rows, s, recipe) for s in ("corpus", "asap")}
-    if recipe == "admet":
+    result["cost"] = {s: _cost(rows, s, recipe, ("none", new)) for s in ("corpus", "asap")}
+    if recipe == "admet" and rule_name == "L":
         g = rule_g_reference()
         result["rule_g_reference"] = {"per_task": g, "mean": float(np.mean(list(g.values())))}
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / "summary.md").write_text(markdown(result))
-    print(markdown(result))
+    (out / "summary.md").write_text(markdown(result, rule_name, new))
+    print(markdown(result, rule_name, new))
     return result
 
 
-def markdown(result: dict) -> str:
-    lines = [f"# Rule L, recipe `{result['recipe']}`: fine-tuned (`--init-from admet`) against "
-             "scratch (`--init-from none`)", "",
+def markdown(result: dict, rule_name: str = "L", new: str = "admet") -> str:
+    lines = [f"# Rule {rule_name}, recipe `{result['recipe']}`: fine-tuned (`--init-from {new}`) "
+             "against scratch (`--init-from none`)", "",
              "| suite | tasks | (task, seed) pairs | mean relative improvement | 95 % interval | verdict |",
              "|---|---|---|---|---|---|"]
     for name, s in result["suites"].items():
@@ -338,7 +369,11 @@ def main(argv=None) -> None:
     parser.add_argument("step", choices=("tables", "run", "summary"))
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--suite", choices=("corpus", "asap"))
-    parser.add_argument("--arm", choices=("none", "admet"))
+    parser.add_argument("--arm", help="run: what --init-from is given (none, admet, a "
+                        "checkpoint path); summary: the fine-tuned arm's label")
+    parser.add_argument("--label", help="run: the arm's name in results.jsonl when --arm is "
+                        "a path (default: --arm)")
+    parser.add_argument("--rule", default="L", choices=tuple(RULES))
     parser.add_argument("--recipe", default="admet", choices=("admet", "auto"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--seeds", type=int, nargs="+", help="run: only these seeds")
@@ -348,12 +383,12 @@ def main(argv=None) -> None:
         asap_tables(args.work)
         print(json.dumps(corpus_tables(args.work), indent=1))
     elif args.step == "run":
-        run_suite(args.work, args.suite, args.arm, args.recipe, args.seeds)
+        run_suite(args.work, args.suite, args.arm, args.recipe, args.seeds, args.label)
     else:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                 cwd=ROOT).stdout.strip()
-        ledger_asap(args.work, commit)
-        summarize(args.work, args.out, args.recipe, commit)
+        ledger_asap(args.work, commit, args.rule)
+        summarize(args.work, args.out, args.recipe, commit, args.rule, args.arm or "admet")
 
 
 if __name__ == "__main__":

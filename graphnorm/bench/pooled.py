@@ -12,6 +12,14 @@ itself:
 
 with ``e`` an error (MAE; 1 - score for ROC-AUC, AUPRC, Spearman). The clip bounds what one
 near-perfect task (1 - ROC-AUC ~ 0.01) can add or take away.
+
+RULE.md M reads the same errors on a *bounded* scale (``statistic="bounded"``):
+
+    r_{t,s} = (e_base - e_new) / max(e_base, e_new, f),   f = 0 for MAE/RMSE, 0.1 for 1 - score
+
+in [-1, 1] without a clip and antisymmetric in the arms; the floor reads a ranking task
+above 0.9 against 0.1 rather than against its own vanishing error, where the relative
+form turned AUC changes of ~0.01 into r = +0.54 and -1.
 """
 from __future__ import annotations
 
@@ -22,6 +30,8 @@ import numpy as np
 from graphnorm.tasks import HIGHER_IS_BETTER
 
 RESAMPLES, LEVEL, SEED = 10_000, 0.95, 0
+SCORE_ERROR_FLOOR = 0.1  # the bounded form's floor for 1 - score errors (RULE.md M)
+STATISTICS = ("relative", "bounded")
 
 
 def error_of(metric: str, score: float) -> float:
@@ -39,10 +49,26 @@ def relative_improvement(e_base: float, e_new: float) -> float:
     return float(np.clip((e_base - e_new) / e_base, -1.0, 1.0))
 
 
-def improvements(metric: str, base_scores: Sequence[float], new_scores: Sequence[float]
-                 ) -> list[float]:
-    """r of each (base, new) pair of ``metric`` scores (one per seed)."""
-    return [relative_improvement(error_of(metric, b), error_of(metric, n))
+def bounded_improvement(e_base: float, e_new: float, floor: float = 0.0) -> float:
+    """(e_base - e_new) / max(e_base, e_new, floor): positive when ``new`` has the smaller
+    error, in [-1, 1]; 0 when both errors are 0."""
+    if not np.isfinite(e_base) or not np.isfinite(e_new) or min(e_base, e_new) < 0:
+        raise ValueError(f"errors must be finite and >= 0, got base {e_base}, new {e_new}")
+    scale = max(e_base, e_new, floor)
+    return 0.0 if scale <= 0 else float((e_base - e_new) / scale)
+
+
+def improvements(metric: str, base_scores: Sequence[float], new_scores: Sequence[float],
+                 statistic: str = "relative") -> list[float]:
+    """r of each (base, new) pair of ``metric`` scores (one per seed): L's clipped relative
+    form, or M's bounded one (module docstring)."""
+    if statistic not in STATISTICS:
+        raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+    if statistic == "relative":
+        return [relative_improvement(error_of(metric, b), error_of(metric, n))
+                for b, n in zip(base_scores, new_scores)]
+    floor = SCORE_ERROR_FLOOR if HIGHER_IS_BETTER[metric] else 0.0
+    return [bounded_improvement(error_of(metric, b), error_of(metric, n), floor)
             for b, n in zip(base_scores, new_scores)]
 
 

@@ -3,8 +3,8 @@ tasks and seeds, with a two-stage bootstrap interval."""
 import numpy as np
 import pytest
 
-from graphnorm.bench.pooled import (error_of, pooled_interval, pooled_verdict,
-                                    relative_improvement)
+from graphnorm.bench.pooled import (bounded_improvement, error_of, improvements,
+                                    pooled_interval, pooled_verdict, relative_improvement)
 
 
 def test_errors_and_relative_improvement():
@@ -44,3 +44,20 @@ def test_the_mean_weighs_tasks_not_seeds_and_one_value_tasks_work():
     assert interval["low"] == pytest.approx(-0.1) and interval["high"] == pytest.approx(0.1)
     with pytest.raises(ValueError, match="at least one"):
         pooled_interval({"a": []})
+
+
+def test_the_bounded_form_is_antisymmetric_and_floors_ranking_errors():
+    assert bounded_improvement(0.5, 0.4) == pytest.approx(0.2)
+    assert bounded_improvement(0.4, 0.5) == pytest.approx(-0.2)  # antisymmetric, unlike L's
+    assert bounded_improvement(0.0, 0.0) == 0.0 and bounded_improvement(0.0, 0.3) == -1.0
+    with pytest.raises(ValueError, match=">= 0"):
+        bounded_improvement(-0.1, 0.2)
+    # ROC-AUC 0.99 -> 0.98: L's relative form reads a doubled error (r = -1); the floor
+    # reads 0.01 against 0.1
+    assert improvements("rocauc", [0.99], [0.98]) == [-1.0]
+    assert improvements("rocauc", [0.99], [0.98], "bounded") == [pytest.approx(-0.1)]
+    # an error above the floor is read against itself, as for MAE
+    assert improvements("rocauc", [0.7], [0.76], "bounded") == [pytest.approx(0.2)]
+    assert improvements("mae", [0.02], [0.01], "bounded") == [pytest.approx(0.5)]
+    with pytest.raises(ValueError, match="statistic must be one of"):
+        improvements("mae", [1.0], [1.0], "log")
