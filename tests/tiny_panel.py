@@ -6,7 +6,7 @@ from tiny_corpus import make_tiny_corpus
 
 
 def make_tiny_panel(tmp_path: Path, descriptors=None):
-    """(run folder with best.ckpt and panel.json, the PretrainRun, the panel dict);
+    """(run folder with best.ckpt and panel.json, the PretrainRun, the panel as its file's dict);
     ``descriptors``: the head's descriptor set ("fast": what readout boosters read)."""
     import torch
 
@@ -31,5 +31,5 @@ def make_tiny_panel(tmp_path: Path, descriptors=None):
     run.write_records(out)
     train(run, out, 600, max_steps=4, eval_every=2, progress=False)
     panel = P.build_panel(run, out / BEST_FILE, corpus.parent)
-    P.write_panel(panel, out)
-    return out, run, panel
+    panel.write(out)
+    return out, run, panel.to_dict()

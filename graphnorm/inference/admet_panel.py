@@ -23,17 +23,13 @@ embedding lies farther from the training molecules' centroids than 95 % of held-
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
-from graphnorm.tasks import CLASSIFICATION, REGRESSION
-
-from graphnorm.pretrain.panel import PANEL_FILE, nearest_distance
-from graphnorm.pretrain.readout_panel import predicted_by_booster
+from graphnorm.panel import PANEL_FILE, Panel, PanelFileError, nearest_distance
 
 MODEL_FILE = "best.ckpt"
 
@@ -43,7 +39,7 @@ class PanelError(ValueError):
 
 
 class AdmetPanel:
-    def __init__(self, loaded, panel: dict, all_endpoints: bool = False, batch_size: int = 128,
+    def __init__(self, loaded, panel: Panel, all_endpoints: bool = False, batch_size: int = 128,
                  boosters=None):
         """``boosters``: the `PanelBoosters` of the panel's booster entries (None: it has
         none; `load` reads them)."""
@@ -51,27 +47,27 @@ class AdmetPanel:
 
         self.loaded, self.panel, self.boosters = loaded, panel, boosters
         names = list(loaded.targets)
-        chosen = [e for e in panel["endpoints"] if all_endpoints or e["shown"]]
+        chosen = [e for e in panel.endpoints if all_endpoints or e.shown]
         if not chosen:
             raise PanelError("no endpoint of this panel held up on held-out molecules: "
                              "nothing to show (--all shows them with their scores)")
-        missing = [e["task"] for e in chosen if e["task"] not in names]
+        missing = [e.task for e in chosen if e.task not in names]
         if missing:
             raise PanelError(f"the panel names tasks the model does not have: {missing[:3]}")
         self.entries = chosen
-        self.by_booster = [j for j, e in enumerate(chosen) if predicted_by_booster(e)]
+        self.by_booster = [j for j, e in enumerate(chosen) if e.by_booster]
         if self.by_booster and boosters is None:
             raise PanelError("the panel predicts some endpoints with one-table boosters; load "
                              "it with AdmetPanel.load(folder), which reads them")
-        self.index = np.array([names.index(e["task"]) for e in chosen], dtype=np.int64)
+        self.index = np.array([names.index(e.task) for e in chosen], dtype=np.int64)
         self.mean = loaded.target_mean.numpy().reshape(-1)[self.index]
         self.std = loaded.target_std.numpy().reshape(-1)[self.index]
-        self.binary = np.array([e["kind"] == CLASSIFICATION.stored for e in chosen])
-        # Platt scaling fitted on the selection half (panel.calibrated); (1, 0) = raw logit
-        scale = np.array([e.get("platt") or [1.0, 0.0] for e in chosen], dtype=float)
+        self.binary = np.array([e.binary for e in chosen])
+        # Platt scaling fitted on the selection half (pretrain.panel.calibrated); (1, 0) = raw
+        scale = np.array([e.platt_scale for e in chosen], dtype=float)
         self.platt_a, self.platt_b = scale[:, 0], scale[:, 1]
-        self.centroids = np.asarray(panel["domain"]["centroids"], dtype=np.float32)
-        self.threshold = float(panel["domain"]["threshold"])
+        self.centroids = panel.domain.array()
+        self.threshold = panel.domain.threshold
         self.predictor = Predictor(loaded, batch_size=batch_size)
         loaded.model.eval()
 
@@ -93,12 +89,10 @@ class AdmetPanel:
                                  f"{MODEL_FILE}, and {PANEL_FILE} from `graphnorm pretrain "
                                  "--panel`)")
         try:
-            panel = json.loads(panel_path.read_text())
-            sha = panel["checkpoint_sha256"]
-            panel["endpoints"], panel["domain"]["centroids"]
-        except (ValueError, KeyError, TypeError) as err:
-            raise PanelError(f"{panel_path}: not a panel file ({type(err).__name__}: {err})") from err
-        if hashlib.sha256(model.read_bytes()).hexdigest() != sha:
+            panel = Panel.read(panel_path)
+        except PanelFileError as err:
+            raise PanelError(f"not a panel file: {err}") from err
+        if hashlib.sha256(model.read_bytes()).hexdigest() != panel.checkpoint_sha256:
             raise PanelError(f"{panel_path} was built for another checkpoint than {model}: "
                              "rebuild it (`graphnorm pretrain --out <run> --panel`)")
         from .panel_boosters import PanelBoosters
@@ -112,8 +106,8 @@ class AdmetPanel:
         """One row per endpoint predicted: task, kind, units, held-out metric, score, n,
         interval half-width (regression) or calibration error (binary)."""
         keys = ("task", "kind", "units", "metric", "score", "n", "halfwidth", "ece")
-        return pd.DataFrame([{**{k: e.get(k) for k in keys},
-                              "predictor": "booster" if predicted_by_booster(e) else "head"}
+        return pd.DataFrame([{**{k: getattr(e, k) for k in keys},
+                              "predictor": "booster" if e.by_booster else "head"}
                              for e in self.entries])
 
     def predict(self, smiles: Sequence[str], errors: Optional[list] = None,
@@ -147,12 +141,11 @@ class AdmetPanel:
         bar.close()
         data = {"smiles": smiles}
         for j, e in enumerate(self.entries):
-            data[e["task"]] = values[:, j]
-            if e["kind"] == REGRESSION.stored:
-                width = e.get("halfwidth")
-                width = np.inf if width is None else float(width)
-                data[f"{e['task']}_lo"] = values[:, j] - width
-                data[f"{e['task']}_hi"] = values[:, j] + width
+            data[e.task] = values[:, j]
+            if not e.binary:
+                width = np.inf if e.halfwidth is None else float(e.halfwidth)
+                data[f"{e.task}_lo"] = values[:, j] - width
+                data[f"{e.task}_hi"] = values[:, j] + width
         ok = ~np.isnan(distance)
         data["domain_distance"] = distance
         data["far_from_training"] = np.where(ok, distance > self.threshold, None)
@@ -187,7 +180,7 @@ class AdmetPanel:
         Platt-scaled on S as the head's are (their own fit), regression as is."""
         predicted = self.boosters.predict(view)
         for j in self.by_booster:
-            p = predicted[self.entries[j]["task"]]
+            p = predicted[self.entries[j].task]
             if self.binary[j]:
                 p = 1 / (1 + np.exp(-(self.platt_a[j] * p + self.platt_b[j])))
             values[view.rows, j] = p
@@ -195,10 +188,10 @@ class AdmetPanel:
     def endpoint_position(self, endpoint: str) -> int:
         """Where a shown endpoint stands among ``self.entries``; a PanelError for one this
         panel does not show (hidden: it did not hold up; or unknown)."""
-        shown = [e["task"] for e in self.entries]
+        shown = [e.task for e in self.entries]
         if endpoint in shown:
             return shown.index(endpoint)
-        hidden = any(e["task"] == endpoint for e in self.panel["endpoints"])
+        hidden = self.panel.endpoint(endpoint) is not None
         why = ("did not hold up on held-out molecules, so this panel does not show it (--all "
                "shows every endpoint)" if hidden else "is not an endpoint of this panel")
         raise PanelError(f"endpoint {endpoint!r} {why}; the endpoints shown are listed by "
@@ -215,7 +208,7 @@ class AdmetPanel:
         model's raw output of the endpoint: the standardized value (regression) or the logit
         (binary). The scores are then put in the scale the panel shows: regression x the
         endpoint's training std, so a score is a change of the value in the endpoint's units;
-        binary x the Platt slope ``a`` of the endpoint (``"platt": [a, b]``, 1 without), so a
+        binary x the Platt slope ``a`` of the endpoint (`Endpoint.platt_scale`), so a
         score is a change of the calibrated logit, log(p / (1 - p)) of the probability shown.
         Attention rollout is a share of attention flow, the same for every endpoint: not
         scaled. An endpoint predicted by a one-table booster is explained by TreeSHAP on its
@@ -262,5 +255,5 @@ class AdmetPanel:
             return "share of attention flow from the readout token (no sign)", 1.0
         if self.binary[j]:
             return "change of the calibrated logit (log-odds)", float(self.platt_a[j])
-        units = self.entries[j].get("units")
+        units = self.entries[j].units
         return "change of the value" + (f", in {units}" if units else ""), float(self.std[j])

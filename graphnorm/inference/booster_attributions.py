@@ -27,9 +27,9 @@ def booster_attributions(panel, j: int, smiles: Sequence[str], errors: Optional[
     """`AdmetPanel.explain` of its ``j``-th endpoint, a booster one."""
     from graphnorm.explain.explainer import atom_symbols
     from graphnorm.explain.tree_atoms import morgan_atom_scores
-    from graphnorm.pretrain.readout import MORGAN_BITS
+    from graphnorm.panel.boosters import MORGAN_BITS
 
-    task = panel.entries[j]["task"]
+    task = panel.entries[j].task
     clean = [str(s).strip() if s is not None else "" for s in smiles]
     labels = list(labels) if labels is not None else [f"row {i + 1}" for i in range(len(clean))]
     graphs, errors = panel.predictor.featurize(list(smiles), errors)
@@ -52,7 +52,7 @@ def booster_scale(panel, j: int) -> tuple[str, float]:
     entry = panel.entries[j]
     if panel.binary[j]:
         return "change of the calibrated logit (log-odds)", float(panel.platt_a[j])
-    units = entry.get("units")
-    if panel.boosters.transform(entry["task"]):
+    units = entry.units
+    if panel.boosters.transform(entry.task):
         return "change of log10 of the value" + (f" ({units})" if units else ""), 1.0
     return "change of the value" + (f", in {units}" if units else ""), 1.0

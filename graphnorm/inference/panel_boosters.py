@@ -2,7 +2,7 @@
 and K): the endpoints where a booster on Morgan counts and the head's descriptors (J) -- and,
 for some, also the network's [VNode] embedding and outputs (K) -- beat the panel's predictor
 on the selection half are predicted by it (graphnorm/pretrain/readout.py fits them;
-``readouts.json.gz`` beside the checkpoint holds them).
+``readouts.json.gz`` beside the checkpoint holds them: `graphnorm.panel.boosters`).
 
 A booster reads exactly what it was fitted on, so the bundle names its columns (Morgan bits
 and radius, the descriptor set and its count, RDKit's version; per booster its variant and
@@ -12,15 +12,14 @@ checkpoint, which the panel names by its sha256 too.
 """
 from __future__ import annotations
 
-import gzip
-import hashlib
-import json
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-from graphnorm.pretrain.readout_panel import BUNDLE_FILE, predicted_by_booster
+from graphnorm.panel.boosters import (BACKBONE, booster_estimator, logit_of, morgan_counts,
+                                      read_bundle, readout_features, stored_model,
+                                      with_backbone)
 from graphnorm.tasks import CLASSIFICATION
 
 
@@ -28,63 +27,31 @@ class PanelBoosters:
     """``predict(view)`` -> {task: logit (binary) or value in its units}, where ``view`` is
     the molecules as the panel's network saw them (`MoleculeView`)."""
 
-    def __init__(self, bundle: dict, tasks: list[str]):
-        from graphnorm.pretrain.readout import MORGAN, booster_estimator, stored_model
-
-        self.signature = bundle["features"]
+    def __init__(self, stored: dict):
+        """``stored``: {task: stored booster} (`graphnorm.panel.boosters.read_bundle`)."""
         self.estimators, self.reads = {}, {}
-        for task in tasks:
-            stored = bundle["boosters"][task]
-            binary = stored["kind"] == CLASSIFICATION.stored
+        for task, booster in stored.items():
+            binary = booster["kind"] == CLASSIFICATION.stored
             self.estimators[task] = (binary, booster_estimator(
-                binary, stored["transform"], model=stored_model(stored["model"])))
-            # (variant, own output); bundles of J's first runs hold Morgan boosters only
-            self.reads[task] = (stored.get("features", MORGAN), stored.get("own"))
+                binary, booster["transform"], model=stored_model(booster["model"])))
+            self.reads[task] = (booster["features"], booster.get("own"))  # (variant, own output)
 
     @property
     def needs_backbone(self) -> bool:
         """Whether some booster reads the network's embedding and outputs (RULE.md K)."""
-        from graphnorm.pretrain.readout import BACKBONE
-
         return any(variant == BACKBONE for variant, _ in self.reads.values())
 
     @classmethod
-    def load(cls, folder: Path, panel: dict, descriptors, error) -> Optional["PanelBoosters"]:
+    def load(cls, folder: Path, panel, descriptors, error) -> Optional["PanelBoosters"]:
         """The boosters of ``panel``'s booster entries (None when it has none); ``error``:
         the exception class to raise, naming the file, when the bundle is missing, foreign
         or fitted on other columns than ``descriptors`` (the checkpoint's descriptor set)."""
-        tasks = [e["task"] for e in panel["endpoints"] if predicted_by_booster(e)]
-        if not tasks:
+        if not panel.booster_tasks():
             return None
-        path = Path(folder) / BUNDLE_FILE
-        if not path.is_file():
-            raise error(f"{folder}: the panel predicts {len(tasks)} endpoints with boosters "
-                        f"but {BUNDLE_FILE} is missing (rebuild with `graphnorm pretrain --out "
-                        "<run> --readouts`)")
-        data = path.read_bytes()
-        if hashlib.sha256(data).hexdigest() != panel.get("readouts_sha256"):
-            raise error(f"{path} is not the bundle this panel was built with: rebuild both "
-                        "(`graphnorm pretrain --out <run> --readouts`)")
-        try:
-            bundle = json.loads(gzip.decompress(data))
-            bundle["boosters"], bundle["features"]
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            raise error(f"{path}: not a readout bundle ({type(err).__name__}: {err})") from err
-        from graphnorm.pretrain.readout_panel import bundle_signature
-
-        if descriptors is None or bundle["features"] != bundle_signature(descriptors):
-            raise error(f"{path}: its boosters read {bundle['features']}, this model's "
-                        f"featurizer gives descriptors={descriptors!r} under this RDKit: "
-                        "refit them (`graphnorm pretrain --out <run> --readouts`)")
-        missing = [t for t in tasks if t not in bundle["boosters"]]
-        if missing:
-            raise error(f"{path}: no booster for {missing[:3]}")
-        return cls(bundle, tasks)
+        return cls(read_bundle(folder, panel, descriptors, error))
 
     def features(self, task: str, view: "MoleculeView") -> np.ndarray:
         """What ``task``'s booster reads of the molecules of ``view``."""
-        from graphnorm.pretrain.readout import BACKBONE, with_backbone
-
         variant, own = self.reads[task]
         if variant != BACKBONE:
             return view.base  # built once per view, shared by every Morgan booster
@@ -107,8 +74,6 @@ class PanelBoosters:
 
     def predict(self, view: "MoleculeView") -> dict[str, np.ndarray]:
         """Each booster's prediction of the molecules of ``view``."""
-        from graphnorm.pretrain.readout import logit_of
-
         out = {}
         for task, (binary, est) in self.estimators.items():
             if not len(view.smiles):
@@ -139,8 +104,6 @@ class MoleculeView:
     def done(self) -> "MoleculeView":
         """The view, its parts joined; ``base``: the Morgan counts and descriptors every
         booster reads (`readout.readout_features`)."""
-        from graphnorm.pretrain.readout import morgan_counts, readout_features
-
         join = (lambda parts: np.concatenate(parts) if parts else None)
         self.descriptors = join(self._descriptors)
         self.embedding, self.outputs = join(self._embedding), join(self._outputs)

@@ -257,14 +257,14 @@ def _step_cost(args, spec: PretrainSpec, out: Path) -> int:
 
 def _panel(run, out: Path, raw_dir) -> int:
     from .loop import BEST_FILE
-    from .panel import build_panel, write_panel
+    from .panel import build_panel
 
     if not (out / BEST_FILE).is_file():
         raise FileNotFoundError(f"{out / BEST_FILE}: no checkpoint to build a panel from "
                                 "(train the run first)")
     panel = build_panel(run, out / BEST_FILE, raw_dir)
-    path = write_panel(panel, out)
-    judged = sum(e["judged"] for e in panel["endpoints"])
-    print(f"[graphnorm pretrain] {panel['shown']} of {len(panel['endpoints'])} endpoints hold "
+    path = panel.write(out)
+    judged = sum(e.judged for e in panel.endpoints)
+    print(f"[graphnorm pretrain] {panel.shown} of {len(panel.endpoints)} endpoints hold "
           f"up on held-out molecules ({judged} had enough labels to be judged) -> {path}")
     return 0

@@ -61,11 +61,10 @@ def compare_backbones(runs: dict, checkpoints: dict, endpoints: list[dict]) -> l
     select = held[ref]["select"]
     out = []
     for e in endpoints:
-        t = index[e["task"]]
+        t = index[e.task]
         binary = bool(run.scaling.binary[t])
         y_all = held[ref]["y"][:, t]
-        row = {"task": e["task"], "metric": "rocauc" if binary else "r2",
-               "shown": bool(e.get("shown"))}
+        row = {"task": e.task, "metric": "rocauc" if binary else "r2", "shown": e.shown}
         for half, mask in (("S", select), ("R", ~select)):
             m = mask & ~np.isnan(y_all)
             y = y_all[m]
@@ -111,7 +110,8 @@ def summary(rows: list[dict], names: list[str], gbm: dict | None = None) -> str:
 def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bool = True) -> Path:
     """Compare the ``best.ckpt`` of ``run_dirs`` (the first is the reference: its spec gives
     the splits, its panel.json the endpoints) and write OUT/compare.jsonl and compare.md."""
-    from .panel import PANEL_FILE
+    from graphnorm.panel import PANEL_FILE, Panel
+
     from .setup import PretrainRun
     from .spec import PretrainSpec
     from .versus_gbm import read_rows
@@ -127,7 +127,7 @@ def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bo
     if not panel_path.is_file():
         raise FileNotFoundError(f"{panel_path}: the reference run needs its panel "
                                 "(`graphnorm pretrain --out REF --panel`)")
-    endpoints = [e for e in json.loads(panel_path.read_text())["endpoints"] if e["judged"]]
+    endpoints = [e for e in Panel.read(panel_path).endpoints if e.judged]
     names = [d.name for d in run_dirs]
     if len(set(names)) != len(names):
         raise ValueError(f"the runs need distinct folder names, got {names}")

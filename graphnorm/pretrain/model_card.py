@@ -12,7 +12,7 @@ from pathlib import Path
 
 from graphnorm.tasks import REGRESSION
 
-from .readout_panel import predicted_by_booster, reads_network
+from graphnorm.panel import Panel
 
 CARD_FILE = "MODEL_CARD.md"
 
@@ -64,12 +64,12 @@ def rebuild_flags(spec: dict) -> str:
     return " ".join(flags)
 
 
-def _gbm_lines(shown: list[dict], gbm: dict) -> list[str]:
+def _gbm_lines(shown: list, gbm: dict) -> list[str]:
     """What one gbm per endpoint (`versus_gbm`) said about the shown endpoints."""
-    judged = [e for e in shown if e["task"] in gbm]
+    judged = [e for e in shown if e.task in gbm]
     if not judged:
         return []
-    verdicts = [gbm[e["task"]]["verdict"] for e in judged]
+    verdicts = [gbm[e.task]["verdict"] for e in judged]
     return [f"- Against one gbm per endpoint (MapLight features, fitted on that endpoint's "
             f"training molecules alone, scored on the same held-out half): of the "
             f"{len(judged)} shown endpoints, the backbone is better on "
@@ -88,12 +88,12 @@ def _gbm_cell(row: dict | None, boosted: bool) -> str:
     return f" {_fmt(row['single_table'])}{' (better)' if better else ''} |"
 
 
-def _readout_lines(shown: list[dict]) -> list[str]:
+def _readout_lines(shown: list) -> list[str]:
     """What a hybrid panel (RULE.md J) predicts with boosters."""
-    boosted = [e for e in shown if predicted_by_booster(e)]
+    boosted = [e for e in shown if e.by_booster]
     if not boosted:
         return []
-    network = sum(map(reads_network, boosted))
+    network = sum(e.reads_network for e in boosted)
     also = (f" {network} of these boosters also read the network's [VNode] embedding and its "
             "outputs for the other tasks (`booster+network`), where that beat the panel's "
             "predictor on the choosing half (RULE.md K)." if network else "")
@@ -105,10 +105,10 @@ def _readout_lines(shown: list[dict]) -> list[str]:
             "Morgan substructures, shared among the substructures' atoms."]
 
 
-def _predictor(e: dict) -> str:
-    if not predicted_by_booster(e):
+def _predictor(e) -> str:
+    if not e.by_booster:
         return "head"
-    return "booster+network" if reads_network(e) else "booster"
+    return "booster+network" if e.reads_network else "booster"
 
 
 def model_card(run: Path, raw_dir=None) -> str:
@@ -124,15 +124,15 @@ def model_card(run: Path, raw_dir=None) -> str:
     spec = json.loads(needed["pretrain.json"].read_text())
     data = json.loads(needed["data.json"].read_text())
     log = [json.loads(line) for line in needed["log.jsonl"].read_text().splitlines() if line]
-    panel = json.loads(needed["panel.json"].read_text())
+    panel = Panel.read(needed["panel.json"])
     # best.ckpt is the evaluation of the lowest held-out loss (loop.py), not the last one
     scored = [r for r in log if r.get("val_loss") is not None]
     best = min(scored, key=lambda r: r["val_loss"]) if scored else {}
     corpora = sorted(data.get("sources", {}))
-    shown = [e for e in panel["endpoints"] if e["shown"]]
+    shown = panel.shown_endpoints()
     gbm = {r["task"]: r for r in read_rows(run)}  # empty: --versus-gbm was not run
-    hybrid = "readouts_sha256" in panel  # some endpoints by boosters (--readouts)
-    readouts = " backbone" if any(map(reads_network, panel["endpoints"])) else ""
+    hybrid = panel.readouts_sha256 is not None  # some endpoints by boosters (--readouts)
+    readouts = " backbone" if any(e.reads_network for e in panel.endpoints) else ""
     lines = [
         "# Model card: graphnorm's pre-trained ADMET Graphormer", "",
         "## Model", "",
@@ -148,7 +148,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         f"molecule weighing one (`{spec['weighting']}` weighting); held-out scaffolds: "
         f"loss {_fmt(best.get('val_loss'))}, mean ROC-AUC {_fmt(best.get('val_auroc'))}, "
         f"mean R² {_fmt(best.get('val_r2'))}.",
-        f"- Checkpoint sha256 `{panel['checkpoint_sha256'][:16]}…`; corpus sha256 "
+        f"- Checkpoint sha256 `{panel.checkpoint_sha256[:16]}…`; corpus sha256 "
         f"`{data.get('corpus_sha256', '')[:16]}…`.", "",
         "## Intended use", "",
         "- Screening-stage estimates of ADMET endpoints for drug-like small molecules (up to 100 "
@@ -159,7 +159,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         "fitted on that table (`train --data`, `--model gbm`) is usually more accurate: on "
         "held-out scaffolds one gbm per table beat the shipped backbone on most ADME endpoints "
         "(docs/pretraining.md).",
-        *_gbm_lines([e for e in shown if not predicted_by_booster(e)], gbm),
+        *_gbm_lines([e for e in shown if not e.by_booster], gbm),
         *_readout_lines(shown),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
@@ -175,14 +175,13 @@ def model_card(run: Path, raw_dir=None) -> str:
         lines.append(f"| {meta['corpus']} | {meta.get('source_repo', '?')} @ "
                      f"{str(meta.get('commit', '?'))[:8]} | {meta.get('license', 'unknown')} | "
                      f"{meta.get('rows', '')} | {meta.get('tasks', '')} |")
-    th = panel["thresholds"]
+    th = panel.thresholds
     lines += [
         "", "## Endpoints and their held-out scores", "",
-        f"{len(shown)} of {len(panel['endpoints'])} trained endpoints held up"
-        + (f" ({sum(e.get('judged', False) for e in panel['endpoints'])} had enough held-out "
-           "labels to be judged)" if any("judged" in e for e in panel["endpoints"]) else "")
-        + " on "
-        f"{panel['held_out_molecules']:,} held-out molecules (whole scaffolds never trained on): "
+        f"{len(shown)} of {len(panel.endpoints)} trained endpoints held up"
+        f" ({sum(e.judged for e in panel.endpoints)} had enough held-out labels to be judged)"
+        " on "
+        f"{panel.held_out_molecules:,} held-out molecules (whole scaffolds never trained on): "
         f"chosen on one half (ROC-AUC >= {th['auroc']}, R² >= {th['r2']}, with enough labels), "
         "scored on the other, which the table reports. Intervals: 90 % split-conformal "
         "half-widths on that half, in the endpoint's units. Binary probabilities are "
@@ -191,14 +190,13 @@ def model_card(run: Path, raw_dir=None) -> str:
         "| endpoint | kind | units | metric | score | n | 90 % half-width / ECE |"
         + (" predictor |" if hybrid else "") + (" gbm (one table) |" if gbm else ""),
         "|---|---|---|---|---|---|---|" + ("---|" if hybrid else "") + ("---|" if gbm else "")]
-    for e in sorted(shown, key=lambda e: e["task"]):
-        extra = (_fmt(e.get("halfwidth")) if e["kind"] == REGRESSION.stored else
-                 f"{_fmt(e.get('ece_uncalibrated'))} -> {_fmt(e.get('ece'))}"
-                 if e.get("platt") else _fmt(e.get("ece")))
-        versus = _gbm_cell(gbm.get(e["task"]), predicted_by_booster(e)) if gbm else ""
+    for e in sorted(shown, key=lambda e: e.task):
+        extra = (_fmt(e.halfwidth) if e.kind == REGRESSION.stored else
+                 f"{_fmt(e.ece_uncalibrated)} -> {_fmt(e.ece)}" if e.platt else _fmt(e.ece))
+        versus = _gbm_cell(gbm.get(e.task), e.by_booster) if gbm else ""
         predictor = f" {_predictor(e)} |" if hybrid else ""
-        lines.append(f"| {e['task']} | {e['kind']} | {e.get('units') or ''} | {e['metric']} | "
-                     f"{_fmt(e['score'])} | {e['n']} | {extra} |{predictor}{versus}")
+        lines.append(f"| {e.task} | {e.kind} | {e.units or ''} | {e.metric} | "
+                     f"{_fmt(e.score)} | {e.n} | {extra} |{predictor}{versus}")
     lines += ["", "## Rebuild", "", "```bash",
               f"graphnorm pretrain --out RUN {rebuild_flags(spec)} --max-steps "
               f"{best.get('step', 0)}",

@@ -19,12 +19,12 @@ The rule was written before any score (experiments/results/pretrain/RULE.md, C):
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
+from graphnorm.panel import PANEL_FILE, Domain, Endpoint, Panel, nearest_distance  # noqa: F401
 from graphnorm.tasks import CLASSIFICATION, REGRESSION
 from .corpus_units import units_of
 
@@ -32,7 +32,6 @@ MIN_SELECT, MIN_CLASS, MIN_REPORT = 50, 10, 25
 MIN_AUROC, MIN_R2 = 0.75, 0.30
 LEVEL = 0.9
 CENTROIDS, DOMAIN_SAMPLE, DOMAIN_QUANTILE = 256, 20_000, 0.95
-PANEL_FILE = "panel.json"
 
 
 def halves(smiles) -> np.ndarray:
@@ -50,39 +49,38 @@ def conformal_halfwidth(residuals: np.ndarray, level: float = LEVEL) -> float:
 
 
 def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: np.ndarray,
-             description: str = "") -> dict:
+             description: str = "") -> Endpoint:
     """One task's entry: its selection and report scores and whether it is shown. ``pred``:
     logits (binary) or values in the task's units (regression); NaN labels = not measured."""
     have = ~np.isnan(y)
     s, r = have & select, have & ~select
     from .evaluate import _auroc, _r2
 
-    entry = {"task": name, "kind": (CLASSIFICATION if binary else REGRESSION).stored,
-             "units": description, "n_select": int(s.sum()), "n": int(r.sum())}
     # enough labels on both halves for the endpoint to be judged at all (no score read)
     enough = s.sum() >= MIN_SELECT and r.sum() >= MIN_REPORT and (
         not binary or min(y[s].sum(), (1 - y[s]).sum()) >= MIN_CLASS)
-    entry["judged"] = bool(enough)
     if binary:
         score_s = _auroc(y[s], pred[s]) if s.sum() else None
         ok = enough and score_s is not None and score_s >= MIN_AUROC
-        entry.update(metric="rocauc", score_select=score_s,
-                     score=_auroc(y[r], pred[r]) if r.sum() else None)
-        entry.update(calibrated(y[s], pred[s], y[r], pred[r]))
+        fields = dict(metric="rocauc", score_select=score_s,
+                      score=_auroc(y[r], pred[r]) if r.sum() else None,
+                      **calibrated(y[s], pred[s], y[r], pred[r]))
     else:
         score_s = _r2(y[s], pred[s]) if s.sum() else None
         ok = enough and score_s is not None and score_s >= MIN_R2
-        entry.update(metric="r2", score_select=score_s,
-                     score=_r2(y[r], pred[r]) if r.sum() else None,
-                     halfwidth=conformal_halfwidth(y[r] - pred[r]) if r.sum() else None)
-    entry["shown"] = bool(ok and entry["score"] is not None)
-    return entry
+        fields = dict(metric="r2", score_select=score_s,
+                      score=_r2(y[r], pred[r]) if r.sum() else None,
+                      halfwidth=conformal_halfwidth(y[r] - pred[r]) if r.sum() else None)
+    return Endpoint(task=name, kind=(CLASSIFICATION if binary else REGRESSION).stored,
+                    units=description, n_select=int(s.sum()), n=int(r.sum()),
+                    judged=bool(enough), shown=bool(ok and fields["score"] is not None),
+                    **fields)
 
 
 def calibrated(y_select: np.ndarray, z_select: np.ndarray, y_report: np.ndarray,
                z_report: np.ndarray) -> dict:
     """Platt scaling of a binary endpoint's logits, fitted on S and judged on R:
-    {"platt": [a, b] (the probability shown is sigmoid(a z + b)), "ece": R's expected
+    {"platt": (a, b) (the probability shown is sigmoid(a z + b)), "ece": R's expected
     calibration error of those probabilities, "ece_uncalibrated": of sigmoid(z)}. Without
     both classes on S there is nothing to fit: the raw probability is kept ("platt" absent)."""
     from graphnorm.inference.conformal import ProbabilityCalibrator, expected_calibration_error
@@ -95,7 +93,7 @@ def calibrated(y_select: np.ndarray, z_select: np.ndarray, y_report: np.ndarray,
         return out
     fitted = ProbabilityCalibrator("platt").fit(_sigmoid(z_select), y_select).model
     a, b = float(fitted.coef_[0, 0]), float(fitted.intercept_[0])
-    out["platt"] = [a, b]
+    out["platt"] = (a, b)
     if len(y_report):
         out["ece"] = expected_calibration_error(_sigmoid(a * z_report + b), y_report)
     return out
@@ -106,8 +104,9 @@ def _sigmoid(z) -> np.ndarray:
 
 
 def domain_yardstick(train_embeddings: np.ndarray, select_embeddings: np.ndarray,
-                     seed: int = 0) -> dict:
-    """{"centroids": [K, D], "threshold": S's `DOMAIN_QUANTILE` nearest-centroid distance}."""
+                     seed: int = 0) -> Domain:
+    """K-means centroids of the training embeddings, and S's `DOMAIN_QUANTILE` distance to
+    the nearest of them as the threshold."""
     from sklearn.cluster import MiniBatchKMeans
 
     k = min(CENTROIDS, len(train_embeddings))
@@ -115,15 +114,8 @@ def domain_yardstick(train_embeddings: np.ndarray, select_embeddings: np.ndarray
     centroids = km.cluster_centers_.astype(np.float32)
     distance = nearest_distance(select_embeddings, centroids)
     # 5 decimals: distances of order 1-10 keep 4 significant digits, the file a third the size
-    return {"centroids": [[round(float(v), 5) for v in row] for row in centroids],
-            "threshold": float(np.quantile(distance, DOMAIN_QUANTILE))}
-
-
-def nearest_distance(embeddings: np.ndarray, centroids: np.ndarray) -> np.ndarray:
-    """Euclidean distance of each embedding to its nearest centroid."""
-    c = np.asarray(centroids, dtype=np.float32)
-    d2 = (embeddings ** 2).sum(1)[:, None] - 2 * embeddings @ c.T + (c ** 2).sum(1)[None]
-    return np.sqrt(np.clip(d2.min(1), 0, None))
+    return Domain([[round(float(v), 5) for v in row] for row in centroids],
+                  float(np.quantile(distance, DOMAIN_QUANTILE)))
 
 
 def task_descriptions(raw_dir) -> dict[str, str]:
@@ -161,7 +153,7 @@ def held_out_predictions(run, model) -> dict:
             "embeddings": emb}
 
 
-def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> dict:
+def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> Panel:
     """The panel of ``checkpoint`` (a `graphnorm pretrain` best.ckpt of ``run``'s spec)."""
     import torch
 
@@ -188,24 +180,11 @@ def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> dict:
     _, _, train_emb, _ = forward_all(model, run.loader(run.subset(np.sort(sample), "domain")),
                                      run.labels_of)
     domain = domain_yardstick(train_emb, emb[select], seed)
-    shown = [e for e in entries if e["shown"]]
-    return {"checkpoint_sha256": hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
-            "corpus_sha256": corpus.checksum(), "held_out_molecules": int(len(rows)),
-            "selection_molecules": int(select.sum()), "rule": "experiments/results/pretrain/RULE.md, C",
-            "thresholds": {"min_select": MIN_SELECT, "min_class": MIN_CLASS,
-                           "min_report": MIN_REPORT, "auroc": MIN_AUROC, "r2": MIN_R2,
-                           "level": LEVEL, "domain_quantile": DOMAIN_QUANTILE},
-            "shown": len(shown), "endpoints": entries, "domain": domain}
-
-
-def write_panel(panel: dict, out: Path) -> Path:
-    from graphnorm.run_folder import json_safe
-
-    path = Path(out) / PANEL_FILE
-    # one endpoint per line, the centroids on one: readable diffs, a small file
-    panel = json_safe(panel)
-    body = ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in panel.items()
-                      if k != "endpoints")
-    endpoints = ",\n".join(f"  {json.dumps(e)}" for e in panel["endpoints"])
-    path.write_text("{\n" + body + ',\n "endpoints": [\n' + endpoints + "\n ]\n}\n")
-    return path
+    return Panel(checkpoint_sha256=hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
+                 corpus_sha256=corpus.checksum(), held_out_molecules=int(len(rows)),
+                 selection_molecules=int(select.sum()),
+                 rule="experiments/results/pretrain/RULE.md, C",
+                 thresholds={"min_select": MIN_SELECT, "min_class": MIN_CLASS,
+                             "min_report": MIN_REPORT, "auroc": MIN_AUROC, "r2": MIN_R2,
+                             "level": LEVEL, "domain_quantile": DOMAIN_QUANTILE},
+                 domain=domain, endpoints=entries)

@@ -32,55 +32,17 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.baselines.boosted import BoostedConfig
+from graphnorm.panel.boosters import (BACKBONE, CONFIG, MORGAN, MORGAN_BITS, SEED,  # noqa: F401
+                                      booster_estimator, logit_of, morgan_counts,
+                                      readout_features, stored_model, with_backbone)
 
-CONFIG = BoostedConfig(n_estimators=200, learning_rate=0.06, num_leaves=15)
 ROWS_FILE, BOOSTER_DIR = "readout.jsonl", "readouts"
-MORGAN_BITS, SEED, EPS = 2048, 0, 1e-6
 # what a readout booster reads: "morgan" (RULE.md J) the molecule's Morgan counts and fast
 # descriptors; "backbone" (RULE.md K) those and the backbone's [VNode] embedding and head
-# outputs, less the endpoint's own output (fitted to these labels on training molecules)
-MORGAN, BACKBONE = "morgan", "backbone"
+# outputs, less the endpoint's own (fitted to these labels on training molecules); the
+# columns and the stored format are the panel's contract (`graphnorm.panel.boosters`)
 VARIANT_FILES = {MORGAN: (ROWS_FILE, BOOSTER_DIR),
                  BACKBONE: ("readout_backbone.jsonl", "readouts_backbone")}
-
-
-def morgan_counts(smiles: list[str]) -> np.ndarray:
-    """uint8 [N, MORGAN_BITS]: Morgan counts (clipped at 255: a tree reads the order only)."""
-    from graphnorm.chem.tabular import feature_matrix
-
-    return np.minimum(feature_matrix("morgan", smiles), 255).astype(np.uint8)
-
-
-def readout_features(morgan: np.ndarray, descriptors: np.ndarray) -> np.ndarray:
-    """float32 [N, MORGAN_BITS + D]: what every readout booster reads (Morgan counts first:
-    TreeSHAP's atom scores read those columns)."""
-    return np.concatenate([np.asarray(morgan, np.float32), np.asarray(descriptors, np.float32)], 1)
-
-
-def with_backbone(base: np.ndarray, embedding: np.ndarray, outputs: np.ndarray,
-                  own: int) -> np.ndarray:
-    """float32 [N, MORGAN_BITS + D + H + T - 1]: ``base`` (`readout_features`) and the
-    backbone's [VNode] ``embedding`` [N, H] and raw head ``outputs`` [N, T], less output
-    ``own`` (the endpoint's): what a ``backbone`` booster reads."""
-    return np.concatenate([base, np.asarray(embedding, np.float32),
-                           np.delete(np.asarray(outputs, np.float32), own, axis=1)], 1)
-
-
-def logit_of(p: np.ndarray) -> np.ndarray:
-    """A booster's probability as a logit (what the panel scores and Platt-scales)."""
-    p = np.clip(np.asarray(p, float), EPS, 1 - EPS)
-    return np.log(p / (1 - p))
-
-
-def booster_estimator(binary: bool, transform, threads: int = 1, model=None):
-    """The readout estimator of one endpoint: unfitted (``model`` None) or a stored booster."""
-    from graphnorm.baselines.boosted import BoostedTarget
-    from graphnorm.baselines.estimators import with_transform
-
-    est = (BoostedTarget(binary, CONFIG, SEED, threads) if model is None
-           else BoostedTarget.from_model(model))
-    return with_transform(est, None if binary else transform)
 
 
 # what LightGBM's model string holds for training reports only: prediction reads none of it,
@@ -101,16 +63,6 @@ def compact_model_text(text: str, x: np.ndarray) -> str:
     same = np.array_equal(full.predict(x), small.predict(x)) and np.array_equal(
         full.predict(x[:50], pred_contrib=True), small.predict(x[:50], pred_contrib=True))
     return compact if same else text
-
-
-def stored_model(text: str):
-    """A stored model string: a LightGBM booster, or a one-class rate (a JSON number)."""
-    try:
-        return float(json.loads(text))
-    except (ValueError, TypeError):
-        import lightgbm as lgb
-
-        return lgb.Booster(model_str=text)
 
 
 def booster_file(out: Path, number: int, variant: str = MORGAN) -> Path:
@@ -197,17 +149,18 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     from graphnorm.tasks import REGRESSION, target_transforms
 
     from .loop import BEST_FILE
-    from .panel import PANEL_FILE, held_out_predictions
+    from graphnorm.panel import Panel
+
+    from .panel import held_out_predictions
 
     out = Path(out)
     if not getattr(run.spec, "descriptors", None):
         raise ValueError(f"{out}: readouts read the backbone's descriptors, and this run has "
                          "none (a --descriptors run's panel can take them)")
     rows_file, folder = VARIANT_FILES[variant]
-    panel = json.loads((out / PANEL_FILE).read_text())
-    judged = [e for e in panel["endpoints"] if e.get("judged")]
+    judged = [e for e in Panel.read(out).endpoints if e.judged]
     done = {r["task"] for r in read_rows(out, variant)}
-    todo = [(n, e) for n, e in enumerate(judged) if e["task"] not in done]
+    todo = [(n, e) for n, e in enumerate(judged) if e.task not in done]
     stage(progress, f"readouts ({variant}): {len(judged)} judged endpoints, {len(done)} done, "
                     f"{len(todo)} to go")
     if todo:
@@ -220,17 +173,17 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
         mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
         is_train = np.zeros(len(corpus), dtype=bool)
         is_train[run.corpus_rows(run.train_positions)] = True
-        labelled = {e["task"]: np.flatnonzero((corpus.task == index[e["task"]]) & is_train[mol_of])
+        labelled = {e.task: np.flatnonzero((corpus.task == index[e.task]) & is_train[mol_of])
                     for _, e in todo}
         features = CorpusFeatures(run, np.concatenate([mol_of[m] for m in labelled.values()]
                                                       + [held["rows"]]), progress,
                                   model if variant == BACKBONE else None, held)
         (out / folder).mkdir(exist_ok=True)
         for k, (number, e) in enumerate(todo, 1):
-            t = index[e["task"]]
+            t = index[e.task]
             binary = bool(run.scaling.binary[t])
             start = time.process_time()
-            rows, y = mol_of[labelled[e["task"]]], corpus.value[labelled[e["task"]]]
+            rows, y = mol_of[labelled[e.task]], corpus.value[labelled[e.task]]
             transform = None if binary else (target_transforms(REGRESSION, y[:, None])
                                              or [None])[0]
             x_train = features.of(rows, t, variant)
@@ -240,9 +193,9 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
             theirs[have] = est.predict(features.of(held["rows"][have], t, variant))
             if binary:
                 theirs[have] = logit_of(theirs[have])
-            against = "current" if current and e["task"] in current else "head"
-            base = current[e["task"]] if against == "current" else held["pred"][:, t]
-            row = {"task": e["task"], "number": number, "kind": e["kind"], "transform": transform,
+            against = "current" if current and e.task in current else "head"
+            base = current[e.task] if against == "current" else held["pred"][:, t]
+            row = {"task": e.task, "number": number, "kind": e.kind, "transform": transform,
                    "variant": variant, "against": against, "n_train": int(len(rows))}
             for half, part in (("select", held["select"]), ("report", ~held["select"])):
                 m = have & part
@@ -259,7 +212,7 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
             with open(out / rows_file, "a") as f:
                 f.write(json.dumps(row) + "\n")
             s_half = row["select"]
-            stage(progress, f"readouts ({variant}): {k}/{len(todo)} {e['task']}: S {against} "
+            stage(progress, f"readouts ({variant}): {k}/{len(todo)} {e.task}: S {against} "
                             f"{_fmt(s_half['head'])} booster {_fmt(s_half['booster'])}"
                             f"{' (chosen)' if row['chosen'] else ''}")
     return read_rows(out, variant)

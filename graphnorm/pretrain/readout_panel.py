@@ -19,33 +19,22 @@ stay within 15 MB.
 """
 from __future__ import annotations
 
+import dataclasses
 import gzip
-import hashlib
-import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 
+from graphnorm.panel import BOOSTER, PANEL_FILE, Panel
+from graphnorm.panel.boosters import BUNDLE_FILE, write_bundle  # noqa: F401
 from graphnorm.tasks import CLASSIFICATION
 
-from .readout import (BACKBONE, MORGAN, MORGAN_BITS, CorpusFeatures, booster_estimator,
-                      booster_file, compact_model_text, fit_readouts, logit_of, stored_model)
+from .readout import (BACKBONE, MORGAN, CorpusFeatures, booster_estimator, booster_file,
+                      compact_model_text, fit_readouts, logit_of, stored_model)
 
-HEAD_PANEL, BUNDLE_FILE, SUMMARY_FILE = "panel.head.json", "readouts.json.gz", "readout.md"
+HEAD_PANEL, SUMMARY_FILE = "panel.head.json", "readout.md"
 MAX_BOOSTER_BYTES = 6_000_000
-BOOSTER = "booster"  # a panel entry's "readout" when a booster predicts it
-BUNDLE_FORMAT = 1
-
-
-def predicted_by_booster(entry: dict) -> bool:
-    """Whether a panel entry is predicted by a readout booster rather than the head."""
-    return entry.get("readout") == BOOSTER
-
-
-def reads_network(entry: dict) -> bool:
-    """Whether a panel entry's booster also reads the network (RULE.md K)."""
-    return predicted_by_booster(entry) and entry.get("features") == BACKBONE
 
 
 def within_budget(rows: list[dict], budget: int = MAX_BOOSTER_BYTES,
@@ -64,18 +53,6 @@ def within_budget(rows: list[dict], budget: int = MAX_BOOSTER_BYTES,
     return kept
 
 
-def bundle_signature(descriptors) -> dict:
-    """What a readout booster's columns are: an AdmetPanel checks it against its featurizer."""
-    import rdkit
-
-    from graphnorm.chem.descriptors import descriptor_count
-    from graphnorm.chem.tabular import MORGAN_RADIUS
-
-    return {"morgan_bits": MORGAN_BITS, "morgan_radius": MORGAN_RADIUS,
-            "descriptors": descriptors, "descriptor_count": descriptor_count(descriptors),
-            "rdkit": rdkit.__version__}
-
-
 def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
                         backbone: bool = False) -> Path:
     """Fit what is missing (J's boosters, then, with ``backbone``, K's against J's panel),
@@ -84,17 +61,16 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     from graphnorm.checkpoints import load_checkpoint
 
     from .loop import BEST_FILE
-    from .panel import PANEL_FILE, endpoint, held_out_predictions, write_panel
+    from .panel import endpoint, held_out_predictions
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
         raise FileNotFoundError(f"{out / PANEL_FILE}: --readouts chooses among the panel's "
                                 f"endpoints; build it first (graphnorm pretrain --out {out} "
                                 "--panel)")
-    current = json.loads((out / PANEL_FILE).read_text())
-    if "readouts_sha256" not in current:  # --panel wrote it since: it is the head's panel
-        shutil.copyfile(out / PANEL_FILE, out / HEAD_PANEL)
-    head = json.loads((out / HEAD_PANEL).read_text())
+    if Panel.read(out / PANEL_FILE).readouts_sha256 is None:  # --panel wrote it since: the
+        shutil.copyfile(out / PANEL_FILE, out / HEAD_PANEL)  # head's panel
+    head = Panel.read(out / HEAD_PANEL)
     model = load_checkpoint(out / BEST_FILE).model
     held = held_out_predictions(run, model)  # once: the fits and the panel read it
     j_rows = fit_readouts(run, out, threads, progress, MORGAN, held=held)
@@ -118,30 +94,25 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     final = {r["task"]: r for r in j_kept}
     final.update({r["task"]: r for r in k_kept})
     entries, boosters = [], {}
-    for e in head["endpoints"]:
-        r = final.get(e["task"])
+    for e in head.endpoints:
+        r = final.get(e.task)
         if r is None:
             entries.append(e)
             continue
-        t, binary = index[e["task"]], r["kind"] == CLASSIFICATION.stored
+        t, binary = index[e.task], r["kind"] == CLASSIFICATION.stored
         variant = r.get("variant", MORGAN)  # rows of J's first runs do not name it
-        text, pred = stored[variant, e["task"]]
-        new = endpoint(e["task"], binary, held["y"][:, t], pred, held["select"],
-                       e.get("units", ""))
-        new.update(readout=BOOSTER, features=variant,
-                   head={k: e.get(k) for k in ("score_select", "score", "shown")})
-        entries.append(new)
-        boosters[e["task"]] = {"model": text, "kind": r["kind"], "transform": r["transform"],
-                               "features": variant, "own": t}
-    bundle = {"format": BUNDLE_FORMAT, "features": bundle_signature(run.spec.descriptors),
-              "boosters": boosters}
-    data = gzip.compress(json.dumps(bundle).encode(), mtime=0)
-    (out / BUNDLE_FILE).write_bytes(data)
-    panel = dict(head, endpoints=entries, shown=sum(e["shown"] for e in entries),
-                 readouts_sha256=hashlib.sha256(data).hexdigest(),
-                 readout_rule="experiments/results/pretrain/RULE.md, J" + (" and K" if backbone
-                                                                           else ""))
-    write_panel(panel, out)
+        text, pred = stored[variant, e.task]
+        new = endpoint(e.task, binary, held["y"][:, t], pred, held["select"], e.units)
+        entries.append(dataclasses.replace(
+            new, readout=BOOSTER, features=variant,
+            head={"score_select": e.score_select, "score": e.score, "shown": e.shown}))
+        boosters[e.task] = {"model": text, "kind": r["kind"], "transform": r["transform"],
+                            "features": variant, "own": t}
+    sha = write_bundle(out, boosters, run.spec.descriptors)
+    panel = head.replace(endpoints=entries, readouts_sha256=sha,
+                         readout_rule="experiments/results/pretrain/RULE.md, J"
+                         + (" and K" if backbone else ""))
+    panel.write(out)
     path = out / SUMMARY_FILE
     text = summarize([_sized(r, stored[MORGAN, r["task"]]) if r["chosen"] else r
                       for r in j_rows], j_kept, head, panel)
@@ -198,7 +169,7 @@ def _first_condition(kept: list[dict]) -> str:
     return f"{better} against {worse}: **{'met' if better > worse else 'not met'}**"
 
 
-def summarize(rows: list[dict], kept: list[dict], head: dict, panel: dict) -> str:
+def summarize(rows: list[dict], kept: list[dict], head: Panel, panel: Panel) -> str:
     """Markdown: what S chose, how it fell on R, and the panel before and after."""
     chosen = [r for r in rows if r["chosen"]]
     size = sum(r["bytes"] for r in kept)
@@ -209,7 +180,7 @@ def summarize(rows: list[dict], kept: list[dict], head: dict, panel: dict) -> st
              "| endpoints | half | n | booster better | head better | tied | booster higher | "
              "median booster − head |", "|---|---|---|---|---|---|---|---|",
              *_table(rows, kept), "",
-             f"Shown: {head['shown']} endpoints with the head alone, {panel['shown']} in the "
+             f"Shown: {head.shown} endpoints with the head alone, {panel.shown} in the "
              "panel written (with K's boosters too, when it ran).", "",
              "Rule J's first condition (over the replaced, the booster better on R on more than "
              f"it is worse): {_first_condition(kept)}. The second (speed) is measured on the "
@@ -217,7 +188,7 @@ def summarize(rows: list[dict], kept: list[dict], head: dict, panel: dict) -> st
     return "\n".join(lines) + "\n"
 
 
-def summarize_backbone(rows: list[dict], kept: list[dict], boosted: int, panel: dict) -> str:
+def summarize_backbone(rows: list[dict], kept: list[dict], boosted: int, panel: Panel) -> str:
     """Markdown: rule K's boosters against the panel J made, and the panel after both."""
     chosen = [r for r in rows if r["chosen"]]
     fit_cpu = sum(r["cpu_s"] for r in rows)
@@ -225,7 +196,7 @@ def summarize_backbone(rows: list[dict], kept: list[dict], boosted: int, panel: 
         "", "## K: the booster also reads the backbone (against J's panel)", "",
         f"{len(rows)} judged endpoints fitted ({fit_cpu / 3600:.2f} CPU-hours); K chosen on S "
         f"for {len(chosen)}, {len(kept)} within the size budget. {boosted} endpoints are now "
-        f"predicted by boosters; {panel['shown']} shown.", "",
+        f"predicted by boosters; {panel.shown} shown.", "",
         "| endpoints | half | n | K better | current better | tied | K higher | median K − current |",
         "|---|---|---|---|---|---|---|---|", *_table(rows, kept), "",
         "Rule K's first condition (over the replaced, K better on R on more than it is worse): "

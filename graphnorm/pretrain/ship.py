@@ -18,8 +18,8 @@ from typing import Optional
 
 from .loop import BEST_FILE, LOG_FILE, SPEC_FILE
 from .model_card import CARD_FILE
-from .panel import PANEL_FILE
-from .readout_panel import BUNDLE_FILE
+from graphnorm.panel import PANEL_FILE, Panel, PanelFileError
+from graphnorm.panel.boosters import BUNDLE_FILE
 
 SHIPPED_FILES = (BEST_FILE, PANEL_FILE, CARD_FILE)
 MAX_SHIPPED_BYTES = 15 * 2 ** 20  # issue 58: the weights inside the wheel, at most 15 MB
@@ -49,20 +49,19 @@ def check_shippable(run: Path) -> dict:
                         "pretrain --out RUN --panel`, then `--model-card`)")
     sha = hashlib.sha256((run / BEST_FILE).read_bytes()).hexdigest()
     try:
-        panel = json.loads((run / PANEL_FILE).read_text())
-        built_from = panel["checkpoint_sha256"]
-    except (ValueError, KeyError, TypeError) as err:
-        raise ShipError(f"{run / PANEL_FILE}: not a panel file ({err})") from err
-    if built_from != sha:
+        panel = Panel.read(run / PANEL_FILE)
+    except PanelFileError as err:
+        raise ShipError(str(err)) from err
+    if panel.checkpoint_sha256 != sha:
         raise ShipError(f"{run / PANEL_FILE} was built from another checkpoint than "
                         f"{run / BEST_FILE}: rebuild it (--panel), then the card (--model-card)")
     if sha[:16] not in (run / CARD_FILE).read_text():
         raise ShipError(f"{run / CARD_FILE} describes another checkpoint than {run / BEST_FILE}: "
                         "rebuild it (--model-card)")
-    if "readouts_sha256" in panel:  # a hybrid panel (--readouts) ships its boosters too
+    if panel.readouts_sha256 is not None:  # a hybrid panel (--readouts) ships its boosters
         bundle = run / BUNDLE_FILE
         if not bundle.is_file() or (hashlib.sha256(bundle.read_bytes()).hexdigest()
-                                    != panel["readouts_sha256"]):
+                                    != panel.readouts_sha256):
             raise ShipError(f"{run / PANEL_FILE} names boosters that {bundle} does not hold: "
                             "rebuild them (--readouts), then the card (--model-card)")
     try:
@@ -76,14 +75,14 @@ def check_shippable(run: Path) -> dict:
     spec = json.loads((run / SPEC_FILE).read_text()) if (run / SPEC_FILE).is_file() else {}
     steps = [json.loads(line).get("step") for line in (run / LOG_FILE).read_text().splitlines()
              if line.strip()] if (run / LOG_FILE).is_file() else []
-    return {"run": run.name, "checkpoint_sha256": sha, "corpus_sha256": panel.get("corpus_sha256"),
-            "endpoints_shown": panel.get("shown"), "steps_trained": max(steps, default=None),
+    return {"run": run.name, "checkpoint_sha256": sha, "corpus_sha256": panel.corpus_sha256,
+            "endpoints_shown": panel.shown, "steps_trained": max(steps, default=None),
             "spec": spec}
 
 
-def shipped_files(panel: dict) -> tuple:
+def shipped_files(panel: Panel) -> tuple:
     """The files a run ships: the boosters' bundle too when its panel is hybrid."""
-    return SHIPPED_FILES + ((BUNDLE_FILE,) if "readouts_sha256" in panel else ())
+    return SHIPPED_FILES + ((BUNDLE_FILE,) if panel.readouts_sha256 is not None else ())
 
 
 def ship(run: Path, dest: Optional[Path] = None) -> Path:
@@ -100,8 +99,7 @@ def ship(run: Path, dest: Optional[Path] = None) -> Path:
         raise ShipError(f"cannot write beside {dest} ({err.strerror}): ship into a folder "
                         "of yours with --ship FOLDER, and read it with graphnorm admet "
                         "--model FOLDER") from err
-    panel = json.loads((Path(run) / PANEL_FILE).read_text())
-    for name in shipped_files(panel):
+    for name in shipped_files(Panel.read(Path(run) / PANEL_FILE)):
         shutil.copyfile(Path(run) / name, fresh / name)
     (fresh / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n")
     if dest.exists():

@@ -119,18 +119,18 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
 
     from .bootstrap import paired_interval, score
     from .loop import BEST_FILE
-    from .panel import PANEL_FILE, held_out_predictions
-    from .readout_panel import predicted_by_booster
+    from graphnorm.panel import PANEL_FILE, Panel
+
+    from .panel import held_out_predictions
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
         raise FileNotFoundError(f"{out / PANEL_FILE}: --versus-gbm judges the panel's "
                                 "endpoints; build it first (graphnorm pretrain --out "
                                 f"{out} --panel)")
-    panel = json.loads((out / PANEL_FILE).read_text())
-    judged = [e for e in panel["endpoints"] if e["judged"]][:endpoints]
+    judged = [e for e in Panel.read(out / PANEL_FILE).endpoints if e.judged][:endpoints]
     done = {r["task"] for r in read_rows(out)}
-    todo = [e for e in judged if e["task"] not in done]
+    todo = [e for e in judged if e.task not in done]
     stage(progress, f"versus gbm: {len(judged)} judged endpoints, {len(done)} done, "
                     f"{len(todo)} to go")
     if todo:
@@ -141,19 +141,19 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
         is_train = np.zeros(len(corpus), dtype=bool)
         is_train[run.corpus_rows(run.train_positions)] = True
         # label positions, not masks: 149 masks over 1.9 M labels would hold ~280 MB
-        labelled = {e["task"]: np.flatnonzero((corpus.task == index[e["task"]]) & is_train[mol_of])
+        labelled = {e.task: np.flatnonzero((corpus.task == index[e.task]) & is_train[mol_of])
                     for e in todo}
-        on_r = report & ~np.isnan(held["y"][:, [index[e["task"]] for e in todo]]).all(1)
+        on_r = report & ~np.isnan(held["y"][:, [index[e.task] for e in todo]]).all(1)
         needed = np.unique(np.concatenate([mol_of[m] for m in labelled.values()]
                                           + [held["rows"][on_r]]))
         features = maplight_rows(corpus.smiles, needed, cache_root(cache) / "versus_gbm",
                                  workers, progress)
         for k, e in enumerate(todo, 1):
-            t = index[e["task"]]
+            t = index[e.task]
             binary = bool(run.scaling.binary[t])
             task = CLASSIFICATION if binary else REGRESSION
             start = time.process_time()
-            train_rows, train_y = mol_of[labelled[e["task"]]], corpus.value[labelled[e["task"]]]
+            train_rows, train_y = mol_of[labelled[e.task]], corpus.value[labelled[e.task]]
             r = report & ~np.isnan(held["y"][:, t])
             y_r, ours = held["y"][r, t], held["pred"][r, t]
             # --model gbm's estimator, log10 where its rule asks (a skewed positive target)
@@ -164,20 +164,20 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
             theirs = gbm.fit(x_train, train_y[:, None]).predict(x_r)[:, 0]
             s_ours, s_gbm = score(binary, y_r, ours), score(binary, y_r, theirs)
             # a hybrid panel's booster entry keeps the head's scores under "head" (--readouts)
-            panel_says = e["head"]["score"] if predicted_by_booster(e) else e["score"]
+            panel_says = e.head["score"] if e.by_booster else e.score
             if panel_says is not None and abs(s_ours - panel_says) > 1e-4:
-                raise RuntimeError(f"{e['task']}: the backbone scores {s_ours:.5f} on R, its "
-                                   f"panel says {e['score']:.5f}: {out / PANEL_FILE} is not "
+                raise RuntimeError(f"{e.task}: the backbone scores {s_ours:.5f} on R, its "
+                                   f"panel says {panel_says:.5f}: {out / PANEL_FILE} is not "
                                    f"this {BEST_FILE}'s panel (build it again with --panel)")
             lo, hi = paired_interval(binary, y_r, ours, theirs, np.random.default_rng(SEED))
-            row = {"task": e["task"], "kind": e["kind"], "metric": e["metric"],
+            row = {"task": e.task, "kind": e.kind, "metric": e.metric,
                    "n_train": int(len(train_rows)), "n_report": int(r.sum()),
                    "backbone": s_ours, "single_table": s_gbm, "diff_lo": lo, "diff_hi": hi,
                    "verdict": "backbone" if lo > 0 else "single_table" if hi < 0 else "tied",
-                   "shown": e["shown"], "cpu_s": round(time.process_time() - start, 1)}
+                   "shown": e.shown, "cpu_s": round(time.process_time() - start, 1)}
             with open(out / ROWS_FILE, "a") as f:
                 f.write(json.dumps(row) + "\n")
-            stage(progress, f"versus gbm: {k}/{len(todo)} {e['task']}: backbone "
+            stage(progress, f"versus gbm: {k}/{len(todo)} {e.task}: backbone "
                             f"{s_ours:.3f}, gbm {s_gbm:.3f} ({row['verdict']})")
     path = out / SUMMARY_FILE
     path.write_text(summarize(read_rows(out), len(judged)))

@@ -30,23 +30,23 @@ def test_an_endpoint_is_shown_on_the_selection_half_and_scored_on_the_report_hal
     y = (rng.random(n) < 0.3).astype(float)
     good = y * 2 + rng.normal(0, 1, n)  # clearly better than chance
     shown = P.endpoint("c/t", True, y, good, select)
-    assert shown["shown"] and shown["score_select"] >= P.MIN_AUROC
+    assert shown.shown and shown.score_select >= P.MIN_AUROC
     have = ~select
     from sklearn.metrics import roc_auc_score
 
-    assert shown["score"] == pytest.approx(roc_auc_score(y[have], good[have]))
-    assert shown["n"] == int(have.sum()) and shown["n_select"] == int(select.sum())
+    assert shown.score == pytest.approx(roc_auc_score(y[have], good[have]))
+    assert shown.n == int(have.sum()) and shown.n_select == int(select.sum())
     noise = rng.normal(0, 1, n)
-    assert not P.endpoint("c/t", True, y, noise, select)["shown"]
+    assert not P.endpoint("c/t", True, y, noise, select).shown
     few = np.where(np.arange(n) < 30, y, np.nan)  # under MIN_SELECT labels
-    assert not P.endpoint("c/t", True, few, good, select)["shown"]
-    assert not P.endpoint("c/t", True, few, good, select)["judged"] and shown["judged"]
-    assert P.endpoint("c/t", True, y, noise, select)["judged"]  # judged, and not shown
+    assert not P.endpoint("c/t", True, few, good, select).shown
+    assert not P.endpoint("c/t", True, few, good, select).judged and shown.judged
+    assert P.endpoint("c/t", True, y, noise, select).judged  # judged, and not shown
     # regression: R² in its units; an interval from the report half's residuals
     x = rng.normal(5, 2, n)
     fit = P.endpoint("c/r", False, x, x + rng.normal(0, 0.5, n), select, "log units")
-    assert fit["shown"] and fit["units"] == "log units" and 0.3 < fit["halfwidth"] < 2.0
-    assert not P.endpoint("c/r", False, x, rng.normal(5, 2, n), select)["shown"]
+    assert fit.shown and fit.units == "log units" and 0.3 < fit.halfwidth < 2.0
+    assert not P.endpoint("c/r", False, x, rng.normal(5, 2, n), select).shown
 
 
 def test_binary_probabilities_are_platt_scaled_on_the_selection_half():
@@ -64,7 +64,8 @@ def test_binary_probabilities_are_platt_scaled_on_the_selection_half():
     one = P.calibrated(np.zeros(20), z[:20], y[~select], z[~select])
     assert "platt" not in one and one["ece"] == one["ece_uncalibrated"]
     entry = P.endpoint("c/t", True, y, z, select)
-    assert entry["platt"] == pytest.approx([a, b]) and entry["ece"] == pytest.approx(fit["ece"])
+    assert entry.platt == pytest.approx((a, b)) and entry.ece == pytest.approx(fit["ece"])
+    assert entry.to_dict()["platt"] == list(entry.platt)  # the file keeps a list
 
 
 def test_the_far_from_training_yardstick_flags_outliers():
@@ -73,8 +74,8 @@ def test_the_far_from_training_yardstick_flags_outliers():
     near = rng.normal(0, 1, (200, 4)).astype(np.float32)
     domain = P.domain_yardstick(train, near)
     far = np.full((3, 4), 25.0, dtype=np.float32)
-    assert (P.nearest_distance(far, np.array(domain["centroids"])) > domain["threshold"]).all()
-    assert (P.nearest_distance(near, np.array(domain["centroids"])) > domain["threshold"]).mean() < 0.1
+    assert (domain.distance(far) > domain.threshold).all()
+    assert (domain.distance(near) > domain.threshold).mean() < 0.1
 
 
 @pytest.fixture

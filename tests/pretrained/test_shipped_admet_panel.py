@@ -24,8 +24,8 @@ def test_admet_without_a_model_predicts_the_shipped_endpoints(tmp_path):
 
     panel = AdmetPanel.load()
     frame = panel.predict(["CC(=O)Oc1ccccc1C(=O)O", "not a smiles"])
-    shown = [e["task"] for e in panel.entries]
-    assert shown and all(e["shown"] for e in panel.entries)
+    shown = [e.task for e in panel.entries]
+    assert shown and all(e.shown for e in panel.entries)
     assert np.isfinite(frame.loc[0, shown].astype(float)).all()
     assert frame["error"][1] and np.isnan(frame.loc[1, shown[0]])
     out = tmp_path / "panel.csv"
@@ -66,7 +66,7 @@ def test_a_shipped_booster_endpoint_has_atom_attributions_that_add_up():
     from graphnorm.pretrain.readout import MORGAN_BITS, morgan_counts
 
     panel = AdmetPanel.load()
-    boosted = [e["task"] for e in panel.entries if e.get("readout") == "booster"]
+    boosted = [e.task for e in panel.entries if e.by_booster]
     assert boosted, "the shipped panel predicts no endpoint with a booster"
     smiles = "CC(=O)Oc1ccccc1C(=O)O"
     view = panel.view(panel.predictor.featurize([smiles])[0], [smiles])
