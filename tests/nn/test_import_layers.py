@@ -135,3 +135,11 @@ def test_packages_that_use_models_read_them_without_train():
     for layer in ("inference", "explain", "serve", "analysis"):
         bad = [v for v in _violations(layer, set()) if _subpackage(v.split()[-1]) == "train"]
         assert bad == [], bad
+
+
+def test_the_panel_reaches_its_readers_through_its_contract_alone():
+    """Inference, explain and serve read the ADMET panel through graphnorm.panel, never
+    through the package that builds it (graphnorm.pretrain)."""
+    for layer in ("inference", "explain", "serve"):
+        bad = [v for v in _violations(layer, set()) if _subpackage(v.split()[-1]) == "pretrain"]
+        assert bad == [], bad
