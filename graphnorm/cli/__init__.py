@@ -1,5 +1,5 @@
 """Command line: ``graphnorm train | predict | embed | admet | benchmark | hpopt | compare |
-analyze | explain | serve | pretrain``.
+analyze | explain | serve | pretrain | panel``.
 
 One module per command (``graphnorm/cli/<command>.py``): ``add_parser(sub)`` registers the
 command and its flags, ``run(args) -> int`` runs it; what they share is in ``common.py``.
@@ -14,8 +14,8 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from graphnorm.cli import (admet, analyze, benchmark, compare, embed, explain, hpopt, predict,
-                           pretrain, serve, train)
+from graphnorm.cli import (admet, analyze, benchmark, compare, embed, explain, hpopt, panel,
+                           predict, pretrain, serve, train)
 
 DESCRIPTION = ("Graphormer with separate normalization (SepNorm) for molecular property "
                "prediction: train, predict, explain and serve models of your own tables and "
@@ -23,7 +23,7 @@ DESCRIPTION = ("Graphormer with separate normalization (SepNorm) for molecular p
 
 # the order of `graphnorm --help`
 COMMANDS = (train, predict, embed, admet, benchmark, hpopt, compare, analyze, explain, serve,
-            pretrain)
+            pretrain, panel)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,5 +1,7 @@
-"""``graphnorm pretrain``: multi-task pre-training on the ADMET corpus (resumable); the flags and
-the command are graphnorm/pretrain/cli.py's, wired here.
+"""``graphnorm pretrain``: multi-task pre-training on the ADMET corpus (resumable), and its two
+diagnostics as subcommands (``curve``, ``step-cost``); the flags and the command are
+graphnorm/pretrain/cli.py's, wired here. What is built from a trained run is ``graphnorm
+panel`` (graphnorm/cli/panel.py).
 """
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ import argparse
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    from graphnorm.pretrain.cli import add_pretrain_args  # torch-free
+    from graphnorm.pretrain.cli import add_pretrain_args, add_pretrain_modes  # torch-free
 
     r = sub.add_parser("pretrain", help="multi-task pre-training on the ADMET corpus "
-                       "(resumable)")
+                       "(resumable); `curve` and `step-cost` compare runs and models")
     add_pretrain_args(r)
+    add_pretrain_modes(r)
     r.set_defaults(func=run)
     return r
 

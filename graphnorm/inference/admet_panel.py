@@ -86,15 +86,15 @@ class AdmetPanel:
         for path in (model, panel_path):
             if not path.is_file():
                 raise PanelError(f"{folder}: no {path.name} (a panel folder holds the model, "
-                                 f"{MODEL_FILE}, and {PANEL_FILE} from `graphnorm pretrain "
-                                 "--panel`)")
+                                 f"{MODEL_FILE}, and {PANEL_FILE} from `graphnorm panel "
+                                 "build`)")
         try:
             panel = Panel.read(panel_path)
         except PanelFileError as err:
             raise PanelError(f"not a panel file: {err}") from err
         if hashlib.sha256(model.read_bytes()).hexdigest() != panel.checkpoint_sha256:
             raise PanelError(f"{panel_path} was built for another checkpoint than {model}: "
-                             "rebuild it (`graphnorm pretrain --out <run> --panel`)")
+                             "rebuild it (`graphnorm panel build <run>`)")
         from .panel_boosters import PanelBoosters
 
         loaded = load_checkpoint(model)

@@ -65,7 +65,7 @@ def add_embed_args(p: argparse.ArgumentParser) -> None:
 
 def add_admet_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="a panel folder: best.ckpt and panel.json (`graphnorm "
-                   "pretrain --out RUN --panel`); default: the panel shipped with graphnorm")
+                   "panel build RUN`); default: the panel shipped with graphnorm")
     add_molecule_inputs(p)
     p.add_argument("--output", help="CSV: per endpoint its value (units: --list) or "
                    "probability, <endpoint>_lo/_hi (90 %% interval, regression), "

@@ -105,7 +105,7 @@ def read_bundle(folder, panel: Panel, descriptors, error=ValueError) -> dict:
     the one the panel names, or fitted on other columns than ``descriptors`` give."""
     tasks = panel.booster_tasks()
     path = Path(folder) / BUNDLE_FILE
-    rebuild = "(rebuild with `graphnorm pretrain --out <run> --readouts`)"
+    rebuild = "(rebuild with `graphnorm panel readouts <run>`)"
     if not path.is_file():
         raise error(f"{folder}: the panel predicts {len(tasks)} endpoints with boosters "
                     f"but {BUNDLE_FILE} is missing {rebuild}")

@@ -5,8 +5,10 @@ A run folder holds ``pretrain.json`` (the spec, written on the first call and re
 match on every later one: a resumed run is the same run), ``state.pt`` (to resume),
 ``log.jsonl`` (the cost curve), ``best.ckpt`` (the model of the best held-out loss, for
 ``train --init-from``) and ``data.json`` (corpus checksum, split sizes, held-out tasks).
-Calling it again on the same ``--out`` continues the run for another ``--max-time``;
-``--report RUN ...`` writes the runs' cost curve (`report.py`) into ``--out`` instead.
+Calling it again on the same ``--out`` continues the run for another ``--max-time``.
+What is done with a trained run are commands of their own: ``graphnorm pretrain curve`` and
+``step-cost`` (here), ``graphnorm panel build | readouts | versus-gbm | compare | card |
+ship`` (graphnorm/cli/panel.py).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def _duration(text: str) -> float:
 
 def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     default = PretrainSpec()
-    p.add_argument("--out", required=True, help="run folder: created, or continued when it "
+    p.add_argument("--out", help="run folder: created, or continued when it "
                    "holds a run of the same settings")
     p.add_argument("--raw-dir", help="folder holding admet_corpus/ (default: $GRAPHNORM_RAW_DIR)")
     p.add_argument("--tdc-dir", help="the TDC ADMET group, whose molecules are left out "
@@ -66,57 +68,49 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
                    "from the steps it was trained; refused when it may have seen a TDC molecule "
                    "and this run leaves them out")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--report", nargs="+", metavar="RUN", help="write the cost curve of these "
-                   "run folders (curve.md, curve.png) into --out instead of training")
-    p.add_argument("--compare", nargs="+", metavar="RUN", help="score these runs' best.ckpt "
-                   "endpoint by endpoint on the held-out halves against the first (its splits, "
-                   "its panel's endpoints; paired bootstrap) and write compare.md and "
-                   "compare.jsonl into --out instead of training")
-    p.add_argument("--cost-file", dest="cost_file", metavar="STEP_COST_JSON", help="--report: "
-                   "put the runs on the clock of a --step-cost measurement (steps x measured "
-                   "CPU-s per step) instead of their logged CPU time")
-    p.add_argument("--panel", action="store_true", help="instead of training: score the run's "
-                   "best.ckpt per endpoint on the held-out molecules and write --out/panel.json "
-                   "(what `graphnorm admet` predicts; the rule: graphnorm/pretrain/panel.py)")
-    p.add_argument("--versus-gbm", dest="versus_gbm", action="store_true", help="instead of "
-                   "training: set the run's best.ckpt against one --model gbm per endpoint "
-                   "(MapLight features, that endpoint's training molecules alone) on the "
-                   "panel's judged endpoints; resumable; writes --out/versus_gbm.jsonl and .md")
-    p.add_argument("--readouts", nargs="?", const="morgan", choices=("morgan", "backbone"),
-                   help="instead of training: fit a one-table booster (Morgan counts + the "
-                   "head's descriptors) per judged endpoint of the panel and let it replace the "
-                   "head where the selection half says it is better (RULE.md J); 'backbone': "
-                   "then a second booster that also reads the backbone's embedding and outputs, "
-                   "set against that panel (RULE.md K); resumable; rewrites --out/panel.json")
-    p.add_argument("--endpoints", type=int, help="--versus-gbm: the first N judged endpoints "
-                   "only (a dry run)")
-    p.add_argument("--model-card", dest="model_card", action="store_true", help="instead of "
-                   "training: write the run's MODEL_CARD.md from its records and panel.json")
-    p.add_argument("--ship", nargs="?", const="", metavar="FOLDER", help="instead of "
-                   "training: install the run's best.ckpt, panel.json and MODEL_CARD.md as "
-                   "the ADMET panel graphnorm ships (default folder graphnorm/pretrained/admet; "
-                   "they must belong together)")
-    p.add_argument("--step-cost", metavar="NORM[@LxH][/DESC],...", help="instead of training: "
-                   "CPU-seconds per step of the model with each of these norms, or norms at "
-                   "sizes (sep:bn+bn@6x96: 6 layers, width 96, FFN 192), or with the head's "
-                   "descriptors (sep:bn+bn/fast, /rdkit2d, /none; the other flags as given), "
-                   "measured side by side; written to --out/step_cost.json")
     for name in FLAG_FIELDS:
         value = getattr(default, name)
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), dest=name,
                        help=f"(default: {value})")
 
 
+def add_pretrain_modes(p: argparse.ArgumentParser) -> None:
+    """``graphnorm pretrain curve RUN ...`` and ``graphnorm pretrain step-cost NORMS``: each
+    its own flags (without one, ``graphnorm pretrain`` trains)."""
+    modes = p.add_subparsers(dest="mode", metavar="{curve,step-cost}",
+                             help="instead of training (each has its own --help)")
+    c = modes.add_parser("curve", help="the cost curve of pre-training runs: held-out scores "
+                         "against CPU-hours (curve.md, curve.png)")
+    c.add_argument("runs", nargs="+", metavar="RUN", help="run folders")
+    c.add_argument("--out", required=True, help="where curve.md and curve.png go")
+    c.add_argument("--cost-file", dest="cost_file", metavar="STEP_COST_JSON", help="put the "
+                   "runs on the clock of a step-cost measurement (steps x measured CPU-s per "
+                   "step) instead of their logged CPU time")
+    s = modes.add_parser("step-cost", help="CPU-seconds per step of the model with each of "
+                         "these norms, or norms at sizes (sep:bn+bn@6x96: 6 layers, width 96, "
+                         "FFN 192), or with the head's descriptors (sep:bn+bn/fast, /rdkit2d, "
+                         "/none), measured side by side; written to --out/step_cost.json")
+    s.add_argument("norms", metavar="NORM[@LxH][/DESC],...")
+    s.add_argument("--out", required=True)
+    s.add_argument("--raw-dir", help="folder holding admet_corpus/ (default: $GRAPHNORM_RAW_DIR)")
+    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--corpora", help="comma-separated corpus folders (default: all)")
+    default = PretrainSpec()
+    for name in ("num_layers", "hidden", "ffn_hidden", "batch_size"):
+        s.add_argument(f"--{name.replace('_', '-')}", type=int, dest=name,
+                       help=f"(default: {getattr(default, name)})")
+
+
 def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
-    values = {k: getattr(args, k) for k in FLAG_FIELDS if getattr(args, k) is not None}
+    values = {k: getattr(args, k) for k in FLAG_FIELDS if getattr(args, k, None) is not None}
     if args.corpora:
         values["corpora"] = tuple(c.strip() for c in args.corpora.split(",") if c.strip())
-    if args.descriptors:
+    if getattr(args, "descriptors", None):
         from graphnorm.chem.descriptors import descriptor_set
 
         values["descriptors"] = descriptor_set(args.descriptors)
-    values["exclude_tdc"] = not args.keep_tdc
-    values["held_out_tasks"] = not args.train_every_task
+    values["exclude_tdc"] = not getattr(args, "keep_tdc", False)
+    values["held_out_tasks"] = not getattr(args, "train_every_task", False)
     if getattr(args, "init_from", None):
         values["init_from"] = args.init_from
         values["schedule_offset"] = _steps_trained(args.init_from)
@@ -142,36 +136,19 @@ def run_pretrain(args: argparse.Namespace) -> int:
     from .loop import SPEC_FILE, train
     from .setup import PretrainRun
 
-    out = Path(args.out)
     torch.set_num_threads(max(1, args.threads))
-    if args.report:
+    if args.mode == "curve":
         from .report import write_report
 
-        written = write_report([Path(r) for r in args.report], out, args.cost_file)
+        written = write_report([Path(r) for r in args.runs], Path(args.out), args.cost_file)
         print(f"[graphnorm pretrain] wrote {written['table']} and {written['figure']}")
         return 0
-    if args.compare:
-        from .compare import write_comparison
-
-        if len(args.compare) < 2:
-            raise ValueError("--compare needs a reference run and at least one other")
-        path = write_comparison([Path(r) for r in args.compare], out, args.raw_dir,
-                                not args.quiet)
-        print(f"[graphnorm pretrain] wrote {path}")
-        return 0
-    if args.ship is not None:
-        from .ship import ship
-
-        print(f"[graphnorm pretrain] shipped {out} -> {ship(out, args.ship or None)}")
-        return 0
-    if args.model_card:
-        from .model_card import write_model_card
-
-        print(f"[graphnorm pretrain] wrote {write_model_card(out, args.raw_dir)}")
-        return 0
+    if args.mode == "step-cost":
+        return _step_cost(args, spec_from_args(args), Path(args.out))
+    if not args.out:
+        raise ValueError("--out RUN is required: the run folder to create or continue")
+    out = Path(args.out)
     spec = spec_from_args(args)
-    if args.step_cost:
-        return _step_cost(args, spec, out)
     spec_path = out / SPEC_FILE
     if spec_path.is_file():  # a resumed run is the same run: a flag may only repeat it
         before = PretrainSpec.from_dict(json.loads(spec_path.read_text()))
@@ -186,10 +163,6 @@ def run_pretrain(args: argparse.Namespace) -> int:
             raise ValueError(f"{out} holds a run with other settings (run, asked): {diff}; "
                              "continue it without those flags, or pick a new --out")
         spec = before
-    elif args.panel or args.versus_gbm or args.readouts:
-        flag = "--panel" if args.panel else "--versus-gbm" if args.versus_gbm else "--readouts"
-        raise FileNotFoundError(f"{out}: not a pre-training run (no {SPEC_FILE}); {flag} "
-                                "scores a trained run's best.ckpt")
     _check_device(args.device, args.loader_workers)
     progress = not args.quiet
     run = PretrainRun(spec, args.raw_dir, workers=args.workers, progress=progress,
@@ -197,27 +170,27 @@ def run_pretrain(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if not spec_path.is_file():
         run.write_records(out)
-    if args.panel:
-        return _panel(run, out, args.raw_dir)
-    if args.versus_gbm:
-        from .versus_gbm import versus_gbm
-
-        path = versus_gbm(run, out, args.raw_dir, args.endpoints, max(1, args.threads),
-                          max(1, args.workers), progress=progress)
-        print(path.read_text())
-        return 0
-    if args.readouts:
-        from .readout_panel import write_readout_panel
-
-        print(write_readout_panel(run, out, max(1, args.threads), progress,
-                                  backbone=args.readouts == "backbone").read_text())
-        return 0
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,
                  args.probe_every, args.device, args.loader_workers)
     if progress:
         print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}; continue with the "
               f"same command (state in {out})", flush=True)
     return 0
+
+
+def open_run(folder, raw_dir=None, tdc_dir=None, workers: int = 1, progress: bool = True):
+    """The `PretrainRun` of a trained run folder, built from its ``pretrain.json`` (what the
+    panel commands score); FileNotFoundError naming a folder that holds no run."""
+    from .loop import BEST_FILE, SPEC_FILE
+    from .setup import PretrainRun
+
+    folder = Path(folder)
+    for name in (SPEC_FILE, BEST_FILE):
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{folder}: not a trained pre-training run (no {name}; "
+                                    "`graphnorm pretrain --out RUN` trains one)")
+    spec = PretrainSpec.from_dict(json.loads((folder / SPEC_FILE).read_text()))
+    return PretrainRun(spec, raw_dir, workers=workers, progress=progress, tdc_dir=tdc_dir)
 
 
 def _check_device(device: str, loader_workers: int) -> None:
@@ -241,7 +214,7 @@ def _step_cost(args, spec: PretrainSpec, out: Path) -> int:
     from .corpus import load_corpus
     from .step_cost import model_specs, sample_smiles, step_costs
 
-    labels = [n.strip() for n in args.step_cost.split(",") if n.strip()]
+    labels = [n.strip() for n in args.norms.split(",") if n.strip()]
     specs = model_specs(spec, labels)  # a malformed size fails before the corpus loads
     smiles = sample_smiles(load_corpus(args.raw_dir, spec.corpora), 4 * spec.batch_size)
     costs = step_costs(specs, smiles, max(1, args.threads))
@@ -252,19 +225,4 @@ def _step_cost(args, spec: PretrainSpec, out: Path) -> int:
     (out / "step_cost.json").write_text(json.dumps(record, indent=2) + "\n")
     for norm, cost in costs.items():
         print(f"{norm:>12}: {cost:.3f} CPU-s per step ({spec.batch_size / cost:.0f} mol per CPU-s)")
-    return 0
-
-
-def _panel(run, out: Path, raw_dir) -> int:
-    from .loop import BEST_FILE
-    from .panel import build_panel
-
-    if not (out / BEST_FILE).is_file():
-        raise FileNotFoundError(f"{out / BEST_FILE}: no checkpoint to build a panel from "
-                                "(train the run first)")
-    panel = build_panel(run, out / BEST_FILE, raw_dir)
-    path = panel.write(out)
-    judged = sum(e.judged for e in panel.endpoints)
-    print(f"[graphnorm pretrain] {panel.shown} of {len(panel.endpoints)} endpoints hold "
-          f"up on held-out molecules ({judged} had enough labels to be judged) -> {path}")
     return 0

@@ -126,7 +126,7 @@ def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bo
     panel_path = run_dirs[0] / PANEL_FILE
     if not panel_path.is_file():
         raise FileNotFoundError(f"{panel_path}: the reference run needs its panel "
-                                "(`graphnorm pretrain --out REF --panel`)")
+                                "(`graphnorm panel build REF`)")
     endpoints = [e for e in Panel.read(panel_path).endpoints if e.judged]
     names = [d.name for d in run_dirs]
     if len(set(names)) != len(names):

@@ -1,4 +1,4 @@
-"""``graphnorm pretrain --out RUN --model-card``: the model card of a pre-trained run, from
+"""``graphnorm panel card RUN``: the model card of a pre-trained run, from
 what the run recorded -- its spec (``pretrain.json``), data (``data.json``), cost curve
 (``log.jsonl``), panel (``panel.json``) -- and each corpus's ``meta.json`` (source, commit,
 licence as stated there). Written, never hand-edited: the command regenerates it (Mitchell et
@@ -120,7 +120,7 @@ def model_card(run: Path, raw_dir=None) -> str:
     missing = [str(p) for p in needed.values() if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"a model card reads the run's records: missing {', '.join(missing)}"
-                                " (train the run, then `graphnorm pretrain --out RUN --panel`)")
+                                " (train the run, then `graphnorm panel build RUN`)")
     spec = json.loads(needed["pretrain.json"].read_text())
     data = json.loads(needed["data.json"].read_text())
     log = [json.loads(line) for line in needed["log.jsonl"].read_text().splitlines() if line]
@@ -130,8 +130,8 @@ def model_card(run: Path, raw_dir=None) -> str:
     best = min(scored, key=lambda r: r["val_loss"]) if scored else {}
     corpora = sorted(data.get("sources", {}))
     shown = panel.shown_endpoints()
-    gbm = {r["task"]: r for r in read_rows(run)}  # empty: --versus-gbm was not run
-    hybrid = panel.readouts_sha256 is not None  # some endpoints by boosters (--readouts)
+    gbm = {r["task"]: r for r in read_rows(run)}  # empty: `panel versus-gbm` was not run
+    hybrid = panel.readouts_sha256 is not None  # some endpoints by boosters (`panel readouts`)
     readouts = " backbone" if any(e.reads_network for e in panel.endpoints) else ""
     lines = [
         "# Model card: graphnorm's pre-trained ADMET Graphormer", "",
@@ -200,9 +200,10 @@ def model_card(run: Path, raw_dir=None) -> str:
     lines += ["", "## Rebuild", "", "```bash",
               f"graphnorm pretrain --out RUN {rebuild_flags(spec)} --max-steps "
               f"{best.get('step', 0)}",
-              "graphnorm pretrain --out RUN --panel",
-              *([f"graphnorm pretrain --out RUN --readouts{readouts}"] if hybrid else []),
-              "graphnorm pretrain --out RUN --model-card",
+              "graphnorm panel build RUN",
+              *([f"graphnorm panel readouts RUN{' --backbone' if readouts else ''}"]
+                if hybrid else []),
+              "graphnorm panel card RUN",
               "```", ""]
     return "\n".join(lines)
 

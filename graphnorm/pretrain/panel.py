@@ -1,4 +1,4 @@
-"""``graphnorm pretrain --panel``: which endpoints of a pre-trained model hold up, scored on
+"""``graphnorm panel build RUN``: which endpoints of a pre-trained model hold up, scored on
 held-out molecules, with their intervals and a far-from-training yardstick -- ``panel.json``,
 what ``graphnorm admet`` (graphnorm/inference/admet_panel.py) predicts from.
 

@@ -1,4 +1,4 @@
-"""``graphnorm pretrain --out RUN --readouts``: a one-table booster for each endpoint the panel
+"""``graphnorm panel readouts RUN``: a one-table booster for each endpoint the panel
 judged, and the endpoints where it replaces the backbone's head (RULE.md, J).
 
 Rules E and H found one gbm per table better than the multi-task head on a third of the judged

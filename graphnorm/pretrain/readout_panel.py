@@ -5,8 +5,8 @@ booster that also reads the network is then set against that panel, endpoint by 
 
 Files of a run folder:
 
-- ``panel.head.json``: the head-only panel as ``--panel`` wrote it (kept on the first
-  ``--readouts``; every later one starts from it, so a rerun gives the same panel);
+- ``panel.head.json``: the head-only panel as ``panel build`` wrote it (kept on the first
+  ``panel readouts``; every later one starts from it, so a rerun gives the same panel);
 - ``panel.json``: the hybrid panel, each replaced entry marked ``"readout": "booster"`` with
   the head's own scores under ``"head"``, and ``"readouts_sha256"`` naming the bundle;
 - ``readouts.json.gz``: the chosen boosters (LightGBM model strings) and what their features
@@ -65,10 +65,9 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
-        raise FileNotFoundError(f"{out / PANEL_FILE}: --readouts chooses among the panel's "
-                                f"endpoints; build it first (graphnorm pretrain --out {out} "
-                                "--panel)")
-    if Panel.read(out / PANEL_FILE).readouts_sha256 is None:  # --panel wrote it since: the
+        raise FileNotFoundError(f"{out / PANEL_FILE}: readouts choose among the panel's "
+                                f"endpoints; build it first (graphnorm panel build {out})")
+    if Panel.read(out / PANEL_FILE).readouts_sha256 is None:  # panel build wrote it: the
         shutil.copyfile(out / PANEL_FILE, out / HEAD_PANEL)  # head's panel
     head = Panel.read(out / HEAD_PANEL)
     model = load_checkpoint(out / BEST_FILE).model

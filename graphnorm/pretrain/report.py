@@ -1,5 +1,5 @@
 """The cost curve of pre-training runs: held-out scores against CPU-hours, as a table and
-one figure (``graphnorm pretrain --report RUN [RUN ...]``).
+one figure (``graphnorm pretrain curve RUN [RUN ...] --out DIR``).
 
 Each run folder's ``log.jsonl`` (`loop.py`) holds one record per evaluation; the CPU time is
 the training process's own (``time.process_time``, all its threads, summed over sessions), so

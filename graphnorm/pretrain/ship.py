@@ -1,4 +1,4 @@
-"""``graphnorm pretrain --out RUN --ship``: install a run's model, panel and model card as the
+"""``graphnorm panel ship RUN``: install a run's model, panel and model card as the
 ADMET panel graphnorm ships (``graphnorm/pretrained/admet/``: what ``graphnorm admet`` reads
 without ``--model`` and ``--init-from admet`` fine-tunes).
 
@@ -46,7 +46,7 @@ def check_shippable(run: Path) -> dict:
     missing = [name for name in SHIPPED_FILES if not (run / name).is_file()]
     if missing:
         raise ShipError(f"{run}: no {', '.join(missing)} -- build them first (`graphnorm "
-                        "pretrain --out RUN --panel`, then `--model-card`)")
+                        "panel build RUN`, then `graphnorm panel card RUN`)")
     sha = hashlib.sha256((run / BEST_FILE).read_bytes()).hexdigest()
     try:
         panel = Panel.read(run / PANEL_FILE)
@@ -54,16 +54,16 @@ def check_shippable(run: Path) -> dict:
         raise ShipError(str(err)) from err
     if panel.checkpoint_sha256 != sha:
         raise ShipError(f"{run / PANEL_FILE} was built from another checkpoint than "
-                        f"{run / BEST_FILE}: rebuild it (--panel), then the card (--model-card)")
+                        f"{run / BEST_FILE}: rebuild it (panel build), then the card (panel card)")
     if sha[:16] not in (run / CARD_FILE).read_text():
         raise ShipError(f"{run / CARD_FILE} describes another checkpoint than {run / BEST_FILE}: "
-                        "rebuild it (--model-card)")
-    if panel.readouts_sha256 is not None:  # a hybrid panel (--readouts) ships its boosters
+                        "rebuild it (panel card)")
+    if panel.readouts_sha256 is not None:  # a hybrid panel (panel readouts) ships its boosters
         bundle = run / BUNDLE_FILE
         if not bundle.is_file() or (hashlib.sha256(bundle.read_bytes()).hexdigest()
                                     != panel.readouts_sha256):
             raise ShipError(f"{run / PANEL_FILE} names boosters that {bundle} does not hold: "
-                            "rebuild them (--readouts), then the card (--model-card)")
+                            "rebuild them (panel readouts), then the card (panel card)")
     try:
         load_checkpoint(run / BEST_FILE)
     except CheckpointError as err:
@@ -97,7 +97,7 @@ def ship(run: Path, dest: Optional[Path] = None) -> Path:
         fresh.mkdir(parents=True)
     except PermissionError as err:  # an installed package the user may not write to
         raise ShipError(f"cannot write beside {dest} ({err.strerror}): ship into a folder "
-                        "of yours with --ship FOLDER, and read it with graphnorm admet "
+                        "of yours with `graphnorm panel ship RUN --to FOLDER`, and read it with graphnorm admet "
                         "--model FOLDER") from err
     for name in shipped_files(Panel.read(Path(run) / PANEL_FILE)):
         shutil.copyfile(Path(run) / name, fresh / name)

@@ -1,4 +1,4 @@
-"""``graphnorm pretrain --step-cost NORM[@LxH],...``: the CPU cost of one pre-training step
+"""``graphnorm pretrain step-cost NORM[@LxH],...``: the CPU cost of one pre-training step
 per norm or size, measured side by side in one process.
 
 The CPU time a run logs (``log.jsonl``) depends on what else the machine ran: the same
@@ -35,7 +35,7 @@ def step_costs(specs: dict, smiles: list[str], threads: int = 1) -> dict[str, fl
     featurizer = table_featurizer()
     kinds = {spec.descriptors for spec in specs.values()} - {False}
     if len(kinds) > 1:
-        raise ValueError(f"--step-cost: one descriptor set at a time, got {sorted(map(str, kinds))}")
+        raise ValueError(f"step-cost: one descriptor set at a time, got {sorted(map(str, kinds))}")
     if kinds:  # the batches carry them; a model without descriptors leaves them unread
         featurizer = dataclasses.replace(featurizer, descriptors=kinds.pop())
     first = next(iter(specs.values()))
@@ -75,7 +75,7 @@ def model_specs(base, labels: list[str]) -> dict:
         values = {**base.to_dict(), "norm": norm}
         if described:
             if described != "none" and described not in DESCRIPTOR_SETS:
-                raise ValueError(f"--step-cost {label!r}: descriptors are /none, "
+                raise ValueError(f"step-cost {label!r}: descriptors are /none, "
                                  f"{', '.join('/' + k for k in sorted(DESCRIPTOR_SETS))}")
             values["descriptors"] = described != "none" and descriptor_set(described)
         if size:
@@ -84,7 +84,7 @@ def model_specs(base, labels: list[str]) -> dict:
             except ValueError:
                 dims = []
             if len(dims) not in (2, 3) or min(dims) < 1:
-                raise ValueError(f"--step-cost {label!r}: a size is LAYERSxWIDTH or "
+                raise ValueError(f"step-cost {label!r}: a size is LAYERSxWIDTH or "
                                  "LAYERSxWIDTHxFFN, e.g. sep:bn+bn@6x96")
             values.update(num_layers=dims[0], hidden=dims[1],
                           ffn_hidden=dims[2] if len(dims) == 3 else 2 * dims[1])

@@ -1,5 +1,5 @@
-"""One model for every table against one model per table (``graphnorm pretrain --out RUN
---versus-gbm``), on the held-out scaffolds of a pre-training run.
+"""One model for every table against one model per table (``graphnorm panel versus-gbm
+RUN``), on the held-out scaffolds of a pre-training run.
 
 For each endpoint the run's panel judged (`panel.endpoint`), the backbone's prediction is set
 against ``--model gbm``'s booster on MapLight features (`graphnorm.chem.tabular`) fitted on
@@ -125,9 +125,8 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
-        raise FileNotFoundError(f"{out / PANEL_FILE}: --versus-gbm judges the panel's "
-                                "endpoints; build it first (graphnorm pretrain --out "
-                                f"{out} --panel)")
+        raise FileNotFoundError(f"{out / PANEL_FILE}: versus-gbm judges the panel's "
+                                f"endpoints; build it first (graphnorm panel build {out})")
     judged = [e for e in Panel.read(out / PANEL_FILE).endpoints if e.judged][:endpoints]
     done = {r["task"] for r in read_rows(out)}
     todo = [e for e in judged if e.task not in done]
@@ -163,12 +162,12 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
             x_r = features[np.searchsorted(needed, held["rows"][r])]
             theirs = gbm.fit(x_train, train_y[:, None]).predict(x_r)[:, 0]
             s_ours, s_gbm = score(binary, y_r, ours), score(binary, y_r, theirs)
-            # a hybrid panel's booster entry keeps the head's scores under "head" (--readouts)
+            # a hybrid panel's booster entry keeps the head's scores under "head" (readouts)
             panel_says = e.head["score"] if e.by_booster else e.score
             if panel_says is not None and abs(s_ours - panel_says) > 1e-4:
                 raise RuntimeError(f"{e.task}: the backbone scores {s_ours:.5f} on R, its "
                                    f"panel says {panel_says:.5f}: {out / PANEL_FILE} is not "
-                                   f"this {BEST_FILE}'s panel (build it again with --panel)")
+                                   f"this {BEST_FILE}'s panel (build it again: graphnorm panel build)")
             lo, hi = paired_interval(binary, y_r, ours, theirs, np.random.default_rng(SEED))
             row = {"task": e.task, "kind": e.kind, "metric": e.metric,
                    "n_train": int(len(train_rows)), "n_report": int(r.sum()),

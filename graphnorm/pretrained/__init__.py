@@ -7,7 +7,7 @@ which command, is in ``graphnorm/pretrained/README.md`` and, with its numbers, i
 
 - ``admet``: the Graphormer pre-trained on every task of ``admet_corpus`` (no TDC
   molecule), the model behind ``graphnorm admet``; its folder ``admet/`` also holds the
-  panel (``panel.json``) and ``MODEL_CARD.md``, installed by ``graphnorm pretrain --ship``.
+  panel (``panel.json``) and ``MODEL_CARD.md``, installed by ``graphnorm panel ship``.
 - ``zinc250k``: the small-table recipe's Graphormer (4 x 64, GINE branch, ``sep:bn+bn``)
   pre-trained to regress the RDKit 2D descriptors of ~217k ZINC250k training molecules.
   ``graphnorm train --data TABLE --target-columns Y --init-from zinc250k`` fine-tunes it; the
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-# name -> file in this folder; "admet": the ADMET panel's multi-task model (`pretrain --ship`)
+# name -> file in this folder; "admet": the ADMET panel's multi-task model (`panel ship`)
 BACKBONES = {"zinc250k": "zinc250k.ckpt", "admet": "admet/best.ckpt"}
 # the ADMET panel `graphnorm admet` reads by default: a folder of the pre-trained model
 # (best.ckpt), its panel.json and MODEL_CARD.md (graphnorm/pretrain/panel.py, model_card.py)
@@ -53,7 +53,7 @@ def admet_panel_folder() -> Path:
     folder = admet_panel_path()
     if not (folder / "panel.json").is_file():
         raise PretrainedError("this graphnorm ships no ADMET panel yet: build one with "
-                              "`graphnorm pretrain --out RUN` then `--panel`, and pass "
+                              "`graphnorm pretrain --out RUN` then `graphnorm panel build RUN`, and pass "
                               "--model RUN (docs/pretraining.md)")
     return folder
 

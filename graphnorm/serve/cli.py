@@ -15,7 +15,7 @@ def add_serve_args(p: argparse.ArgumentParser) -> None:
     lim = Limits()
     p.add_argument("--checkpoint", nargs="+", help=CHECKPOINT_HELP)
     p.add_argument("--admet", metavar="FOLDER", help="also (or only) serve the ADMET panel of a "
-                   "pre-trained model: best.ckpt + panel.json (`graphnorm pretrain --panel`), "
+                   "pre-trained model: best.ckpt + panel.json (`graphnorm panel build`), "
                    "at /admet")
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to listen on (0.0.0.0: every interface; there is no login)")

@@ -161,7 +161,7 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     import os
 
     raw = str(out.parent)  # the tiny corpus lies beside the run
-    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 0
+    assert main(["panel", "card", str(out), "--raw-dir", raw]) == 0
     card = (out / CARD_FILE).read_text()
     assert "| alpha |" in card and "| beta |" in card  # one row per corpus, licence unknown
     assert f"0 of {len(panel['endpoints'])} trained endpoints held up" in card
@@ -174,7 +174,7 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     (out / "panel.json").write_text(json.dumps(shown))
     (out / "versus_gbm.jsonl").write_text(json.dumps({"task": "alpha/logS", "single_table": 0.5,
                                                       "verdict": "single_table"}) + "\n")
-    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 0
+    assert main(["panel", "card", str(out), "--raw-dir", raw]) == 0
     card = (out / CARD_FILE).read_text()
     assert "| alpha/logS |" in card and "| 0.500 (better) |" in card
     assert "of the 1 shown endpoints, the backbone is better on 0, gbm on 1" in card
@@ -183,10 +183,10 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     log = out / "log.jsonl"  # the run continued on a GPU: the card says from where on
     last = json.loads(log.read_text().splitlines()[-1])
     log.write_text(log.read_text() + json.dumps(dict(last, step=6, device="cuda")) + "\n")
-    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 0
+    assert main(["panel", "card", str(out), "--raw-dir", raw]) == 0
     assert "from step 6 on come from a run continued on `cuda`" in (out / CARD_FILE).read_text()
     (out / "panel.json").unlink()
-    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", raw]) == 2
+    assert main(["panel", "card", str(out), "--raw-dir", raw]) == 2
     assert os.path.exists(out / CARD_FILE)
 
 

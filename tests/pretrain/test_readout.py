@@ -1,4 +1,4 @@
-"""`graphnorm pretrain --readouts` (RULE.md J): a one-table booster per judged endpoint, chosen
+"""`graphnorm panel readouts` (RULE.md J): a one-table booster per judged endpoint, chosen
 over the head on the selection half only, and the hybrid panel `graphnorm admet` predicts."""
 import copy
 import json
@@ -179,10 +179,10 @@ def test_a_hybrid_panel_ships_with_its_boosters_and_its_card_says_which(hybrid, 
     for e in panel["endpoints"]:  # the tiny run holds up nowhere: the card lists shown ones
         e["shown"] = True
     (out / "panel.json").write_text(json.dumps(panel))
-    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", str(out.parent)]) == 0
+    assert main(["panel", "card", str(out), "--raw-dir", str(out.parent)]) == 0
     card = (out / "MODEL_CARD.md").read_text()
     assert "| predictor |" in card and " booster |" in card and " head |" in card
-    assert "graphnorm pretrain --out RUN --readouts" in card  # the rebuild names the step
+    assert "graphnorm panel readouts RUN" in card  # the rebuild names the step
     dest = tmp_path / "installed"
     ship(out, dest)
     assert (dest / "readouts.json.gz").read_bytes() == (out / "readouts.json.gz").read_bytes()

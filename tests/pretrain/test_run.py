@@ -120,11 +120,11 @@ def test_cli_trains_resumes_refuses_other_settings_and_reports(tiny_corpus, tmp_
     assert len((out / LOG_FILE).read_text().splitlines()) == 2
     assert main(base + ["--hidden", "32", "--max-steps", "6"]) == 2  # another run: refused
     report = tmp_path / "report"
-    assert main(["pretrain", "--out", str(report), "--report", str(out)]) == 0
+    assert main(["pretrain", "curve", str(out), "--out", str(report)]) == 0
     table = (report / "curve.md").read_text()
     assert "sep:bn+bn 1x16" in table and table.count("\n") == 4
     assert (report / "curve.png").stat().st_size > 1000
-    assert main(["pretrain", "--out", str(report), "--report", str(tmp_path)]) == 2
+    assert main(["pretrain", "curve", str(tmp_path), "--out", str(report)]) == 2
 
 
 def test_a_corrupt_or_foreign_state_is_named(make_run, tmp_path):

@@ -11,7 +11,7 @@ def carded(tmp_path):
     from graphnorm.cli import main
 
     out, _, _ = make_tiny_panel(tmp_path)
-    assert main(["pretrain", "--out", str(out), "--model-card", "--raw-dir", str(out.parent)]) == 0
+    assert main(["panel", "card", str(out), "--raw-dir", str(out.parent)]) == 0
     return out
 
 
@@ -22,7 +22,7 @@ def test_a_run_ships_whole_and_the_panel_reads_it(carded, tmp_path):
     dest = tmp_path / "installed" / "admet"
     dest.mkdir(parents=True)
     (dest / "stale.txt").write_text("from an earlier ship")
-    assert main(["pretrain", "--out", str(carded), "--ship", str(dest)]) == 0
+    assert main(["panel", "ship", str(carded), "--to", str(dest)]) == 0
     assert sorted(p.name for p in dest.iterdir()) == ["MODEL_CARD.md", "best.ckpt", "panel.json",
                                                      "source.json"]
     source = json.loads((dest / "source.json").read_text())
@@ -77,5 +77,5 @@ def test_a_folder_it_may_not_write_is_named(carded, tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(Path, "mkdir", refuse)
-    with pytest.raises(ShipError, match="--ship FOLDER"):
+    with pytest.raises(ShipError, match="panel ship RUN --to FOLDER"):
         ship(carded, tmp_path / "site-packages" / "admet")

@@ -69,7 +69,7 @@ def test_a_panel_of_another_checkpoint_or_none_is_named(judged_panel, tmp_path):
     with pytest.raises(RuntimeError, match="not\\s+this best.ckpt's panel"):
         V.versus_gbm(run, out, cache=tmp_path / "cache", progress=False)
     (out / "panel.json").unlink()
-    with pytest.raises(FileNotFoundError, match="--panel"):
+    with pytest.raises(FileNotFoundError, match="graphnorm panel build"):
         V.versus_gbm(run, out, progress=False)
 
 
@@ -81,8 +81,8 @@ def test_the_cli_runs_it_on_a_run_folder(judged_panel, tmp_path, monkeypatch, ca
     monkeypatch.setenv("GRAPHNORM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(splits, "HELD_TASK_MIN", 100)  # as the tiny run was built
     raw = tmp_path / "admet_corpus"
-    assert main(["pretrain", "--out", str(out), "--raw-dir", str(raw.parent), "--versus-gbm",
-                 "--quiet"]) == 0
+    assert main(["panel", "versus-gbm", str(out), "--raw-dir", str(raw.parent), "--quiet"]) == 0
     assert "backbone better" in capsys.readouterr().out
     assert (out / "versus_gbm.md").is_file()
-    assert main(["pretrain", "--out", str(tmp_path / "nowhere"), "--versus-gbm"]) == 2
+    assert main(["panel", "versus-gbm", str(tmp_path / "nowhere")]) == 2
+    assert "not a trained pre-training run" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The ADMET panel graphnorm ships (graphnorm/pretrained/admet/, `graphnorm pretrain --ship`):
+"""The ADMET panel graphnorm ships (graphnorm/pretrained/admet/, `graphnorm panel ship`):
 installed whole, read by `graphnorm admet` without --model, and fine-tuned by name."""
 import json
 

@@ -1,0 +1,127 @@
+"""``graphnorm panel build | readouts | versus-gbm | compare | card | ship``: the ADMET panel of
+a trained pre-training run, one command per step, each with its own flags.
+
+    graphnorm panel build RUN          # panel.json: which endpoints hold up (RULE.md C)
+    graphnorm panel readouts RUN       # one-table boosters where they beat the head (J, K)
+    graphnorm panel versus-gbm RUN     # each judged endpoint against one gbm per table
+    graphnorm panel compare REF RUN... --out DIR   # backbones endpoint by endpoint
+    graphnorm panel card RUN           # MODEL_CARD.md from the run's records
+    graphnorm panel ship RUN           # install it as the panel graphnorm ships
+
+The work is graphnorm/pretrain/'s (panel.py, readout_panel.py, versus_gbm.py, compare.py,
+model_card.py, ship.py); the panel's file format is graphnorm/panel/'s.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+STEPS = ("build", "readouts", "versus-gbm", "compare", "card", "ship")
+
+
+def _data_flags(p: argparse.ArgumentParser) -> None:
+    """What rebuilding a run's data takes (its spec comes from RUN/pretrain.json)."""
+    p.add_argument("--raw-dir", help="folder holding admet_corpus/ (default: $GRAPHNORM_RAW_DIR)")
+    p.add_argument("--tdc-dir", help="the TDC ADMET group the run left out (default: "
+                   "$GRAPHNORM_RAW_DIR/tdc_admet_group)")
+    p.add_argument("--workers", type=int, default=1, help="featurizing processes")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    m = sub.add_parser("panel", help="build, judge, describe and ship the ADMET panel of a "
+                       "pre-training run")
+    steps = m.add_subparsers(dest="step", required=True, metavar="{" + ",".join(STEPS) + "}")
+    b = steps.add_parser("build", help="score the run's best.ckpt per endpoint on its "
+                         "held-out molecules: RUN/panel.json (the rule: pretrain/panel.py)")
+    b.add_argument("run", metavar="RUN")
+    _data_flags(b)
+    r = steps.add_parser("readouts", help="fit a one-table booster (Morgan counts + the head's "
+                         "descriptors) per judged endpoint; it replaces the head where the "
+                         "selection half says it is better (RULE.md J); resumable; rewrites "
+                         "RUN/panel.json")
+    r.add_argument("run", metavar="RUN")
+    r.add_argument("--backbone", action="store_true", help="then a second booster that also "
+                   "reads the network's embedding and outputs, set against that panel (K)")
+    r.add_argument("--threads", type=int, default=1)
+    _data_flags(r)
+    v = steps.add_parser("versus-gbm", help="each judged endpoint against one --model gbm "
+                         "(MapLight features, that endpoint's training molecules alone); "
+                         "resumable; RUN/versus_gbm.jsonl and .md")
+    v.add_argument("run", metavar="RUN")
+    v.add_argument("--endpoints", type=int, help="the first N judged endpoints only (a dry run)")
+    v.add_argument("--threads", type=int, default=1)
+    _data_flags(v)
+    c = steps.add_parser("compare", help="score these runs' best.ckpt endpoint by endpoint on "
+                         "the held-out halves against the first (its splits, its panel's "
+                         "endpoints; paired bootstrap): compare.md and compare.jsonl")
+    c.add_argument("runs", nargs="+", metavar="RUN")
+    c.add_argument("--out", required=True, help="where compare.md and compare.jsonl go")
+    c.add_argument("--raw-dir", help="folder holding admet_corpus/ (default: $GRAPHNORM_RAW_DIR)")
+    c.add_argument("--quiet", action="store_true", help="no progress lines")
+    d = steps.add_parser("card", help="RUN/MODEL_CARD.md from the run's records and panel")
+    d.add_argument("run", metavar="RUN")
+    d.add_argument("--raw-dir", help="folder holding admet_corpus/ (its corpora's licences)")
+    s = steps.add_parser("ship", help="install the run's best.ckpt, panel.json, boosters and "
+                         "MODEL_CARD.md as the panel graphnorm ships (they must belong together)")
+    s.add_argument("run", metavar="RUN")
+    s.add_argument("--to", metavar="FOLDER", help="install there instead of "
+                   "graphnorm/pretrained/admet (read it with graphnorm admet --model FOLDER)")
+    m.set_defaults(func=run)
+    return m
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    torch.set_num_threads(max(1, getattr(args, "threads", 1)))
+    if args.step == "compare":
+        from graphnorm.pretrain.compare import write_comparison
+
+        if len(args.runs) < 2:
+            raise ValueError("panel compare needs a reference run and at least one other")
+        path = write_comparison([Path(r) for r in args.runs], Path(args.out), args.raw_dir,
+                                not args.quiet)
+        print(f"[graphnorm panel] wrote {path}")
+        return 0
+    folder = Path(args.run)
+    if args.step == "card":
+        from graphnorm.pretrain.model_card import write_model_card
+
+        print(f"[graphnorm panel] wrote {write_model_card(folder, args.raw_dir)}")
+        return 0
+    if args.step == "ship":
+        from graphnorm.pretrain.ship import ship
+
+        print(f"[graphnorm panel] shipped {folder} -> {ship(folder, args.to)}")
+        return 0
+    from graphnorm.pretrain.cli import open_run
+
+    progress = not args.quiet
+    run_ = open_run(folder, args.raw_dir, args.tdc_dir, max(1, args.workers), progress)
+    if args.step == "build":
+        return _build(run_, folder, args.raw_dir)
+    if args.step == "versus-gbm":
+        from graphnorm.pretrain.versus_gbm import versus_gbm
+
+        path = versus_gbm(run_, folder, args.raw_dir, args.endpoints, max(1, args.threads),
+                          max(1, args.workers), progress=progress)
+        print(path.read_text())
+        return 0
+    from graphnorm.pretrain.readout_panel import write_readout_panel
+
+    print(write_readout_panel(run_, folder, max(1, args.threads), progress,
+                              backbone=args.backbone).read_text())
+    return 0
+
+
+def _build(run_, folder: Path, raw_dir) -> int:
+    from graphnorm.pretrain.loop import BEST_FILE
+    from graphnorm.pretrain.panel import build_panel
+
+    panel = build_panel(run_, folder / BEST_FILE, raw_dir)
+    path = panel.write(folder)
+    judged = sum(e.judged for e in panel.endpoints)
+    print(f"[graphnorm panel] {panel.shown} of {len(panel.endpoints)} endpoints hold up on "
+          f"held-out molecules ({judged} had enough labels to be judged) -> {path}")
+    return 0
