@@ -56,6 +56,9 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpora", help="comma-separated corpus folders (default: all)")
     p.add_argument("--keep-tdc", action="store_true", help="keep TDC ADMET molecules in the "
                    "corpus (then no choice may be made on TDC validation splits with it)")
+    p.add_argument("--with-tdc-tables", dest="tdc_tables", action="store_true",
+                   help="the product build: the 22 TDC ADMET tables, test rows too, join the "
+                   "corpus (needs --keep-tdc; never a TDC entry nor a `train` start)")
     p.add_argument("--descriptors", choices=("fast", "rdkit2d"), help="RDKit descriptors at "
                    "the head (fast: RDKit's C++ set, ~2 ms per molecule); the corpus is "
                    "featurized again with them (default: none)")
@@ -111,6 +114,7 @@ def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
         values["descriptors"] = descriptor_set(args.descriptors)
     values["exclude_tdc"] = not getattr(args, "keep_tdc", False)
     values["held_out_tasks"] = not getattr(args, "train_every_task", False)
+    values["tdc_tables"] = getattr(args, "tdc_tables", False)
     if getattr(args, "init_from", None):
         values["init_from"] = args.init_from
         values["schedule_offset"] = _steps_trained(args.init_from)
@@ -158,6 +162,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
         given += ["held_out_tasks"] if args.train_every_task else []
         given += ["descriptors"] if args.descriptors else []
         given += ["init_from", "schedule_offset"] if args.init_from else []
+        given += ["tdc_tables"] if args.tdc_tables else []
         diff = {k: (saved[k], asked[k]) for k in given if saved[k] != asked[k]}
         if diff:
             raise ValueError(f"{out} holds a run with other settings (run, asked): {diff}; "

@@ -147,10 +147,61 @@ def _read_table(path: Path, kinds: dict[str, str], corpus: str):
     return frame["smiles"].astype(str).tolist(), columns, matrix
 
 
+TDC_CORPUS = "tdc"  # the corpus name the TDC ADMET tables take (tasks tdc/<task>)
+
+
+def tdc_table(group_dir: os.PathLike | str):
+    """The 22 TDC ADMET tables, train_val and test rows alike, as one corpus (smiles, columns,
+    matrix, kinds, sha256): a molecule of several tables one row, a molecule listed twice in
+    one table its mean. Only a product build reads it (`PretrainSpec.tdc_tables`): it holds
+    every TDC test molecule. A molecule listed with both labels of a binary table is left
+    out of that table, with a warning that counts them."""
+    import pandas as pd
+
+    from graphnorm.data.tdc import TDC_ADMET_TASKS
+    from graphnorm.tasks import task_scored_by
+
+    group = Path(group_dir)
+    frames, digest = [], hashlib.sha256()
+    for task in TDC_ADMET_TASKS:
+        for part in ("train_val", "test"):
+            path = group / task / f"{part}.csv"
+            if not path.is_file():
+                raise CorpusError(f"TDC table {path} is missing (a product build reads every "
+                                  "TDC ADMET table, train_val and test)")
+            frame = pd.read_csv(path)
+            if not {"Drug", "Y"} <= set(frame.columns):
+                raise CorpusError(f"{path}: expected the columns Drug and Y, found "
+                                  f"{list(frame.columns)}")
+            digest.update(f"{task}/{part} {_sha256(path)}\n".encode())
+            frames.append(pd.DataFrame({"smiles": frame["Drug"].astype(str), "task": task,
+                                        "y": pd.to_numeric(frame["Y"], errors="coerce")}))
+    long = pd.concat(frames, ignore_index=True).dropna(subset=["y"])
+    wide = long.pivot_table(index="smiles", columns="task", values="y", aggfunc="mean")
+    columns = [t for t in TDC_ADMET_TASKS if t in wide.columns]
+    kinds = {t: task_scored_by(TDC_ADMET_TASKS[t]).stored for t in columns}
+    matrix = np.array(wide[columns].to_numpy(np.float32))  # writable
+    conflicts = {}
+    for j, t in enumerate(columns):
+        col = matrix[:, j]  # a view: a conflicting label is left out in place
+        torn = ~np.isnan(col) & (col != 0) & (col != 1)
+        if kinds[t] == CLASSIFICATION.stored and torn.any():
+            col[torn] = np.nan
+            conflicts[t] = int(torn.sum())
+    if conflicts:
+        import warnings
+
+        warnings.warn(f"TDC tables: molecules listed with both labels of a binary task are left "
+                      f"out of it: {conflicts}", stacklevel=2)
+    return wide.index.tolist(), columns, matrix, kinds, digest.hexdigest()
+
+
 def load_corpus(raw_dir: Optional[os.PathLike | str] = None,
-                corpora: Optional[Iterable[str]] = None) -> Corpus:
+                corpora: Optional[Iterable[str]] = None,
+                tdc_dir: Optional[os.PathLike | str] = None) -> Corpus:
     """All (or the named) corpora merged by SMILES into one `Corpus`. A molecule appearing
-    in several corpora gets one row with the labels of each."""
+    in several corpora gets one row with the labels of each. ``tdc_dir`` (a product build
+    only): the TDC ADMET tables join as the corpus `TDC_CORPUS`."""
     root = corpus_root(raw_dir)
     names = corpus_names(root)
     if corpora is not None:
@@ -159,15 +210,22 @@ def load_corpus(raw_dir: Optional[os.PathLike | str] = None,
         if unknown:
             raise CorpusError(f"unknown corpora {unknown}; {root} holds {', '.join(names)}")
         names = [n for n in names if n in wanted]
+
+    def tables():
+        for name in names:
+            data = root / name / "data.csv.gz"
+            kinds = _read_kinds(root / name / "tasks.csv")
+            yield (name, *_read_table(data, kinds, name), kinds, _sha256(data))
+        if tdc_dir is not None:
+            table_smiles, columns, matrix, kinds, sha = tdc_table(tdc_dir)
+            yield TDC_CORPUS, table_smiles, columns, matrix, kinds, sha
+
     row_of: dict[str, int] = {}
     smiles: list[str] = []
     task_names, task_kinds, sources = [], [], {}
     rows_parts, task_parts, value_parts = [], [], []
-    for name in names:
-        data = root / name / "data.csv.gz"
-        kinds = _read_kinds(root / name / "tasks.csv")
-        table_smiles, columns, matrix = _read_table(data, kinds, name)
-        sources[name] = _sha256(data)
+    for name, table_smiles, columns, matrix, kinds, sha in tables():
+        sources[name] = sha
         rows = np.empty(len(table_smiles), dtype=np.int64)
         for i, s in enumerate(table_smiles):
             r = row_of.get(s)

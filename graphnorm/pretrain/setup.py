@@ -77,7 +77,12 @@ class PretrainRun:
 
         self.spec = spec
         torch.manual_seed(spec.seed)
-        corpus = load_corpus(raw_dir, spec.corpora)
+        if spec.tdc_tables:
+            from graphnorm.data.tdc import admet_group_dir
+
+            corpus = load_corpus(raw_dir, spec.corpora, admet_group_dir(tdc_dir, cache))
+        else:
+            corpus = load_corpus(raw_dir, spec.corpora)
         self.featurizer = table_featurizer()
         if spec.descriptors:
             self.featurizer = dataclasses.replace(self.featurizer, descriptors=spec.descriptors)
@@ -288,8 +293,8 @@ class PretrainRun:
 
 def warm_start(run: PretrainRun, path: str) -> dict:
     """Start ``run``'s model from checkpoint ``path``: every weight but the head by
-    `train.init_from` (same model and featurizer, or refused by name), and the head too when
-    the checkpoint predicts this corpus's endpoints. A run that leaves TDC molecules out
+    `train.init_from` (same model and featurizer, or refused by name), and the head's row of
+    each endpoint the checkpoint also predicts (the others start fresh). A run that leaves TDC molecules out
     refuses a start that may have seen one. Returns what was loaded, for ``data.json``."""
     from graphnorm.bench.tdc_clean import tdc_refusal
     from graphnorm.checkpoints import load_checkpoint
@@ -303,9 +308,12 @@ def warm_start(run: PretrainRun, path: str) -> dict:
                              "cannot start from it")
     record = init_from_checkpoint(run.model, run.model_config, run.featurizer, path)
     loaded = load_checkpoint(resolve_init_from(path))
-    if list(loaded.task.get("targets") or []) == list(run.corpus.task_names):
-        head = {k[len("head."):]: v for k, v in loaded.model.state_dict().items()
-                if k.startswith("head.")}
-        run.model.head.load_state_dict(head)
-        record["head"] = True
+    before = {n: t for t, n in enumerate(loaded.task.get("targets") or [])}
+    shared = [(t, before[n]) for t, n in enumerate(run.corpus.task_names) if n in before]
+    if shared:  # the rows of the endpoints both predict (a product build adds TDC's)
+        new, old = (torch.as_tensor(x) for x in zip(*shared))
+        with torch.no_grad():
+            run.model.head.weight[new] = loaded.model.head.weight[old]
+            run.model.head.bias[new] = loaded.model.head.bias[old]
+    record["head_rows"] = len(shared)
     return record

@@ -36,6 +36,9 @@ class PretrainSpec:
     # molecules; False is the backbone that fine-tuning adds descriptors to
     descriptors: bool | str = False
     exclude_tdc: bool = True  # drop every TDC ADMET molecule (train_val and test): splits.py
+    # the product build (issue 68): the 22 TDC ADMET tables, test rows too, join the corpus
+    # (corpus.tdc_table); such a model is never a TDC entry nor a `train` start
+    tdc_tables: bool = False
     corpora: Optional[tuple] = None  # None: every corpus of admet_corpus
     seed: int = 0
     val_percent: int = 5  # of scaffold groups held out (splits.scaffold_holdout)
@@ -52,6 +55,9 @@ class PretrainSpec:
     def __post_init__(self):
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
+        if self.tdc_tables and self.exclude_tdc:
+            raise ValueError("the TDC tables hold every TDC molecule: a run that reads them "
+                             "keeps TDC molecules (--keep-tdc)")
         if self.targets not in TARGETS:
             raise ValueError(f"targets must be one of {TARGETS}, got {self.targets!r}")
 

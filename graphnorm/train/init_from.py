@@ -56,6 +56,10 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     except (CheckpointError, PretrainedError) as err:
         raise InitFromError(f"--init-from: {err}{SCRATCH}") from err
     where = f"--init-from {loaded.path}"
+    if ((loaded.meta.get("train_config") or {}).get("pretrain") or {}).get("tdc_tables"):
+        raise InitFromError(f"{where}: a product build of the ADMET panel (it read every TDC "
+                            "table, test sets too); a fine-tuning run starts from a backbone "
+                            f"that never saw a TDC molecule, such as the shipped 'admet'{SCRATCH}")
     # asdict, not to_dict: to_dict leaves out fingerprint_bits when it is 0
     added = _added_at_head(loaded, model_config)
     featurizer_diff = _differences(dataclasses.asdict(loaded.featurizer),

@@ -197,3 +197,15 @@ def test_a_shipped_backbone_is_named_and_a_missing_one_says_how_to_train_from_sc
     monkeypatch.setitem(shipped.BACKBONES, "gone", "gone.ckpt")
     with pytest.raises(InitFromError, match="'gone' is not installed.*--init-from none"):
         init_from_checkpoint(build_model(config), config, loaded.featurizer, "gone")
+
+
+def test_a_product_build_is_never_a_fine_tuning_start(pretrained, tmp_path):
+    """The product panel read every TDC table, test sets too (issue 68): refused by name."""
+    path, loaded = pretrained
+    ckpt = torch.load(path, weights_only=False)
+    ckpt["graphnorm"]["train_config"] = {"pretrain": {"exclude_tdc": False, "tdc_tables": True}}
+    product = tmp_path / "product.ckpt"
+    torch.save(ckpt, product)
+    config = dict(loaded.meta["model_config"], num_tasks=1)
+    with pytest.raises(InitFromError, match="product build .*never saw a TDC molecule"):
+        init_from_checkpoint(build_model(config), config, loaded.featurizer, product)
