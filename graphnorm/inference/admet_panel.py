@@ -51,7 +51,8 @@ class AdmetPanel:
         if not chosen:
             raise PanelError("no endpoint of this panel held up on held-out molecules: "
                              "nothing to show (--all shows them with their scores)")
-        missing = [e.task for e in chosen if e.task not in names]
+        # a quantity endpoint shows one checkpoint output (its reference source's)
+        missing = [e.output or e.task for e in chosen if (e.output or e.task) not in names]
         if missing:
             raise PanelError(f"the panel names tasks the model does not have: {missing[:3]}")
         self.entries = chosen
@@ -59,7 +60,7 @@ class AdmetPanel:
         if self.by_booster and boosters is None:
             raise PanelError("the panel predicts some endpoints with one-table boosters; load "
                              "it with AdmetPanel.load(folder), which reads them")
-        self.index = np.array([names.index(e.task) for e in chosen], dtype=np.int64)
+        self.index = np.array([names.index(e.output or e.task) for e in chosen], dtype=np.int64)
         self.mean = loaded.target_mean.numpy().reshape(-1)[self.index]
         self.std = loaded.target_std.numpy().reshape(-1)[self.index]
         self.binary = np.array([e.binary for e in chosen])

@@ -50,6 +50,15 @@ class Endpoint:
     readout: Optional[str] = None  # BOOSTER when a one-table booster predicts it
     features: Optional[str] = None  # what that booster reads: "morgan" | BACKBONE
     head: Optional[dict] = None  # the head's own scores the booster replaced
+    # a quantity run (`pretrain --targets quantities`): a source's quantity, and a quantity
+    # endpoint's ("quantity/<name>") checkpoint output, the source whose assay scale it shows
+    quantity: Optional[str] = None
+    output: Optional[str] = None
+
+    @property
+    def is_quantity(self) -> bool:
+        """One column for a quantity several sources measure (scored on all their labels)."""
+        return self.output is not None
 
     @property
     def binary(self) -> bool:
@@ -83,7 +92,7 @@ class Endpoint:
         else:
             d["halfwidth"] = self.halfwidth
         d["shown"] = self.shown
-        for f in ("readout", "features", "head"):
+        for f in ("readout", "features", "head", "quantity", "output"):
             if getattr(self, f) is not None:
                 d[f] = getattr(self, f)
         return d

@@ -127,7 +127,7 @@ def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bo
     if not panel_path.is_file():
         raise FileNotFoundError(f"{panel_path}: the reference run needs its panel "
                                 "(`graphnorm panel build REF`)")
-    endpoints = [e for e in Panel.read(panel_path).endpoints if e.judged]
+    endpoints = [e for e in Panel.read(panel_path).endpoints if e.judged and not e.is_quantity]
     names = [d.name for d in run_dirs]
     if len(set(names)) != len(names):
         raise ValueError(f"the runs need distinct folder names, got {names}")

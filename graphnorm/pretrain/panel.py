@@ -153,6 +153,39 @@ def held_out_predictions(run, model) -> dict:
             "embeddings": emb}
 
 
+def quantity_endpoints(run, entries: list, held: dict) -> list:
+    """A quantity run's panel: one endpoint per quantity ("quantity/<name>", in its unit),
+    scored on the held-out labels of all its sources, each against its own source's output
+    (shared weights plus that source's offset), and shown on the scale of the source with the
+    most training labels (``output``). Where the quantity holds up, its sources are folded
+    into it (not shown; ``quantity`` names it); elsewhere they stand as they are."""
+    import dataclasses
+
+    from graphnorm.quantities import PREFIX, QUANTITIES
+
+    index = {n: t for t, n in enumerate(run.corpus.task_names)}
+    counts = run.corpus.subset(run.corpus_rows(run.train_positions)).labels_per_task()
+    by_quantity: dict = {}
+    for name, q in zip(run.corpus.task_names, run.quantity_of):
+        if q is not None and run.scaling.trained[index[name]]:
+            by_quantity.setdefault(q, []).append(index[name])
+    added, folded = [], set()
+    for q, tasks in by_quantity.items():
+        y = np.concatenate([held["y"][:, t] for t in tasks])
+        pred = np.concatenate([held["pred"][:, t] for t in tasks])
+        select = np.tile(held["select"], len(tasks))
+        reference = run.corpus.task_names[max(tasks, key=lambda t: counts[t])]
+        e = dataclasses.replace(endpoint(PREFIX + q, False, y, pred, select, QUANTITIES[q].unit),
+                                output=reference)
+        added.append(e)
+        if e.shown:
+            folded |= {run.corpus.task_names[t] for t in tasks}
+    mapped = dict(zip(run.corpus.task_names, run.quantity_of))
+    sources = [dataclasses.replace(e, quantity=mapped.get(e.task),
+                                   shown=e.shown and e.task not in folded) for e in entries]
+    return added + sources
+
+
 def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> Panel:
     """The panel of ``checkpoint`` (a `graphnorm pretrain` best.ckpt of ``run``'s spec)."""
     import torch
@@ -180,6 +213,8 @@ def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> Panel:
     _, _, train_emb, _ = forward_all(model, run.loader(run.subset(np.sort(sample), "domain")),
                                      run.labels_of)
     domain = domain_yardstick(train_emb, emb[select], seed)
+    if run.quantity_of is not None:
+        entries = quantity_endpoints(run, entries, held)
     return Panel(checkpoint_sha256=hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
                  corpus_sha256=corpus.checksum(), held_out_molecules=int(len(rows)),
                  selection_molecules=int(select.sum()),

@@ -158,7 +158,8 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
         raise ValueError(f"{out}: readouts read the backbone's descriptors, and this run has "
                          "none (a --descriptors run's panel can take them)")
     rows_file, folder = VARIANT_FILES[variant]
-    judged = [e for e in Panel.read(out).endpoints if e.judged]
+    # per source column: a quantity endpoint's labels are its sources' (boosted one by one)
+    judged = [e for e in Panel.read(out).endpoints if e.judged and not e.is_quantity]
     done = {r["task"] for r in read_rows(out, variant)}
     todo = [(n, e) for n, e in enumerate(judged) if e.task not in done]
     stage(progress, f"readouts ({variant}): {len(judged)} judged endpoints, {len(done)} done, "

@@ -127,7 +127,8 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     if not (out / PANEL_FILE).is_file():
         raise FileNotFoundError(f"{out / PANEL_FILE}: versus-gbm judges the panel's "
                                 f"endpoints; build it first (graphnorm panel build {out})")
-    judged = [e for e in Panel.read(out / PANEL_FILE).endpoints if e.judged][:endpoints]
+    judged = [e for e in Panel.read(out / PANEL_FILE).endpoints
+              if e.judged and not e.is_quantity][:endpoints]
     done = {r["task"] for r in read_rows(out)}
     todo = [e for e in judged if e.task not in done]
     stage(progress, f"versus gbm: {len(judged)} judged endpoints, {len(done)} done, "

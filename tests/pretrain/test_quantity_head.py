@@ -149,3 +149,39 @@ def test_unknown_targets_are_refused():
     with pytest.raises(ValueError, match="targets must be one of"):
         PretrainSpec(targets="columns")
     assert np.array_equal(groups_of([None, None]), [0, 1])
+
+
+def test_a_quantity_run_shows_one_column_per_quantity(mapped, tmp_path, monkeypatch):
+    """Its panel scores each quantity on all its sources' held-out labels, shows it on its
+    largest source's scale, and folds the sources of a quantity that holds up into it."""
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.panel import Panel
+    from graphnorm.pretrain import panel as P
+
+    run = mapped()
+    train(run, tmp_path, 600, max_steps=4, eval_every=2, progress=False)
+    # every endpoint judged and shown on this tiny set, so that folding is seen
+    for name, value in (("MIN_SELECT", 1), ("MIN_REPORT", 1), ("MIN_CLASS", 0),
+                        ("MIN_R2", -1e9), ("MIN_AUROC", -1.0)):
+        monkeypatch.setattr(P, name, value)
+    panel = P.build_panel(run, tmp_path / BEST_FILE, tmp_path)
+    quantities = {e.task: e for e in panel.endpoints if e.is_quantity}
+    assert set(quantities) == {"quantity/logd74", "quantity/solubility"}
+    sol = quantities["quantity/solubility"]
+    # NK's 12 molecules against PB's 10: NK's column is the scale shown
+    assert sol.output == f"{NK}/solubility_EPA-sol" and not sol.binary
+    held = P.held_out_predictions(run, run.model)
+    t = [run.corpus.task_names.index(f"{NK}/solubility_EPA-sol"),
+         run.corpus.task_names.index(f"{PB}/water_sol_reg")]
+    labelled = int((~np.isnan(held["y"][:, t])).sum())
+    assert sol.n + sol.n_select == labelled  # both sources' labels, each its own offset
+    sources = {e.task: e for e in panel.endpoints if not e.is_quantity}
+    assert sources[f"{PB}/water_sol_reg"].quantity == "solubility"
+    assert not sources[f"{PB}/water_sol_reg"].shown  # folded into its quantity
+    assert sources[f"{NK}/toxic"].quantity is None
+    path = panel.write(tmp_path)
+    assert Panel.read(path).endpoint("quantity/solubility").output == sol.output
+    frame = AdmetPanel.load(tmp_path).predict(["CCO", "c1ccccc1O"])
+    assert "quantity/solubility" in frame and f"{PB}/water_sol_reg" not in frame
+    both = AdmetPanel.load(tmp_path, all_endpoints=True).predict(["CCO", "c1ccccc1O"])
+    assert np.allclose(both["quantity/solubility"], both[sol.output])
