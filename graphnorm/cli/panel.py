@@ -7,6 +7,8 @@ a trained pre-training run, one command per step, each with its own flags.
     graphnorm panel compare REF RUN... --out DIR   # backbones endpoint by endpoint
     graphnorm panel card RUN           # MODEL_CARD.md from the run's records
     graphnorm panel ship RUN           # install it as the panel graphnorm ships
+    graphnorm panel versus MEASURED.csv --match asap-admet-ai --admet-ai-python PY --out DIR
+                                       # Spearman per quantity against a peer (ADMET-AI)
 
 The work is graphnorm/pretrain/'s (panel.py, readout_panel.py, versus_gbm.py, compare.py,
 model_card.py, ship.py); the panel's file format is graphnorm/panel/'s.
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-STEPS = ("build", "readouts", "versus-gbm", "compare", "card", "ship")
+STEPS = ("build", "readouts", "versus-gbm", "compare", "card", "ship", "versus")
 
 
 def _data_flags(p: argparse.ArgumentParser) -> None:
@@ -67,14 +69,43 @@ def add_parser(sub) -> argparse.ArgumentParser:
     s.add_argument("run", metavar="RUN")
     s.add_argument("--to", metavar="FOLDER", help="install there instead of "
                    "graphnorm/pretrained/admet (read it with graphnorm admet --model FOLDER)")
+    _versus_parser(steps)
     m.set_defaults(func=run)
     return m
+
+
+def _versus_parser(steps) -> None:
+    w = steps.add_parser("versus", help="a panel against a peer's (ADMET-AI) on molecules with "
+                         "measured values: Spearman per quantity, paired bootstrap verdict; "
+                         "versus.md and versus.json in --out (graphnorm/panel/versus.py)")
+    w.add_argument("measured", metavar="MEASURED.csv", nargs="+", help="tables with a smiles "
+                   "column and one column per measured quantity, read as one (rows repeating "
+                   "a SMILES are averaged)")
+    w.add_argument("--match", required=True, help="which columns predict each quantity: "
+                   "QUANTITY=OURS:THEIRS,... or a preset (asap-admet-ai: RULE.md's table for "
+                   "../shared/datasets/asap_admet against ADMET-AI 2.0.1)")
+    peer = w.add_mutually_exclusive_group(required=True)
+    peer.add_argument("--peer-predictions", metavar="CSV", help="the peer's predictions, one "
+                      "row per molecule of MEASURED in order of first appearance")
+    peer.add_argument("--admet-ai-python", metavar="PYTHON", help="the python of a virtualenv "
+                      "with admet-ai installed (pip install torch==2.13.0 admet-ai==2.0.1): it "
+                      "predicts the molecules there; never imported by graphnorm")
+    w.add_argument("--model", help="the panel folder (default: the panel graphnorm ships)")
+    w.add_argument("--all", action="store_true", help="match endpoints the panel does not show")
+    w.add_argument("--out", required=True, help="where versus.md, versus.json and the "
+                   "predictions go")
+    w.add_argument("--ledger", metavar="CSV", help="append one row per quantity to this ledger")
+    w.add_argument("--threads", type=int, default=1)
 
 
 def run(args: argparse.Namespace) -> int:
     import torch
 
     torch.set_num_threads(max(1, getattr(args, "threads", 1)))
+    if args.step == "versus":
+        from graphnorm.inference.panel_versus import run_versus
+
+        return run_versus(args)
     if args.step == "compare":
         from graphnorm.pretrain.compare import write_comparison
 

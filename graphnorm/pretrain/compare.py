@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bootstrap import BOOTSTRAP, SEED, paired_interval, score, verdict
+from graphnorm.panel.bootstrap import BOOTSTRAP, SEED, metric_of, paired_interval, score, verdict
 
 VERDICTS = ("better", "worse", "tied")
 
@@ -71,9 +71,9 @@ def compare_backbones(runs: dict, checkpoints: dict, endpoints: list[dict]) -> l
             row[f"n_{half}"] = int(m.sum())
             preds = {n: held[n]["pred"][m, t] for n in names}
             for n in names:
-                row[f"{n}_{half}"] = score(binary, y, preds[n])
+                row[f"{n}_{half}"] = score(metric_of(binary), y, preds[n])
             for n in names[1:]:
-                lo, hi = paired_interval(binary, y, preds[n], preds[ref],
+                lo, hi = paired_interval(metric_of(binary), y, preds[n], preds[ref],
                                          np.random.default_rng(SEED))
                 row[f"{n}_{half}_interval"] = [lo, hi]
                 row[f"{n}_{half}_verdict"] = verdict(lo, hi)

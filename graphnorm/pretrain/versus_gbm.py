@@ -117,7 +117,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     from graphnorm.data.cache import cache_root
     from graphnorm.tasks import CLASSIFICATION, REGRESSION, target_transforms
 
-    from .bootstrap import paired_interval, score
+    from graphnorm.panel.bootstrap import metric_of, paired_interval, score
     from .loop import BEST_FILE
     from graphnorm.panel import PANEL_FILE, Panel
 
@@ -162,14 +162,15 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
             x_train = features[np.searchsorted(needed, train_rows)]
             x_r = features[np.searchsorted(needed, held["rows"][r])]
             theirs = gbm.fit(x_train, train_y[:, None]).predict(x_r)[:, 0]
-            s_ours, s_gbm = score(binary, y_r, ours), score(binary, y_r, theirs)
+            s_ours, s_gbm = score(metric_of(binary), y_r, ours), score(metric_of(binary), y_r, theirs)
             # a hybrid panel's booster entry keeps the head's scores under "head" (readouts)
             panel_says = e.head["score"] if e.by_booster else e.score
             if panel_says is not None and abs(s_ours - panel_says) > 1e-4:
                 raise RuntimeError(f"{e.task}: the backbone scores {s_ours:.5f} on R, its "
                                    f"panel says {panel_says:.5f}: {out / PANEL_FILE} is not "
                                    f"this {BEST_FILE}'s panel (build it again: graphnorm panel build)")
-            lo, hi = paired_interval(binary, y_r, ours, theirs, np.random.default_rng(SEED))
+            lo, hi = paired_interval(metric_of(binary), y_r, ours, theirs,
+                                     np.random.default_rng(SEED))
             row = {"task": e.task, "kind": e.kind, "metric": e.metric,
                    "n_train": int(len(train_rows)), "n_report": int(r.sum()),
                    "backbone": s_ours, "single_table": s_gbm, "diff_lo": lo, "diff_hi": hi,

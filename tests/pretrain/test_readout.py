@@ -78,7 +78,7 @@ def test_the_budget_keeps_the_largest_gains_on_s():
 @pytest.fixture
 def hybrid(judged, monkeypatch):
     """The tiny run's hybrid panel, S made to choose the booster everywhere."""
-    import graphnorm.pretrain.bootstrap as bootstrap
+    import graphnorm.panel.bootstrap as bootstrap
     from graphnorm.pretrain.readout_panel import write_readout_panel
 
     out, run, panel = judged
@@ -213,7 +213,7 @@ def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
 @pytest.fixture
 def hybrid_backbone(judged, monkeypatch):
     """The tiny run's panel after J and K (RULE.md K), S made to choose every booster."""
-    import graphnorm.pretrain.bootstrap as bootstrap
+    import graphnorm.panel.bootstrap as bootstrap
     from graphnorm.pretrain.readout_panel import write_readout_panel
 
     out, run, panel = judged
