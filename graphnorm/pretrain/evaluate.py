@@ -25,15 +25,21 @@ PROBE_FOLDS = 5
 PROBE_MAX = 3000  # labelled molecules per held-out task in its probe
 
 
-def _auroc(y: np.ndarray, p: np.ndarray) -> Optional[float]:
-    from sklearn.metrics import roc_auc_score
+def _defined(metric: str, y: np.ndarray, p: np.ndarray) -> Optional[float]:
+    """The panel's ``metric`` (`graphnorm.panel.bootstrap`, one definition for every panel
+    score); None where it is undefined (one class, no variance)."""
+    from graphnorm.panel.bootstrap import score
 
-    return float(roc_auc_score(y, p)) if 0 < y.sum() < len(y) else None
+    value = score(metric, np.asarray(y, float), np.asarray(p, float)) if len(y) else np.nan
+    return None if np.isnan(value) else value
+
+
+def _auroc(y: np.ndarray, p: np.ndarray) -> Optional[float]:
+    return _defined("rocauc", y, p)
 
 
 def _r2(y: np.ndarray, p: np.ndarray) -> Optional[float]:
-    var = float(np.var(y))
-    return None if var <= 0 else 1.0 - float(np.mean((y - p) ** 2)) / var
+    return _defined("r2", y, p)
 
 
 @torch.no_grad()
