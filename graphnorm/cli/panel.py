@@ -1,8 +1,8 @@
 """``graphnorm panel build | readouts | versus-gbm | compare | card | ship``: the ADMET panel of
 a trained pre-training run, one command per step, each with its own flags.
 
-    graphnorm panel build RUN          # panel.json: which endpoints hold up (RULE.md C)
-    graphnorm panel readouts RUN       # one-table boosters where they beat the head (J, K)
+    graphnorm panel build RUN          # panel.json: which endpoints hold up on held-out scaffolds
+    graphnorm panel readouts RUN       # one-table boosters where they beat the head
     graphnorm panel versus-gbm RUN     # each judged endpoint against one gbm per table
     graphnorm panel compare REF RUN... --out DIR   # backbones endpoint by endpoint
     graphnorm panel card RUN           # MODEL_CARD.md from the run's records
@@ -40,11 +40,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     _data_flags(b)
     r = steps.add_parser("readouts", help="fit a one-table booster (Morgan counts + the head's "
                          "descriptors) per judged endpoint; it replaces the head where the "
-                         "selection half says it is better (RULE.md J); resumable; rewrites "
+                         "selection half says it is better; resumable; rewrites "
                          "RUN/panel.json")
     r.add_argument("run", metavar="RUN")
     r.add_argument("--backbone", action="store_true", help="then a second booster that also "
-                   "reads the network's embedding and outputs, set against that panel (K)")
+                   "reads the network's embedding and outputs, set against that panel")
     r.add_argument("--threads", type=int, default=1)
     _data_flags(r)
     v = steps.add_parser("versus-gbm", help="each judged endpoint against one --model gbm "
@@ -82,7 +82,7 @@ def _versus_parser(steps) -> None:
                    "column and one column per measured quantity, read as one (rows repeating "
                    "a SMILES are averaged)")
     w.add_argument("--match", required=True, help="which columns predict each quantity: "
-                   "QUANTITY=OURS:THEIRS,... or a preset (asap-admet-ai: RULE.md's table for "
+                   "QUANTITY=OURS:THEIRS,... or a preset (asap-admet-ai: the zero-shot table for "
                    "../shared/datasets/asap_admet against ADMET-AI 2.0.1)")
     peer = w.add_mutually_exclusive_group(required=True)
     peer.add_argument("--peer-predictions", metavar="CSV", help="the peer's predictions, one "
