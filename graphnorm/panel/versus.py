@@ -38,7 +38,16 @@ ASAP_ADMET_AI = (
     Match("MLM_CLint", "pharmabench/mou_mic_cl_reg", "Clearance_Microsome_AZ"),
     Match("MDR1_MDCKII_Papp", "adme_mtft/papp_caco2", "Caco2_Wang"),
 )
-PRESETS = {"asap-admet-ai": ASAP_ADMET_AI}
+# ... and a quantity panel (`pretrain --targets quantities`) by its quantity columns
+# (MDCK Papp has no quantity of its own: Caco-2's, as ADMET-AI's Caco2_Wang)
+ASAP_ADMET_AI_QUANTITIES = (
+    Match("LogD", "quantity/logd74", "Lipophilicity_AstraZeneca"),
+    Match("KSOL_uM", "quantity/solubility", "Solubility_AqSolDB"),
+    Match("HLM_CLint", "quantity/clint_microsomal_human", "Clearance_Microsome_AZ"),
+    Match("MLM_CLint", "quantity/clint_microsomal_mouse", "Clearance_Microsome_AZ"),
+    Match("MDR1_MDCKII_Papp", "quantity/papp_caco2", "Caco2_Wang"),
+)
+PRESETS = {"asap-admet-ai": ASAP_ADMET_AI, "asap-admet-ai-quantities": ASAP_ADMET_AI_QUANTITIES}
 
 # run by the peer's own python: argv[1] a CSV with a smiles column, argv[2] the output CSV
 ADMET_AI_SCRIPT = """
