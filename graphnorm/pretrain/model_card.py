@@ -105,6 +105,19 @@ def _readout_lines(shown: list) -> list[str]:
             "Morgan substructures, shared among the substructures' atoms."]
 
 
+def _quantity_lines(panel) -> list[str]:
+    """What a quantity run's panel (`pretrain --targets quantities`) shows for a quantity."""
+    quantities = [e for e in panel.endpoints if e.is_quantity]
+    if not quantities:
+        return []
+    folded = sum(1 for e in panel.endpoints if e.quantity and not e.shown)
+    return [f"- {sum(e.shown for e in quantities)} of {len(quantities)} quantities measured by "
+            "several public sources are one column each (`quantity/<name>`, in its unit): "
+            "scored on the held-out labels of all their sources, each against its own "
+            "source's learned offset, and shown on the scale of the source with the most "
+            f"training labels; {folded} source columns are folded into them."]
+
+
 def _predictor(e) -> str:
     if not e.by_booster:
         return "head"
@@ -161,6 +174,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         "(docs/pretraining.md).",
         *_gbm_lines([e for e in shown if not e.by_booster], gbm),
         *_readout_lines(shown),
+        *_quantity_lines(panel),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
         "## Data", "",

@@ -185,3 +185,20 @@ def test_a_quantity_run_shows_one_column_per_quantity(mapped, tmp_path, monkeypa
     assert "quantity/solubility" in frame and f"{PB}/water_sol_reg" not in frame
     both = AdmetPanel.load(tmp_path, all_endpoints=True).predict(["CCO", "c1ccccc1O"])
     assert np.allclose(both["quantity/solubility"], both[sol.output])
+
+
+def test_the_card_of_a_quantity_panel_says_what_a_quantity_column_is(mapped, tmp_path,
+                                                                     monkeypatch):
+    from graphnorm.cli import main
+    from graphnorm.pretrain import panel as P
+
+    run = mapped()
+    run.write_records(tmp_path)
+    train(run, tmp_path, 600, max_steps=2, eval_every=2, progress=False)
+    for name, value in (("MIN_SELECT", 1), ("MIN_REPORT", 1), ("MIN_R2", -1e9)):
+        monkeypatch.setattr(P, name, value)
+    P.build_panel(run, tmp_path / BEST_FILE, tmp_path).write(tmp_path)
+    assert main(["panel", "card", str(tmp_path), "--raw-dir", str(tmp_path)]) == 0
+    card = (tmp_path / "MODEL_CARD.md").read_text()
+    assert "quantities measured by several public sources are one column each" in card
+    assert "| quantity/solubility | regression |" in card
