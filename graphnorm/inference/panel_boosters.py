@@ -1,7 +1,6 @@
-"""The one-table boosters of a hybrid ADMET panel (experiments/results/pretrain/RULE.md, J
-and K): the endpoints where a booster on Morgan counts and the head's descriptors (J) -- and,
-for some, also the network's [VNode] embedding and outputs (K) -- beat the panel's predictor
-on the selection half are predicted by it (graphnorm/pretrain/readout.py fits them;
+"""The one-table boosters of a hybrid ADMET panel: the endpoints where a booster on Morgan
+counts and the head's descriptors -- and, for some, also the network's [VNode] embedding and
+outputs -- beat the panel's predictor on the selection half are predicted by it (graphnorm/pretrain/readout.py fits them;
 ``readouts.json.gz`` beside the checkpoint holds them: `graphnorm.panel.boosters`).
 
 A booster reads exactly what it was fitted on, so the bundle names its columns (Morgan bits
@@ -38,7 +37,7 @@ class PanelBoosters:
 
     @property
     def needs_backbone(self) -> bool:
-        """Whether some booster reads the network's embedding and outputs (RULE.md K)."""
+        """Whether some booster reads the network's embedding and outputs."""
         return any(variant == BACKBONE for variant, _ in self.reads.values())
 
     @classmethod

@@ -1,11 +1,11 @@
 """The booster bundle beside a hybrid panel (``readouts.json.gz``): its format, the columns a
 booster reads, and how a stored booster predicts.
 
-Where the selection half chose it (RULE.md J, K), an endpoint is predicted by a one-table
+Where the selection half chose it, an endpoint is predicted by a one-table
 LightGBM booster instead of the network's head. A booster reads its molecule's Morgan counts
 (`MORGAN_BITS`, clipped at 255) and the checkpoint's fast descriptors (``morgan``), and, for
 some (K), also the network's [VNode] embedding and raw head outputs less the endpoint's own
-(`BACKBONE`). The bundle stores each as a LightGBM model string (or a one-class rate as a JSON
+(`BACKBONE`, set against the panel the Morgan boosters made). The bundle stores each as a LightGBM model string (or a one-class rate as a JSON
 number) with what it reads; `read_bundle` refuses a bundle that is not the one the panel
 names, or whose columns are not what this featurizer and RDKit give.
 """
@@ -23,9 +23,9 @@ from graphnorm.baselines.boosted import BoostedConfig
 from .record import BACKBONE, Panel
 
 BUNDLE_FILE, BUNDLE_FORMAT = "readouts.json.gz", 1
-MORGAN = "morgan"  # a booster's ``features`` when it reads the molecule alone (RULE.md J)
+MORGAN = "morgan"  # a booster's ``features`` when it reads the molecule alone
 MORGAN_BITS, SEED, EPS = 2048, 0, 1e-6
-# compact (the chosen boosters ship inside the wheel): RULE.md J
+# compact: the chosen boosters ship inside the wheel
 CONFIG = BoostedConfig(n_estimators=200, learning_rate=0.06, num_leaves=15)
 
 

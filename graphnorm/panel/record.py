@@ -3,7 +3,7 @@
 A panel lists every trained endpoint of a pre-trained model with its held-out scores
 (`Endpoint`), the far-from-training yardstick (`Domain`) and the files it belongs with (the
 checkpoint's and the booster bundle's sha256). It is written by `graphnorm.pretrain` (the
-panel rule, RULE.md C; the boosters, J and K) and read by `graphnorm.inference`,
+held-out selection rule; the boosters that beat the head) and read by `graphnorm.inference`,
 `graphnorm.explain` and `graphnorm.serve` through these records only: no reader looks a key
 up in the JSON.
 
@@ -22,7 +22,7 @@ import numpy as np
 
 PANEL_FILE = "panel.json"
 BOOSTER = "booster"  # an endpoint's ``readout`` when a one-table booster predicts it
-BACKBONE = "backbone"  # a booster's ``features`` when it also reads the network (RULE.md K)
+BACKBONE = "backbone"  # a booster's ``features`` when it also reads the network
 
 
 class PanelFileError(ValueError):
@@ -73,7 +73,7 @@ class Endpoint:
 
     @property
     def reads_network(self) -> bool:
-        """Whether its booster also reads the network's embedding and outputs (RULE.md K)."""
+        """Whether its booster also reads the network's embedding and outputs."""
         return self.by_booster and self.features == BACKBONE
 
     @property

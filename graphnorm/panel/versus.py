@@ -1,6 +1,6 @@
 """A panel against a peer's on molecules with measured values: Spearman per quantity, side by
 side, with a paired bootstrap verdict (``graphnorm panel versus``; the zero-shot yardstick of
-experiments/results/zero_shot/RULE.md).
+experiments/results/zero_shot/).
 
 For each measured quantity, a *match* names the panel's column and the peer's column that
 predict it (fixed before any score is read: a column chosen by its score would flatter
@@ -29,7 +29,7 @@ class Match:
     theirs: str  # the peer's column
 
 
-# the public time split of ../shared/datasets/asap_admet against ADMET-AI 2.0.1: RULE.md's
+# the public time split of ../shared/datasets/asap_admet against ADMET-AI 2.0.1: the yardstick's
 # table (experiments/results/zero_shot/), fixed by quantity before any run
 ASAP_ADMET_AI = (
     Match("LogD", "pharmabench/logd_reg", "Lipophilicity_AstraZeneca"),
