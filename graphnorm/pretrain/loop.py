@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 STATE_FILE, LOG_FILE, BEST_FILE, SPEC_FILE = "state.pt", "log.jsonl", "best.ckpt", "pretrain.json"
+PROGRESS_EVERY = 100  # steps between two progress lines (an evaluation can be 1,000s away)
 
 
 def lr_at(step: int, base: float, warmup: int) -> float:
@@ -60,6 +61,15 @@ def _log(path: Path, record: dict, progress: bool) -> None:
         shown = {k: (float(f"{v:.4g}") if isinstance(v, float) else v)
                  for k, v in record.items() if k != "per_task"}
         print(f"[graphnorm pretrain] {shown}", file=sys.stderr, flush=True)
+
+
+def _progress_line(step: int, elapsed: tuple, loss: float, eval_every: int) -> None:
+    """One line on stderr: where the run is, its cost so far, when it next scores held-out."""
+    wall, cpu = elapsed
+    following = (step // eval_every + 1) * eval_every
+    print(f"[graphnorm pretrain] step {step:,}: train loss {loss:.4f}, {cpu / 3600:.2f} CPU-h "
+          f"({cpu / max(step, 1):.2f} CPU-s a step over the run), held-out scores at step "
+          f"{following:,}", file=sys.stderr, flush=True)
 
 
 class ResumeError(RuntimeError):
@@ -217,6 +227,8 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
                 state["seen"] += len(y)
                 value = float(loss.detach())
                 running = value if running is None else 0.98 * running + 0.02 * value
+                if progress and state["step"] % PROGRESS_EVERY == 0:
+                    _progress_line(state["step"], elapsed(), running, eval_every)
                 if state["step"] % eval_every == 0:
                     last, evaluated_at = record_now(), state["step"]
                     checkpoint(last)

@@ -215,3 +215,14 @@ def test_a_run_with_descriptors_standardizes_them_and_its_checkpoint_predicts(ma
         assert record["added_at_head"] == ["descriptors"]
         for k, v in model.blocks[0].state_dict().items():
             assert torch.equal(v, loaded.model.blocks[0].state_dict()[k]), k
+
+
+def test_progress_lines_come_between_evaluations(make_run, tmp_path, monkeypatch, capsys):
+    from graphnorm.pretrain import loop
+
+    monkeypatch.setattr(loop, "PROGRESS_EVERY", 2)
+    train(make_run(), tmp_path, 600, max_steps=6, eval_every=6, progress=True)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "train loss" in line]
+    assert [line.split(":")[0] for line in lines] == [
+        "[graphnorm pretrain] step 2", "[graphnorm pretrain] step 4", "[graphnorm pretrain] step 6"]
+    assert "held-out scores at step 6" in lines[0] and "CPU-h" in lines[0]
