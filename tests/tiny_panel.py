@@ -10,7 +10,7 @@ def make_tiny_panel(tmp_path: Path, descriptors=None):
     ``descriptors``: the head's descriptor set ("fast": what readout boosters read)."""
     import torch
 
-    from graphnorm.pretrain import panel as P
+    from graphnorm.panel import build as P
     from graphnorm.pretrain import splits
     from graphnorm.pretrain.loop import BEST_FILE, train
     from graphnorm.pretrain.setup import PretrainRun, PretrainSpec

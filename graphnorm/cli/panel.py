@@ -10,8 +10,9 @@ a trained pre-training run, one command per step, each with its own flags.
     graphnorm panel versus MEASURED.csv --match asap-admet-ai --admet-ai-python PY --out DIR
                                        # Spearman per quantity against a peer (ADMET-AI)
 
-The work is graphnorm/pretrain/'s (panel.py, readout_panel.py, versus_gbm.py, compare.py,
-model_card.py, ship.py); the panel's file format is graphnorm/panel/'s.
+The work is graphnorm/panel/'s (build.py, readouts.py and hybrid.py, versus_gbm.py,
+compare.py, card.py, ship.py, versus.py; the file format: record.py, boosters.py), on a run
+that graphnorm/pretrain/ trained.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                        "pre-training run")
     steps = m.add_subparsers(dest="step", required=True, metavar="{" + ",".join(STEPS) + "}")
     b = steps.add_parser("build", help="score the run's best.ckpt per endpoint on its "
-                         "held-out molecules: RUN/panel.json (the rule: pretrain/panel.py)")
+                         "held-out molecules: RUN/panel.json (the rule: graphnorm/panel/build.py)")
     b.add_argument("run", metavar="RUN")
     _data_flags(b)
     r = steps.add_parser("readouts", help="fit a one-table booster (Morgan counts + the head's "
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_versus(args)
     if args.step == "compare":
-        from graphnorm.pretrain.compare import write_comparison
+        from graphnorm.panel.compare import write_comparison
 
         if len(args.runs) < 2:
             raise ValueError("panel compare needs a reference run and at least one other")
@@ -117,12 +118,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     folder = Path(args.run)
     if args.step == "card":
-        from graphnorm.pretrain.model_card import write_model_card
+        from graphnorm.panel.card import write_model_card
 
         print(f"[graphnorm panel] wrote {write_model_card(folder, args.raw_dir)}")
         return 0
     if args.step == "ship":
-        from graphnorm.pretrain.ship import ship
+        from graphnorm.panel.ship import ship
 
         print(f"[graphnorm panel] shipped {folder} -> {ship(folder, args.to)}")
         return 0
@@ -133,13 +134,13 @@ def run(args: argparse.Namespace) -> int:
     if args.step == "build":
         return _build(run_, folder, args.raw_dir)
     if args.step == "versus-gbm":
-        from graphnorm.pretrain.versus_gbm import versus_gbm
+        from graphnorm.panel.versus_gbm import versus_gbm
 
         path = versus_gbm(run_, folder, args.raw_dir, args.endpoints, max(1, args.threads),
                           max(1, args.workers), progress=progress)
         print(path.read_text())
         return 0
-    from graphnorm.pretrain.readout_panel import write_readout_panel
+    from graphnorm.panel.hybrid import write_readout_panel
 
     print(write_readout_panel(run_, folder, max(1, args.threads), progress,
                               backbone=args.backbone).read_text())
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _build(run_, folder: Path, raw_dir) -> int:
     from graphnorm.pretrain.loop import BEST_FILE
-    from graphnorm.pretrain.panel import build_panel
+    from graphnorm.panel.build import build_panel
 
     panel = build_panel(run_, folder / BEST_FILE, raw_dir)
     path = panel.write(folder)

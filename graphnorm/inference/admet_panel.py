@@ -3,7 +3,7 @@ that held up on held-out molecules, in its units, with an interval and a flag wh
 is far from the training data.
 
 The model is a ``graphnorm pretrain`` run's ``best.ckpt`` (one head output per corpus task)
-and the panel its ``panel.json`` (graphnorm/pretrain/panel.py: which endpoints are shown,
+and the panel its ``panel.json`` (graphnorm/panel/build.py: which endpoints are shown,
 their held-out scores, the conformal half-widths, the far-from-training yardstick). Both are
 read from one folder; the panel names the checkpoint it was built from by its hash, and a
 panel of another checkpoint is refused.
@@ -64,7 +64,7 @@ class AdmetPanel:
         self.mean = loaded.target_mean.numpy().reshape(-1)[self.index]
         self.std = loaded.target_std.numpy().reshape(-1)[self.index]
         self.binary = np.array([e.binary for e in chosen])
-        # Platt scaling fitted on the selection half (pretrain.panel.calibrated); (1, 0) = raw
+        # Platt scaling fitted on the selection half (panel.build.calibrated); (1, 0) = raw
         scale = np.array([e.platt_scale for e in chosen], dtype=float)
         self.platt_a, self.platt_b = scale[:, 0], scale[:, 1]
         self.centroids = panel.domain.array()

@@ -1,6 +1,6 @@
 """The panel's metrics and a paired bootstrap of their difference, for comparing two
-predictions of the same molecules (`pretrain.compare`: backbone against backbone;
-`pretrain.versus_gbm`: backbone against one model per table; `pretrain.readout`: booster
+predictions of the same molecules (`compare`: backbone against backbone;
+`versus_gbm`: backbone against one model per table; `readouts`: booster
 against head; `panel.versus`: a panel against a peer's on measured molecules).
 
 Resamples are drawn all at once (a [B, n] index matrix) and scored row-wise: ROC-AUC from

@@ -23,7 +23,7 @@ from pathlib import Path
 # name -> file in this folder; "admet": the ADMET panel's multi-task model (`panel ship`)
 BACKBONES = {"zinc250k": "zinc250k.ckpt", "admet": "admet/best.ckpt"}
 # the ADMET panel `graphnorm admet` reads by default: a folder of the pre-trained model
-# (best.ckpt), its panel.json and MODEL_CARD.md (graphnorm/pretrain/panel.py, model_card.py)
+# (best.ckpt), its panel.json and MODEL_CARD.md (graphnorm/panel/build.py, card.py)
 ADMET_PANEL = "admet"
 
 

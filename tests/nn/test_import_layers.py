@@ -54,9 +54,9 @@ LAYERS = (
     {"nn"},  # transformer core
     {"graph", "text", "vision"},  # models
     {"data", "baselines", "models", "quantities"},  # datasets, tree/GNN baselines, the model registry, the map of endpoints to quantities
-    {"checkpoints", "pretrained", "ensemble", "panel"},  # model files: format, upgrades, reader; shipped backbones; ensembles; the ADMET panel's contract
+    {"checkpoints", "pretrained", "ensemble"},  # model files: format, upgrades, reader; shipped backbones; ensembles
     {"train"},
-    {"inference", "explain", "serve", "bench", "analysis", "pretrain"},  # what uses trained models
+    {"inference", "explain", "serve", "bench", "analysis", "pretrain", "panel"},  # what uses trained models
     {"cli"},
 )
 

@@ -2,7 +2,7 @@
 import pytest
 
 from graphnorm.pretrain.corpus_units import UNITS, units_of
-from graphnorm.pretrain.panel import task_descriptions
+from graphnorm.panel.build import task_descriptions
 
 
 def test_stated_units_are_kept_when_the_module_has_none():

@@ -156,7 +156,7 @@ def test_a_quantity_run_shows_one_column_per_quantity(mapped, tmp_path, monkeypa
     largest source's scale, and folds the sources of a quantity that holds up into it."""
     from graphnorm.inference.admet_panel import AdmetPanel
     from graphnorm.panel import Panel
-    from graphnorm.pretrain import panel as P
+    from graphnorm.panel import build as P
 
     run = mapped()
     train(run, tmp_path, 600, max_steps=4, eval_every=2, progress=False)
@@ -190,7 +190,7 @@ def test_a_quantity_run_shows_one_column_per_quantity(mapped, tmp_path, monkeypa
 def test_the_card_of_a_quantity_panel_says_what_a_quantity_column_is(mapped, tmp_path,
                                                                      monkeypatch):
     from graphnorm.cli import main
-    from graphnorm.pretrain import panel as P
+    from graphnorm.panel import build as P
 
     run = mapped()
     run.write_records(tmp_path)

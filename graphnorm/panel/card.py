@@ -44,7 +44,7 @@ def _device_lines(log: list[dict]) -> list[str]:
 def rebuild_flags(spec: dict) -> str:
     """The `graphnorm pretrain` flags that make a run of this spec: the size always, and
     every other setting that differs from the default."""
-    from .spec import FLAG_FIELDS, PretrainSpec
+    from graphnorm.pretrain.spec import FLAG_FIELDS, PretrainSpec
 
     default = PretrainSpec().to_dict()
     always = ("norm", "num_layers", "hidden", "ffn_hidden", "val_percent")

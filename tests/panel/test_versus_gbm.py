@@ -31,7 +31,7 @@ def judged_panel(tiny, tmp_path):
 
 def test_each_judged_endpoint_is_set_against_a_gbm_on_its_training_molecules(judged_panel,
                                                                               tmp_path, monkeypatch):
-    from graphnorm.pretrain import versus_gbm as V
+    from graphnorm.panel import versus_gbm as V
 
     out, run, panel = judged_panel
     path = V.versus_gbm(run, out, threads=1, cache=tmp_path / "cache", progress=False)
@@ -60,7 +60,7 @@ def test_each_judged_endpoint_is_set_against_a_gbm_on_its_training_molecules(jud
 
 
 def test_a_panel_of_another_checkpoint_or_none_is_named(judged_panel, tmp_path):
-    from graphnorm.pretrain import versus_gbm as V
+    from graphnorm.panel import versus_gbm as V
 
     out, run, panel = judged_panel
     for e in panel["endpoints"]:

@@ -1,10 +1,10 @@
 """Pre-trained backbones of one run's splits compared endpoint by endpoint, on the held-out
 scaffolds (``graphnorm pretrain --compare REF RUN ... --out DIR``).
 
-For every endpoint the reference run's panel judged (`panel.endpoint`: enough labels on both
+For every endpoint the reference run's panel judged (`build.endpoint`: enough labels on both
 halves), each backbone's ``best.ckpt`` is scored with the panel's metric (ROC-AUC of the
 logit; R² in the endpoint's units) on the choosing half S and the report half R of the
-held-out molecules (`panel.halves`). Against the reference, a paired bootstrap over the
+held-out molecules (`build.halves`). Against the reference, a paired bootstrap over the
 half's labelled molecules gives the 95 % interval of score(run) - score(reference):
 
     better  if lo > 0,   worse  if hi < 0,   tied  otherwise.
@@ -49,7 +49,7 @@ def compare_backbones(runs: dict, checkpoints: dict, endpoints: list[dict]) -> l
     descriptors needs a run featurized with them; runs of the same data may be one object)."""
     from graphnorm.checkpoints import load_checkpoint
 
-    from .panel import held_out_predictions
+    from .build import held_out_predictions
 
     names = list(checkpoints)
     ref = names[0]
@@ -112,8 +112,8 @@ def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bo
     the splits, its panel.json the endpoints) and write OUT/compare.jsonl and compare.md."""
     from graphnorm.panel import PANEL_FILE, Panel
 
-    from .setup import PretrainRun
-    from .spec import PretrainSpec
+    from graphnorm.pretrain.setup import PretrainRun
+    from graphnorm.pretrain.spec import PretrainSpec
     from .versus_gbm import read_rows
 
     specs = [json.loads((d / "pretrain.json").read_text()) for d in run_dirs]

@@ -21,7 +21,7 @@ outputs, less the endpoint's own, and is set against the panel J made (``current
 
 Each endpoint's row lands in ``RUN/readout.jsonl`` (``readout_backbone.jsonl``) as it is
 fitted (a rerun skips it), and a chosen booster in ``RUN/readouts/<n>.txt.gz``
-(``readouts_backbone/``); `readout_panel` then writes the hybrid panel.
+(``readouts_backbone/``); `hybrid` then writes the hybrid panel.
 """
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ class CorpusFeatures:
         """(raw outputs, embeddings) of ``self.rows``, in their order."""
         from graphnorm.data.build import stage
 
-        from .evaluate import forward_all
+        from graphnorm.pretrain.evaluate import forward_all
 
         known = np.isin(self.rows, held["rows"]) if held is not None else \
             np.zeros(len(self.rows), dtype=bool)
@@ -148,10 +148,10 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     from graphnorm.data.build import stage
     from graphnorm.tasks import REGRESSION, target_transforms
 
-    from .loop import BEST_FILE
+    from graphnorm.pretrain.loop import BEST_FILE
     from graphnorm.panel import Panel
 
-    from .panel import held_out_predictions
+    from .build import held_out_predictions
 
     out = Path(out)
     if not getattr(run.spec, "descriptors", None):

@@ -1,4 +1,4 @@
-"""Installing a run as the shipped ADMET panel (graphnorm/pretrain/ship.py)."""
+"""Installing a run as the shipped ADMET panel (graphnorm/panel/ship.py)."""
 import json
 
 import pytest
@@ -34,7 +34,7 @@ def test_a_run_ships_whole_and_the_panel_reads_it(carded, tmp_path):
 
 
 def test_files_that_do_not_belong_together_are_refused_and_nothing_is_replaced(carded, tmp_path):
-    from graphnorm.pretrain.ship import ShipError, ship
+    from graphnorm.panel.ship import ShipError, ship
 
     dest = tmp_path / "admet"
     dest.mkdir()
@@ -57,7 +57,7 @@ def test_files_that_do_not_belong_together_are_refused_and_nothing_is_replaced(c
 def test_a_checkpoint_that_does_not_load_is_not_shipped(carded, tmp_path):
     import hashlib
 
-    from graphnorm.pretrain.ship import ShipError, check_shippable
+    from graphnorm.panel.ship import ShipError, check_shippable
 
     (carded / "best.ckpt").write_bytes(b"not a checkpoint")
     sha = hashlib.sha256(b"not a checkpoint").hexdigest()
@@ -71,7 +71,7 @@ def test_a_checkpoint_that_does_not_load_is_not_shipped(carded, tmp_path):
 def test_a_folder_it_may_not_write_is_named(carded, tmp_path, monkeypatch):
     from pathlib import Path
 
-    from graphnorm.pretrain.ship import ShipError, ship
+    from graphnorm.panel.ship import ShipError, ship
 
     def refuse(self, *args, **kwargs):
         raise PermissionError(13, "Permission denied")

@@ -1,10 +1,10 @@
 """One model for every table against one model per table (``graphnorm panel versus-gbm
 RUN``), on the held-out scaffolds of a pre-training run.
 
-For each endpoint the run's panel judged (`panel.endpoint`), the backbone's prediction is set
+For each endpoint the run's panel judged (`build.endpoint`), the backbone's prediction is set
 against ``--model gbm``'s booster on MapLight features (`graphnorm.chem.tabular`) fitted on
 that endpoint's labelled **training** molecules alone -- what a user with that one table would
-train. Both are scored on the report half R of the held-out molecules (`panel.halves`) with
+train. Both are scored on the report half R of the held-out molecules (`build.halves`) with
 the panel's metric (ROC-AUC of the logit; R² in the endpoint's units), and a 95 % paired
 bootstrap over R's molecules (`bootstrap.paired_interval`) gives the verdict:
 
@@ -118,10 +118,10 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     from graphnorm.tasks import CLASSIFICATION, REGRESSION, target_transforms
 
     from graphnorm.panel.bootstrap import metric_of, paired_interval, score
-    from .loop import BEST_FILE
+    from graphnorm.pretrain.loop import BEST_FILE
     from graphnorm.panel import PANEL_FILE, Panel
 
-    from .panel import held_out_predictions
+    from .build import held_out_predictions
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():

@@ -32,7 +32,7 @@ def _always(lo, hi):
 
 
 def test_each_judged_endpoint_gets_a_booster_on_its_training_molecules(judged, monkeypatch):
-    from graphnorm.pretrain import readout as R
+    from graphnorm.panel import readouts as R
 
     out, run, panel = judged
     rows = R.fit_readouts(run, out, progress=False)
@@ -49,14 +49,14 @@ def test_each_judged_endpoint_gets_a_booster_on_its_training_molecules(judged, m
         assert r["chosen"] == (r["select"]["lo"] > 0)  # S decides, R never does
         assert R.booster_file(out, r["number"]).is_file() == r["chosen"]
 
-    import graphnorm.pretrain.readout as module
+    import graphnorm.panel.readouts as module
 
     monkeypatch.setattr(module, "booster_estimator", lambda *a, **k: pytest.fail("refitted"))
     assert len(R.fit_readouts(run, out, progress=False)) == 2  # resumable
 
 
 def test_a_run_without_descriptors_is_refused(tmp_path):
-    from graphnorm.pretrain import readout as R
+    from graphnorm.panel import readouts as R
 
     out, run, _ = make_tiny_panel(tmp_path)
     with pytest.raises(ValueError, match="descriptors"):
@@ -64,7 +64,7 @@ def test_a_run_without_descriptors_is_refused(tmp_path):
 
 
 def test_the_budget_keeps_the_largest_gains_on_s():
-    from graphnorm.pretrain.readout_panel import within_budget
+    from graphnorm.panel.hybrid import within_budget
 
     def row(task, gain, size, chosen=True):
         return {"task": task, "chosen": chosen, "bytes": size,
@@ -79,7 +79,7 @@ def test_the_budget_keeps_the_largest_gains_on_s():
 def hybrid(judged, monkeypatch):
     """The tiny run's hybrid panel, S made to choose the booster everywhere."""
     import graphnorm.panel.bootstrap as bootstrap
-    from graphnorm.pretrain.readout_panel import write_readout_panel
+    from graphnorm.panel.hybrid import write_readout_panel
 
     out, run, panel = judged
     monkeypatch.setattr(bootstrap, "paired_interval", _always(0.01, 0.02))
@@ -88,7 +88,7 @@ def hybrid(judged, monkeypatch):
 
 
 def test_the_hybrid_panel_scores_a_replaced_endpoint_from_its_booster(hybrid):
-    from graphnorm.pretrain.readout import read_rows
+    from graphnorm.panel.readouts import read_rows
 
     out, run, head_panel, summary = hybrid
     panel = json.loads((out / "panel.json").read_text())
@@ -106,7 +106,7 @@ def test_the_hybrid_panel_scores_a_replaced_endpoint_from_its_booster(hybrid):
     assert "2 judged endpoints fitted" in summary.read_text()
 
     # a rerun starts from the head's panel again: the same files
-    from graphnorm.pretrain.readout_panel import write_readout_panel
+    from graphnorm.panel.hybrid import write_readout_panel
 
     before = (out / "panel.json").read_bytes(), (out / "readouts.json.gz").read_bytes()
     write_readout_panel(run, out, progress=False)
@@ -116,7 +116,7 @@ def test_the_hybrid_panel_scores_a_replaced_endpoint_from_its_booster(hybrid):
 def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
     from graphnorm.inference.admet_panel import AdmetPanel
     from graphnorm.inference.panel_boosters import PanelBoosters
-    from graphnorm.pretrain.readout import morgan_counts
+    from graphnorm.panel.readouts import morgan_counts
 
     out = hybrid[0]
     panel = AdmetPanel.load(out, all_endpoints=True)
@@ -139,7 +139,7 @@ def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
 
 def test_a_booster_endpoint_is_explained_by_treeshap_over_its_morgan_atoms(hybrid):
     from graphnorm.inference.admet_panel import AdmetPanel
-    from graphnorm.pretrain.readout import MORGAN_BITS, morgan_counts
+    from graphnorm.panel.readouts import MORGAN_BITS, morgan_counts
 
     panel = AdmetPanel.load(hybrid[0], all_endpoints=True)
     smiles = ["c1ccccc1O", "not a smiles", "CC(=O)Oc1ccccc1C(=O)O"]
@@ -172,7 +172,7 @@ def test_a_missing_or_foreign_bundle_is_refused(hybrid):
 def test_a_hybrid_panel_ships_with_its_boosters_and_its_card_says_which(hybrid, tmp_path):
     from graphnorm.cli import main
     from graphnorm.inference.admet_panel import AdmetPanel
-    from graphnorm.pretrain.ship import ShipError, ship
+    from graphnorm.panel.ship import ShipError, ship
 
     out = hybrid[0]
     panel = json.loads((out / "panel.json").read_text())
@@ -195,7 +195,7 @@ def test_a_hybrid_panel_ships_with_its_boosters_and_its_card_says_which(hybrid, 
 def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
     import lightgbm as lgb
 
-    from graphnorm.pretrain.readout import compact_model_text, stored_model
+    from graphnorm.panel.readouts import compact_model_text, stored_model
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(300, 8))
@@ -214,7 +214,7 @@ def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
 def hybrid_backbone(judged, monkeypatch):
     """The tiny run's panel after J and K (RULE.md K), S made to choose every booster."""
     import graphnorm.panel.bootstrap as bootstrap
-    from graphnorm.pretrain.readout_panel import write_readout_panel
+    from graphnorm.panel.hybrid import write_readout_panel
 
     out, run, panel = judged
     monkeypatch.setattr(bootstrap, "paired_interval", _always(0.01, 0.02))
@@ -224,7 +224,7 @@ def hybrid_backbone(judged, monkeypatch):
 
 def test_a_backbone_booster_reads_the_network_less_its_own_output(hybrid_backbone):
     from graphnorm.inference.admet_panel import AdmetPanel
-    from graphnorm.pretrain.readout import read_rows
+    from graphnorm.panel.readouts import read_rows
 
     out, run, summary = hybrid_backbone
     k_rows = {r["task"]: r for r in read_rows(out, "backbone")}

@@ -1,6 +1,6 @@
 """The hybrid panel of RULE.md J and K: the endpoints where S chose a one-table booster
 (`readout.fit_readouts`) take its predictions, scored, shown and calibrated exactly as rule C
-scores the head's (`panel.endpoint`); the rest keep the head. With ``backbone`` (K), a second
+scores the head's (`build.endpoint`); the rest keep the head. With ``backbone`` (K), a second
 booster that also reads the network is then set against that panel, endpoint by endpoint.
 
 Files of a run folder:
@@ -30,7 +30,7 @@ from graphnorm.panel import BOOSTER, PANEL_FILE, Panel
 from graphnorm.panel.boosters import BUNDLE_FILE, write_bundle  # noqa: F401
 from graphnorm.tasks import CLASSIFICATION
 
-from .readout import (BACKBONE, MORGAN, CorpusFeatures, booster_estimator, booster_file,
+from .readouts import (BACKBONE, MORGAN, CorpusFeatures, booster_estimator, booster_file,
                       compact_model_text, fit_readouts, logit_of, stored_model)
 
 HEAD_PANEL, SUMMARY_FILE = "panel.head.json", "readout.md"
@@ -60,8 +60,8 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     summary's path."""
     from graphnorm.checkpoints import load_checkpoint
 
-    from .loop import BEST_FILE
-    from .panel import endpoint, held_out_predictions
+    from graphnorm.pretrain.loop import BEST_FILE
+    from .build import endpoint, held_out_predictions
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():

@@ -26,7 +26,7 @@ import numpy as np
 
 from graphnorm.panel import PANEL_FILE, Domain, Endpoint, Panel, nearest_distance  # noqa: F401
 from graphnorm.tasks import CLASSIFICATION, REGRESSION
-from .corpus_units import units_of
+from graphnorm.pretrain.corpus_units import units_of
 
 MIN_SELECT, MIN_CLASS, MIN_REPORT = 50, 10, 25
 MIN_AUROC, MIN_R2 = 0.75, 0.30
@@ -54,7 +54,7 @@ def endpoint(name: str, binary: bool, y: np.ndarray, pred: np.ndarray, select: n
     logits (binary) or values in the task's units (regression); NaN labels = not measured."""
     have = ~np.isnan(y)
     s, r = have & select, have & ~select
-    from .evaluate import _auroc, _r2
+    from graphnorm.pretrain.evaluate import _auroc, _r2
 
     # enough labels on both halves for the endpoint to be judged at all (no score read)
     enough = s.sum() >= MIN_SELECT and r.sum() >= MIN_REPORT and (
@@ -141,7 +141,7 @@ def held_out_predictions(run, model) -> dict:
     (binary) or values in the task's units, "raw" [N, T]: the head's outputs as they come,
     "y" [N, T] (NaN = not measured), "select" [N] (the S half), "rows" [N] (corpus rows),
     "embeddings" [N, D]}."""
-    from .evaluate import forward_all
+    from graphnorm.pretrain.evaluate import forward_all
 
     held = run.subset(run.held_out_positions, "held_out")
     z, y, emb, rows = forward_all(model, run.loader(held), run.labels_of)
@@ -192,7 +192,7 @@ def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> Panel:
 
     from graphnorm.checkpoints import load_checkpoint
 
-    from .evaluate import forward_all
+    from graphnorm.pretrain.evaluate import forward_all
 
     loaded = load_checkpoint(checkpoint)
     model, corpus = loaded.model, run.corpus

@@ -1,12 +1,12 @@
 """Backbones compared endpoint by endpoint on the held-out halves
-(graphnorm/pretrain/compare.py, ``graphnorm panel compare``)."""
+(graphnorm/panel/compare.py, ``graphnorm panel compare``)."""
 import json
 import shutil
 
 import numpy as np
 import pytest
 
-from graphnorm.pretrain import compare as C
+from graphnorm.panel import compare as C
 from tiny_panel import make_tiny_panel
 
 

@@ -1,4 +1,4 @@
-"""The ADMET panel: which endpoints are shown (graphnorm/pretrain/panel.py) and what
+"""The ADMET panel: which endpoints are shown (graphnorm/panel/build.py) and what
 ``graphnorm admet`` predicts from it (graphnorm/inference/admet_panel.py)."""
 import json
 import math
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from graphnorm.pretrain import panel as P
+from graphnorm.panel import build as P
 from tiny_panel import make_tiny_panel
 
 
@@ -155,7 +155,7 @@ def test_a_panel_of_another_checkpoint_is_refused(panel_folder):
 
 def test_the_model_card_is_written_from_the_run_records(panel_folder):
     from graphnorm.cli import main
-    from graphnorm.pretrain.model_card import CARD_FILE
+    from graphnorm.panel.card import CARD_FILE
 
     out, run, panel = panel_folder
     import os
@@ -194,7 +194,7 @@ def test_the_rebuild_flags_make_the_same_spec():
     import argparse
 
     from graphnorm.pretrain.cli import add_pretrain_args, spec_from_args
-    from graphnorm.pretrain.model_card import rebuild_flags
+    from graphnorm.panel.card import rebuild_flags
     from graphnorm.pretrain.spec import PretrainSpec
 
     p = argparse.ArgumentParser()
