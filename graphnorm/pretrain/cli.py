@@ -170,8 +170,10 @@ def run_pretrain(args: argparse.Namespace) -> int:
         spec = before
     _check_device(args.device, args.loader_workers)
     progress = not args.quiet
+    from .setup import recorded_quantity_map
+
     run = PretrainRun(spec, args.raw_dir, workers=args.workers, progress=progress,
-                      tdc_dir=args.tdc_dir)
+                      tdc_dir=args.tdc_dir, quantity_map=recorded_quantity_map(out))
     out.mkdir(parents=True, exist_ok=True)
     if not spec_path.is_file():
         run.write_records(out)
@@ -187,7 +189,7 @@ def open_run(folder, raw_dir=None, tdc_dir=None, workers: int = 1, progress: boo
     """The `PretrainRun` of a trained run folder, built from its ``pretrain.json`` (what the
     panel commands score); FileNotFoundError naming a folder that holds no run."""
     from .loop import BEST_FILE, SPEC_FILE
-    from .setup import PretrainRun
+    from .setup import PretrainRun, recorded_quantity_map
 
     folder = Path(folder)
     for name in (SPEC_FILE, BEST_FILE):
@@ -195,7 +197,8 @@ def open_run(folder, raw_dir=None, tdc_dir=None, workers: int = 1, progress: boo
             raise FileNotFoundError(f"{folder}: not a trained pre-training run (no {name}; "
                                     "`graphnorm pretrain --out RUN` trains one)")
     spec = PretrainSpec.from_dict(json.loads((folder / SPEC_FILE).read_text()))
-    return PretrainRun(spec, raw_dir, workers=workers, progress=progress, tdc_dir=tdc_dir)
+    return PretrainRun(spec, raw_dir, workers=workers, progress=progress, tdc_dir=tdc_dir,
+                       quantity_map=recorded_quantity_map(folder))
 
 
 def _check_device(device: str, loader_workers: int) -> None:

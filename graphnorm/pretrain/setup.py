@@ -66,7 +66,9 @@ class PretrainRun:
     """The data, splits, scaling and model of one spec (built once, then only executed)."""
 
     def __init__(self, spec: PretrainSpec, raw_dir=None, cache=None, workers: int = 1,
-                 progress: bool = True, tdc_dir=None):
+                 progress: bool = True, tdc_dir=None, quantity_map: dict | None = None):
+        """``quantity_map``: a resumed run's map of endpoints to quantities as its data.json
+        recorded it (`recorded_quantity_map`); None: today's map (a new run)."""
         from graphnorm.data.build import stage
         from graphnorm.data.table_dataset import table_featurizer
         from graphnorm.models import build_model
@@ -90,11 +92,11 @@ class PretrainRun:
         # converted after featurizing: the cache is keyed by the corpus files, not the units
         self.quantity_of, self.groups = None, None
         if spec.targets == "quantities":
-            from graphnorm.quantities import to_quantity_units
+            from graphnorm.quantities import sources_recorded, to_quantity_units
 
             from .quantity_head import groups_of
 
-            converted = to_quantity_units(corpus)
+            converted = to_quantity_units(corpus, sources_recorded(quantity_map))
             corpus, self.quantity_of = converted.corpus, converted.quantity_of
             self.groups = groups_of(self.quantity_of)
         keep = np.arange(len(payload["rows"]))
@@ -289,6 +291,16 @@ class PretrainRun:
     def _quantity_map(self) -> dict:
         """endpoint -> quantity of every mapped endpoint (`graphnorm.quantities`)."""
         return {n: q for n, q in zip(self.corpus.task_names, self.quantity_of) if q}
+
+
+def recorded_quantity_map(folder) -> dict | None:
+    """The map of endpoints to quantities a run folder's data.json recorded (None: none): a
+    run resumed reads the map it started with, whatever the map has become since."""
+    import json
+    from pathlib import Path
+
+    path = Path(folder) / "data.json"
+    return json.loads(path.read_text()).get("quantities") if path.is_file() else None
 
 
 def warm_start(run: PretrainRun, path: str) -> dict:

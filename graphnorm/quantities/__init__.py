@@ -14,7 +14,8 @@ is handed by that corpus's own type.
 """
 from .harmonize import PREFIX, Harmonized, InQuantityUnits, harmonize, to_quantity_units
 from .registry import (QUANTITIES, SOURCES, UNMAPPED, Quantity, QuantityError, Source,
-                       check_registry, source_of, sources_of)
+                       check_registry, source_of, sources_of, sources_recorded)
 
 __all__ = ["PREFIX", "Harmonized", "InQuantityUnits", "harmonize", "to_quantity_units", "QUANTITIES", "SOURCES", "UNMAPPED", "Quantity",
-           "QuantityError", "Source", "check_registry", "source_of", "sources_of"]
+           "QuantityError", "Source", "check_registry", "source_of", "sources_of",
+           "sources_recorded"]

@@ -156,6 +156,22 @@ def sources_of(quantity: str) -> list[Source]:
     return [s for s in SOURCES if s.quantity == quantity]
 
 
+def sources_recorded(recorded: dict | None) -> tuple:
+    """The `SOURCES` of a recorded map ({endpoint: quantity}, as a run's data.json keeps it);
+    None: all of them. A recorded endpoint this map no longer has, or maps elsewhere, is
+    refused by name: the run would change what it learns."""
+    if recorded is None:
+        return SOURCES
+    by_endpoint = {s.endpoint: s for s in SOURCES}
+    lost = {e: q for e, q in recorded.items()
+            if e not in by_endpoint or by_endpoint[e].quantity != q}
+    if lost:
+        raise QuantityError(f"the run maps {lost} differently from this graphnorm's map of "
+                            "endpoints to quantities: continue it with the graphnorm that "
+                            "started it, or start a new run")
+    return tuple(s for s in SOURCES if s.endpoint in recorded)
+
+
 def source_of(endpoint: str):
     """The `Source` of ``endpoint``, or None when it is not mapped."""
     return next((s for s in SOURCES if s.endpoint == endpoint), None)

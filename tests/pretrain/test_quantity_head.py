@@ -202,3 +202,24 @@ def test_the_card_of_a_quantity_panel_says_what_a_quantity_column_is(mapped, tmp
     card = (tmp_path / "MODEL_CARD.md").read_text()
     assert "quantities measured by several public sources are one column each" in card
     assert "| quantity/solubility | regression |" in card
+
+
+def test_a_resumed_run_reads_the_map_it_started_with(mapped, tmp_path):
+    """A source added to the map since a run started does not change that run's groups."""
+    from graphnorm.pretrain.setup import recorded_quantity_map
+    from graphnorm.quantities import QuantityError, sources_recorded
+
+    run = mapped()
+    run.write_records(tmp_path)
+    recorded = recorded_quantity_map(tmp_path)
+    assert recorded == {f"{NK}/lipophilicity_AZ-lipo": "logd74", f"{PB}/logd_reg": "logd74",
+                        f"{NK}/solubility_EPA-sol": "solubility", f"{PB}/water_sol_reg": "solubility"}
+    fewer = {k: v for k, v in recorded.items() if k != f"{PB}/logd_reg"}
+    again = PretrainRun(SPEC, tmp_path / "admet_corpus", cache=tmp_path / "cache", progress=False,
+                        quantity_map=fewer)
+    names = again.corpus.task_names
+    assert again.groups[names.index(f"{PB}/logd_reg")] != again.groups[
+        names.index(f"{NK}/lipophilicity_AZ-lipo")]  # as that run was started: untied
+    with pytest.raises(QuantityError, match="differently from this graphnorm's map"):
+        sources_recorded({f"{PB}/logd_reg": "solubility"})
+    assert recorded_quantity_map(tmp_path / "nowhere") is None
