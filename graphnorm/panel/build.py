@@ -175,7 +175,8 @@ def quantity_endpoints(run, entries: list, held: dict) -> list:
         pred = np.concatenate([held["pred"][:, t] for t in tasks])
         select = np.tile(held["select"], len(tasks))
         reference = run.corpus.task_names[max(tasks, key=lambda t: counts[t])]
-        e = dataclasses.replace(endpoint(PREFIX + q, False, y, pred, select, QUANTITIES[q].unit),
+        binary = QUANTITIES[q].kind == CLASSIFICATION.stored  # pred: logits then
+        e = dataclasses.replace(endpoint(PREFIX + q, binary, y, pred, select, QUANTITIES[q].unit),
                                 output=reference)
         added.append(e)
         if e.shown:

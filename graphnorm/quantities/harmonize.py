@@ -52,9 +52,9 @@ def to_quantity_units(corpus, sources=SOURCES, quantities=QUANTITIES) -> InQuant
         s = mapped.get(name)
         if s is None:
             continue
-        if corpus.task_kinds[t] != REGRESSION.stored:
+        if corpus.task_kinds[t] != quantities[s.quantity].kind:
             raise QuantityError(f"{name} is a {corpus.task_kinds[t]} task; the map's "
-                                f"{s.quantity} is a regression quantity")
+                                f"{s.quantity} is a {quantities[s.quantity].kind} quantity")
         at = corpus.task == t
         with np.errstate(divide="ignore", invalid="ignore"):
             value[at] = conversion(s.convert, s.stated).apply(value[at])
@@ -71,7 +71,9 @@ def to_quantity_units(corpus, sources=SOURCES, quantities=QUANTITIES) -> InQuant
 
 def harmonize(corpus, sources=SOURCES, quantities=QUANTITIES) -> Harmonized:
     """``corpus`` (`graphnorm.pretrain.corpus.Corpus`) with every mapped endpoint converted into
-    its quantity's task (`to_quantity_units`, which refuses what it cannot convert)."""
+    its quantity's task (`to_quantity_units`, which refuses what it cannot convert). Binary
+    quantities are left as their sources: a mean of two calls at two thresholds is no call."""
+    sources = tuple(s for s in sources if quantities[s.quantity].kind == REGRESSION.stored)
     converted = to_quantity_units(corpus, sources, quantities)
     corpus, quantity_of = converted.corpus, converted.quantity_of
     mapped = {s.endpoint: s for s in sources if s.endpoint in corpus.task_names}

@@ -11,7 +11,11 @@ Every entry states the source's unit as the source states it (its ``tasks.csv`` 
 README or paper; `graphnorm.pretrain.corpus_units` for the corpus's blanks) and a named
 conversion (`units.CONVERSIONS`) that reads exactly that unit. An endpoint whose unit or
 species its source does not state is left out with the reason (`UNMAPPED`): a guess would mix
-two scales silently. Binary endpoints are not mapped yet (their thresholds differ by source).
+two scales silently. Binary quantities (hERG block, Ames mutagenicity, BBB penetration, CYP
+inhibition) tie binary sources whose label 1 is the same positive call; each source's
+threshold (hERG at 1, 5, 10 or 30 µM) differs, and its learned logit offset absorbs it.
+`tests/quantities` checks on the real corpus that the sources of each agree on the molecules
+they share (a source read with its labels flipped would disagree).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ class Quantity:
     name: str
     title: str
     unit: str
+    kind: str = "regression"  # graphnorm.tasks' stored kind: "regression" | "binary"
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,12 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("ld50_rat_oral", "acute oral toxicity in rat, LD50", u.NEG_LOG_MOL_KG),
     Quantity("vdss_human", "volume of distribution at steady state, human", u.LOG_L_KG),
     Quantity("half_life_human", "elimination half-life, human", u.LOG_HOURS),
+    Quantity("herg_block", "hERG channel block", u.POSITIVE, "binary"),
+    Quantity("ames", "Ames mutagenicity", u.POSITIVE, "binary"),
+    Quantity("bbb", "blood-brain barrier penetration (BBB+)", u.POSITIVE, "binary"),
+    Quantity("cyp2c9_inhibition", "CYP2C9 inhibition", u.POSITIVE, "binary"),
+    Quantity("cyp2d6_inhibition", "CYP2D6 inhibition", u.POSITIVE, "binary"),
+    Quantity("cyp3a4_inhibition", "CYP3A4 inhibition", u.POSITIVE, "binary"),
 )}
 
 _NK, _AZ = "netknowledge_admet", "AstraZeneca ChEMBL deposit"
@@ -114,6 +125,21 @@ SOURCES: tuple[Source, ...] = (
     Source("tdc/vdss_lombardo", "vdss_human", u.L_KG, "l_kg_to_log", assay="Lombardo et al. (TDC)"),
     Source("tdc/half_life_obach", "half_life_human", u.HOURS, "hours_to_log",
            assay="Obach et al. (TDC)"),
+    Source("tdc/herg", "herg_block", u.POSITIVE, assay="Wang et al. hERG blockers (TDC)"),
+    Source("tdc_tox_extra/herg_karim", "herg_block", u.POSITIVE, assay="Karim 2021, 10 µM"),
+    *(Source(f"toxric30/Cardiotoxicity_{um}", "herg_block", u.POSITIVE,
+             assay=f"TOXRIC hERG at {um} µM") for um in (1, 5, 10, 30)),
+    Source("tdc/ames", "ames", u.POSITIVE, assay="Xu et al. (TDC)"),
+    Source("pharmabench/ames_cls", "ames", u.POSITIVE, assay="PharmaBench"),
+    Source("toxric30/Ames_Mutagenicity", "ames", u.POSITIVE, assay="TOXRIC"),
+    Source("tdc/bbb_martins", "bbb", u.POSITIVE, assay="Martins et al. (TDC)"),
+    Source("b3db/bbb_permeable", "bbb", u.POSITIVE, assay="B3DB (partly logBB > -1)"),
+    Source("pharmabench/bbb_cls", "bbb", u.POSITIVE, assay="PharmaBench"),
+    Source("molnet_bbbp/p_np", "bbb", u.POSITIVE, assay="MoleculeNet BBBP"),
+    *(Source(f"tdc/cyp{c}_veith", f"cyp{c}_inhibition", u.POSITIVE,
+             assay="Veith et al. PubChem AID 1851 (TDC)") for c in ("2c9", "2d6", "3a4")),
+    *(Source(f"toxric30/CYP{c.upper()}", f"cyp{c}_inhibition", u.POSITIVE, assay="TOXRIC")
+      for c in ("2c9", "2d6", "3a4")),
 )
 
 # endpoints that measure a mapped quantity but are left out, and why

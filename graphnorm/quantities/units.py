@@ -34,6 +34,9 @@ L_KG = "L/kg"
 LOG_L_KG = "log10 L/kg"
 HOURS = "h"
 LOG_HOURS = "log10 h"
+# a binary endpoint: 1 = the positive call (inhibitor, blocker, mutagen, BBB+); each source
+# draws the line at its own threshold, which its per-source offset absorbs
+POSITIVE = "binary, 1 = positive"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ SPEC = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup
 
 
 def _mapped_corpus(tmp_path):
-    """Two sources of logD and of solubility (PharmaBench's in log nM), one binary task."""
+    """Two sources of logD, of solubility (PharmaBench's in log nM) and of Ames mutagenicity
+    (binary), and one binary task of no quantity."""
     root = tmp_path / "admet_corpus"
     n_a, n_b = len(SMILES_A), len(SMILES_B)
     write_corpus(root, NK, SMILES_A,
@@ -30,9 +31,12 @@ def _mapped_corpus(tmp_path):
                   "toxic": "binary"})
     write_corpus(root, PB, SMILES_B,
                  {"logd_reg": [0.2 * i + 0.5 for i in range(n_b)],
-                  "water_sol_reg": [6.0 + 0.3 * i for i in range(n_b)]},
-                 {"logd_reg": "regression", "water_sol_reg": "regression"})
-    (root / "corpora.csv").write_text(f"corpus,rows\n{NK},{n_a}\n{PB},{n_b}\n")
+                  "water_sol_reg": [6.0 + 0.3 * i for i in range(n_b)],
+                  "ames_cls": [i % 2 for i in range(n_b)]},
+                 {"logd_reg": "regression", "water_sol_reg": "regression", "ames_cls": "binary"})
+    write_corpus(root, "toxric30", SMILES_A, {"Ames_Mutagenicity": [int(i % 3 == 0) for i in range(n_a)]},
+                 {"Ames_Mutagenicity": "binary"})
+    (root / "corpora.csv").write_text(f"corpus,rows\n{NK},{n_a}\n{PB},{n_b}\ntoxric30,{n_a}\n")
     return root
 
 
@@ -166,7 +170,8 @@ def test_a_quantity_run_shows_one_column_per_quantity(mapped, tmp_path, monkeypa
         monkeypatch.setattr(P, name, value)
     panel = P.build_panel(run, tmp_path / BEST_FILE, tmp_path)
     quantities = {e.task: e for e in panel.endpoints if e.is_quantity}
-    assert set(quantities) == {"quantity/logd74", "quantity/solubility"}
+    assert set(quantities) == {"quantity/logd74", "quantity/solubility", "quantity/ames"}
+    assert quantities["quantity/ames"].binary and quantities["quantity/ames"].metric == "rocauc"
     sol = quantities["quantity/solubility"]
     # NK's 12 molecules against PB's 10: NK's column is the scale shown
     assert sol.output == f"{NK}/solubility_EPA-sol" and not sol.binary
@@ -213,7 +218,8 @@ def test_a_resumed_run_reads_the_map_it_started_with(mapped, tmp_path):
     run.write_records(tmp_path)
     recorded = recorded_quantity_map(tmp_path)
     assert recorded == {f"{NK}/lipophilicity_AZ-lipo": "logd74", f"{PB}/logd_reg": "logd74",
-                        f"{NK}/solubility_EPA-sol": "solubility", f"{PB}/water_sol_reg": "solubility"}
+                        f"{NK}/solubility_EPA-sol": "solubility", f"{PB}/water_sol_reg": "solubility",
+                        f"{PB}/ames_cls": "ames", "toxric30/Ames_Mutagenicity": "ames"}
     fewer = {k: v for k, v in recorded.items() if k != f"{PB}/logd_reg"}
     again = PretrainRun(SPEC, tmp_path / "admet_corpus", cache=tmp_path / "cache", progress=False,
                         quantity_map=fewer)
