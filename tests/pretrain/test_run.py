@@ -226,3 +226,10 @@ def test_progress_lines_come_between_evaluations(make_run, tmp_path, monkeypatch
     assert [line.split(":")[0] for line in lines] == [
         "[graphnorm pretrain] step 2", "[graphnorm pretrain] step 4", "[graphnorm pretrain] step 6"]
     assert "held-out scores at step 6" in lines[0] and "CPU-h" in lines[0]
+
+
+def test_training_without_a_run_folder_is_refused_by_name(capsys):
+    from graphnorm.cli import main
+
+    assert main(["pretrain", "--max-time", "1m"]) == 2
+    assert "--out RUN is required" in capsys.readouterr().err
