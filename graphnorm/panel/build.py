@@ -100,7 +100,9 @@ def calibrated(y_select: np.ndarray, z_select: np.ndarray, y_report: np.ndarray,
 
 
 def _sigmoid(z) -> np.ndarray:
-    return 1 / (1 + np.exp(-np.asarray(z, float)))
+    from scipy.special import expit  # no overflow warning on a large negative logit
+
+    return expit(np.asarray(z, float))
 
 
 def domain_yardstick(train_embeddings: np.ndarray, select_embeddings: np.ndarray,
