@@ -21,8 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphnorm.tasks import CLASSIFICATION, REGRESSION
+
 from . import units as u
 from .units import conversion
+
+BINARY = CLASSIFICATION.stored
 
 
 class QuantityError(ValueError):
@@ -34,7 +38,7 @@ class Quantity:
     name: str
     title: str
     unit: str
-    kind: str = "regression"  # graphnorm.tasks' stored kind: "regression" | "binary"
+    kind: str = REGRESSION.stored  # graphnorm.tasks' stored kind: regression or binary
 
 
 @dataclass(frozen=True)
@@ -64,12 +68,12 @@ QUANTITIES: dict[str, Quantity] = {q.name: q for q in (
     Quantity("ld50_rat_oral", "acute oral toxicity in rat, LD50", u.NEG_LOG_MOL_KG),
     Quantity("vdss_human", "volume of distribution at steady state, human", u.LOG_L_KG),
     Quantity("half_life_human", "elimination half-life, human", u.LOG_HOURS),
-    Quantity("herg_block", "hERG channel block", u.POSITIVE, "binary"),
-    Quantity("ames", "Ames mutagenicity", u.POSITIVE, "binary"),
-    Quantity("bbb", "blood-brain barrier penetration (BBB+)", u.POSITIVE, "binary"),
-    Quantity("cyp2c9_inhibition", "CYP2C9 inhibition", u.POSITIVE, "binary"),
-    Quantity("cyp2d6_inhibition", "CYP2D6 inhibition", u.POSITIVE, "binary"),
-    Quantity("cyp3a4_inhibition", "CYP3A4 inhibition", u.POSITIVE, "binary"),
+    Quantity("herg_block", "hERG channel block", u.POSITIVE, BINARY),
+    Quantity("ames", "Ames mutagenicity", u.POSITIVE, BINARY),
+    Quantity("bbb", "blood-brain barrier penetration (BBB+)", u.POSITIVE, BINARY),
+    Quantity("cyp2c9_inhibition", "CYP2C9 inhibition", u.POSITIVE, BINARY),
+    Quantity("cyp2d6_inhibition", "CYP2D6 inhibition", u.POSITIVE, BINARY),
+    Quantity("cyp3a4_inhibition", "CYP3A4 inhibition", u.POSITIVE, BINARY),
 )}
 
 _NK, _AZ = "netknowledge_admet", "AstraZeneca ChEMBL deposit"
