@@ -181,8 +181,8 @@ def treeshap_reference(smiles: list, table: Path, train_idx: list, test_idx: lis
 
     from graphnorm.chem.descriptors import rdkit_descriptors
     from graphnorm.explain.tree_atoms import morgan_atom_scores
-    from graphnorm.panel.readouts import (MORGAN_BITS, booster_estimator, morgan_counts,
-                                            readout_features)
+    from graphnorm.panel.boosters import (MORGAN_BITS, booster_estimator, morgan_counts,
+                                          readout_features)
 
     frame = pd.read_csv(table)
 

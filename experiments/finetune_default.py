@@ -209,7 +209,7 @@ def ledger_asap(work: Path, commit: str, rule_name: str = "L") -> None:
     rows = [json.loads(x) for x in (work / "results.jsonl").read_text().splitlines() if x.strip()]
     LEDGER.parent.mkdir(parents=True, exist_ok=True)
     have = pd.read_csv(LEDGER)["run"].tolist() if LEDGER.exists() else []
-    seeds = RULES[rule_name]["seeds"]["asap"] + (() if rule_name != "L" else (0, 1))
+    seeds = RULES[rule_name]["seeds"]["asap"]
     new = []
     for r in rows:
         name = f"rule_{rule_name.lower()}/{r['recipe']}/init-from-{r['arm']}/seed{r['seed']}"

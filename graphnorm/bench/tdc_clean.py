@@ -23,7 +23,11 @@ def tdc_refusal(value: str) -> Optional[str]:
     from graphnorm.checkpoints import load_checkpoint
     from graphnorm.pretrained import resolve_init_from
 
-    loaded = load_checkpoint(resolve_init_from(value))
+    return refusal_of(load_checkpoint(resolve_init_from(value)), value)
+
+
+def refusal_of(loaded, value: str) -> Optional[str]:
+    """`tdc_refusal` of a checkpoint already loaded (``value``: how it was named)."""
     pretrain = (loaded.meta.get("train_config") or {}).get("pretrain") or {}
     if pretrain.get("exclude_tdc") is True:
         return None

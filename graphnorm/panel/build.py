@@ -24,7 +24,7 @@ from typing import Optional
 
 import numpy as np
 
-from graphnorm.panel import PANEL_FILE, Domain, Endpoint, Panel, nearest_distance  # noqa: F401
+from graphnorm.panel import Domain, Endpoint, Panel, nearest_distance
 from graphnorm.tasks import CLASSIFICATION, REGRESSION
 from graphnorm.pretrain.corpus_units import units_of
 

@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from graphnorm.panel import BOOSTER, PANEL_FILE, Panel
-from graphnorm.panel.boosters import BUNDLE_FILE, write_bundle  # noqa: F401
+from graphnorm.panel.boosters import (BACKBONE, MORGAN, booster_estimator, logit_of,
+                                      stored_model, write_bundle)
 from graphnorm.tasks import CLASSIFICATION
 
-from .readouts import (BACKBONE, MORGAN, CorpusFeatures, booster_estimator, booster_file,
-                      compact_model_text, fit_readouts, logit_of, stored_model)
+from .readouts import CorpusFeatures, booster_file, compact_model_text, fit_readouts
 
 HEAD_PANEL, SUMMARY_FILE = "panel.head.json", "readout.md"
 MAX_BOOSTER_BYTES = 6_000_000

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.panel.boosters import (BACKBONE, CONFIG, MORGAN, MORGAN_BITS, SEED,  # noqa: F401
-                                      booster_estimator, logit_of, morgan_counts,
-                                      readout_features, stored_model, with_backbone)
+from graphnorm.panel.boosters import (BACKBONE, CONFIG, MORGAN, SEED, booster_estimator,
+                                      logit_of, morgan_counts, readout_features, stored_model,
+                                      with_backbone)
 
 ROWS_FILE, BOOSTER_DIR = "readout.jsonl", "readouts"
 # what a readout booster reads: "morgan" (RULE.md J) the molecule's Morgan counts and fast

@@ -308,18 +308,18 @@ def warm_start(run: PretrainRun, path: str) -> dict:
     `train.init_from` (same model and featurizer, or refused by name), and the head's row of
     each endpoint the checkpoint also predicts (the others start fresh). A run that leaves TDC molecules out
     refuses a start that may have seen one. Returns what was loaded, for ``data.json``."""
-    from graphnorm.bench.tdc_clean import tdc_refusal
+    from graphnorm.bench.tdc_clean import refusal_of
     from graphnorm.checkpoints import load_checkpoint
     from graphnorm.pretrained import resolve_init_from
     from graphnorm.train.init_from import init_from_checkpoint
 
+    loaded = load_checkpoint(resolve_init_from(path))  # read once: refusal, weights, head rows
     if run.spec.exclude_tdc:
-        refusal = tdc_refusal(path)
+        refusal = refusal_of(loaded, path)
         if refusal:
             raise ValueError(f"--init-from {refusal}: a run that leaves every TDC molecule out "
                              "cannot start from it")
-    record = init_from_checkpoint(run.model, run.model_config, run.featurizer, path)
-    loaded = load_checkpoint(resolve_init_from(path))
+    record = init_from_checkpoint(run.model, run.model_config, run.featurizer, path, loaded)
     before = {n: t for t, n in enumerate(loaded.task.get("targets") or [])}
     shared = [(t, before[n]) for t, n in enumerate(run.corpus.task_names) if n in before]
     if shared:  # the rows of the endpoints both predict (a product build adds TDC's)

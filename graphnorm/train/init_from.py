@@ -45,14 +45,15 @@ def _differences(pretrained: dict, run: dict, skip=()) -> list[str]:
 
 
 def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
-                         path: str | Path) -> dict:
+                         path: str | Path, loaded=None) -> dict:
     """Copy ``path``'s weights (a best.ckpt or a run directory) into ``model`` except the head;
-    returns {"path", "sha256", "epoch", "tensors", "task"} for the run's metrics.json."""
+    returns {"path", "sha256", "epoch", "tensors", "task"} for the run's metrics.json.
+    ``loaded``: ``path``'s checkpoint when the caller has read it already."""
     from graphnorm.pretrained import BACKBONES, PretrainedError, resolve_init_from
     from graphnorm.checkpoints import CheckpointError, load_checkpoint
 
     try:  # a run directory means its best.ckpt; an ensemble directory is refused
-        loaded = load_checkpoint(resolve_init_from(path))
+        loaded = loaded or load_checkpoint(resolve_init_from(path))
     except (CheckpointError, PretrainedError) as err:
         raise InitFromError(f"--init-from: {err}{SCRATCH}") from err
     where = f"--init-from {loaded.path}"

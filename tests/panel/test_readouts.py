@@ -116,7 +116,7 @@ def test_the_hybrid_panel_scores_a_replaced_endpoint_from_its_booster(hybrid):
 def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
     from graphnorm.inference.admet_panel import AdmetPanel
     from graphnorm.inference.panel_boosters import PanelBoosters
-    from graphnorm.panel.readouts import morgan_counts
+    from graphnorm.panel.boosters import morgan_counts
 
     out = hybrid[0]
     panel = AdmetPanel.load(out, all_endpoints=True)
@@ -139,7 +139,7 @@ def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
 
 def test_a_booster_endpoint_is_explained_by_treeshap_over_its_morgan_atoms(hybrid):
     from graphnorm.inference.admet_panel import AdmetPanel
-    from graphnorm.panel.readouts import MORGAN_BITS, morgan_counts
+    from graphnorm.panel.boosters import MORGAN_BITS, morgan_counts
 
     panel = AdmetPanel.load(hybrid[0], all_endpoints=True)
     smiles = ["c1ccccc1O", "not a smiles", "CC(=O)Oc1ccccc1C(=O)O"]
@@ -195,7 +195,8 @@ def test_a_hybrid_panel_ships_with_its_boosters_and_its_card_says_which(hybrid, 
 def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
     import lightgbm as lgb
 
-    from graphnorm.panel.readouts import compact_model_text, stored_model
+    from graphnorm.panel.boosters import stored_model
+    from graphnorm.panel.readouts import compact_model_text
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(300, 8))

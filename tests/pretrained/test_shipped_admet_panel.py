@@ -63,7 +63,7 @@ def test_a_shipped_booster_endpoint_has_atom_attributions_that_add_up():
     """Every shown endpoint keeps atom attributions: a booster's by TreeSHAP, whose atom
     scores add up to what the molecule's Morgan substructures contribute."""
     from graphnorm.inference.admet_panel import AdmetPanel
-    from graphnorm.panel.readouts import MORGAN_BITS, morgan_counts
+    from graphnorm.panel.boosters import MORGAN_BITS, morgan_counts
 
     panel = AdmetPanel.load()
     boosted = [e.task for e in panel.entries if e.by_booster]
