@@ -12,7 +12,8 @@ def make_tiny_panel(tmp_path: Path, descriptors=None):
 
     from graphnorm.panel import build as P
     from graphnorm.pretrain import splits
-    from graphnorm.pretrain.loop import BEST_FILE, train
+    from graphnorm.pretrain.fit import train
+    from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
 
     corpus = make_tiny_corpus(tmp_path)

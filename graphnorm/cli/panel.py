@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _build(run_, folder: Path, raw_dir) -> int:
-    from graphnorm.pretrain.loop import BEST_FILE
+    from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.panel.build import build_panel
 
     panel = build_panel(run_, folder / BEST_FILE, raw_dir)

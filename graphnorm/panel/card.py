@@ -138,7 +138,7 @@ def model_card(run: Path, raw_dir=None) -> str:
     data = json.loads(needed["data.json"].read_text())
     log = [json.loads(line) for line in needed["log.jsonl"].read_text().splitlines() if line]
     panel = Panel.read(needed["panel.json"])
-    # best.ckpt is the evaluation of the lowest held-out loss (loop.py), not the last one
+    # best.ckpt is the evaluation of the lowest held-out loss (held_out.py), not the last one
     scored = [r for r in log if r.get("val_loss") is not None]
     best = min(scored, key=lambda r: r["val_loss"]) if scored else {}
     corpora = sorted(data.get("sources", {}))

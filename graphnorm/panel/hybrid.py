@@ -60,7 +60,7 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     summary's path."""
     from graphnorm.checkpoints import load_checkpoint
 
-    from graphnorm.pretrain.loop import BEST_FILE
+    from graphnorm.pretrain.folder import BEST_FILE
     from .build import endpoint, held_out_predictions
 
     out = Path(out)

@@ -148,7 +148,7 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     from graphnorm.data.build import stage
     from graphnorm.tasks import REGRESSION, target_transforms
 
-    from graphnorm.pretrain.loop import BEST_FILE
+    from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.panel import Panel
 
     from .build import held_out_predictions

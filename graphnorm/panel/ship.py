@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Optional
 
-from graphnorm.pretrain.loop import BEST_FILE, LOG_FILE, SPEC_FILE
+from graphnorm.pretrain.folder import BEST_FILE, LOG_FILE, SPEC_FILE
 from .card import CARD_FILE
 from graphnorm.panel import PANEL_FILE, Panel, PanelFileError
 from graphnorm.panel.boosters import BUNDLE_FILE

@@ -1,10 +1,9 @@
 """``graphnorm pretrain``: arguments and command (graphnorm/cli/ wires them; torch loads on
 run only).
 
-A run folder holds ``pretrain.json`` (the spec, written on the first call and required to
-match on every later one: a resumed run is the same run), ``state.pt`` (to resume),
-``log.jsonl`` (the cost curve), ``best.ckpt`` (the model of the best held-out loss, for
-``train --init-from``) and ``data.json`` (corpus checksum, split sizes, held-out tasks).
+A run folder's files are `folder`'s (the spec, ``last.ckpt`` to resume, the cost curve,
+``best.ckpt`` for ``train --init-from``, data.json, metrics.json); the training is
+`fit.train`, the package's one training stack.
 Calling it again on the same ``--out`` continues the run for another ``--max-time``.
 What is done with a trained run are commands of their own: ``graphnorm pretrain curve`` and
 ``step-cost`` (here), ``graphnorm panel build | readouts | versus-gbm | compare | card |
@@ -137,7 +136,8 @@ def _steps_trained(path: str) -> int:
 def run_pretrain(args: argparse.Namespace) -> int:
     import torch
 
-    from .loop import SPEC_FILE, train
+    from .fit import train
+    from .folder import SPEC_FILE
     from .setup import PretrainRun
 
     torch.set_num_threads(max(1, args.threads))
@@ -188,7 +188,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
 def open_run(folder, raw_dir=None, tdc_dir=None, workers: int = 1, progress: bool = True):
     """The `PretrainRun` of a trained run folder, built from its ``pretrain.json`` (what the
     panel commands score); FileNotFoundError naming a folder that holds no run."""
-    from .loop import BEST_FILE, SPEC_FILE
+    from .folder import BEST_FILE, SPEC_FILE
     from .setup import PretrainRun, recorded_quantity_map
 
     folder = Path(folder)

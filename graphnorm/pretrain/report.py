@@ -1,7 +1,7 @@
 """The cost curve of pre-training runs: held-out scores against CPU-hours, as a table and
 one figure (``graphnorm pretrain curve RUN [RUN ...] --out DIR``).
 
-Each run folder's ``log.jsonl`` (`loop.py`) holds one record per evaluation; the CPU time is
+Each run folder's ``log.jsonl`` (`held_out.py`) holds one record per evaluation; the CPU time is
 the training process's own (``time.process_time``, all its threads, summed over sessions), so
 runs on a shared machine compare by the work they did, not by the wall clock. A run's label
 is its norm and size (``pretrain.json``).
@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .loop import LOG_FILE, SPEC_FILE
+from .folder import LOG_FILE, SPEC_FILE
 from .step_cost import cost_of
 
 PANELS = (("val_loss", "held-out molecules: loss (lower is better)"),

@@ -253,7 +253,7 @@ class PretrainRun:
         import json
         from pathlib import Path
 
-        from .loop import SPEC_FILE
+        from .folder import DATA_FILE, SPEC_FILE
 
         out = Path(out)
         (out / SPEC_FILE).write_text(json.dumps(self.spec.to_dict(), indent=2) + "\n")
@@ -266,7 +266,7 @@ class PretrainRun:
             data["init_from"] = self.warm_start
         if self.quantity_of is not None:
             data["quantities"] = self._quantity_map()
-        (out / "data.json").write_text(json.dumps(data, indent=2) + "\n")
+        (out / DATA_FILE).write_text(json.dumps(data, indent=2) + "\n")
 
     def graphnorm_checkpoint(self, step: int) -> dict:
         """The model as a graphnorm checkpoint (what `load_checkpoint` and ``--init-from``
@@ -299,7 +299,9 @@ def recorded_quantity_map(folder) -> dict | None:
     import json
     from pathlib import Path
 
-    path = Path(folder) / "data.json"
+    from .folder import DATA_FILE
+
+    path = Path(folder) / DATA_FILE
     return json.loads(path.read_text()).get("quantities") if path.is_file() else None
 
 

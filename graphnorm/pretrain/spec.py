@@ -48,7 +48,7 @@ class PretrainSpec:
     val_max: int = 8000  # held-out molecules scored at each evaluation (a fixed sample)
     targets: str = "endpoints"  # TARGETS
     # a warm start: the checkpoint whose weights start the run (`--init-from`), and the steps
-    # it was trained, where the learning-rate schedule goes on from (loop.lr_at)
+    # it was trained, where the learning-rate schedule goes on from (graphnorm.train.schedule.lr_at)
     init_from: Optional[str] = None
     schedule_offset: int = 0
 

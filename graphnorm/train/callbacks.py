@@ -30,7 +30,8 @@ class Throughput(L.Callback):
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         if self._t0 is not None:
             self.seconds += time.perf_counter() - self._t0
-            self.graphs += batch.num_graphs * trainer.world_size
+            graphs = batch[0] if isinstance(batch, tuple) else batch  # pre-training: (graphs, labels)
+            self.graphs += graphs.num_graphs * trainer.world_size
 
     @property
     def graphs_per_second(self) -> float:

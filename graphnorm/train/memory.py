@@ -1,4 +1,7 @@
-"""Keep freed memory in the process instead of handing it back to the OS after every step.
+"""The memory guard of every training run: keep freed memory in the process instead of
+handing it back to the OS after every step (`hold_freed_memory`), and hand back what
+fragmentation strands (`trim_heap`, `HeapTrim`).
+
 
 glibc serves blocks above its mmap threshold with fresh ``mmap`` pages and unmaps them on
 free, and trims the heap top when more than the trim threshold is free; both thresholds move
@@ -14,7 +17,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
+import sys
+from typing import Optional
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # <malloc.h>
 MMAP_THRESHOLD = 32 << 20
@@ -33,3 +39,42 @@ def hold_freed_memory() -> bool:
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
         mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+
+
+# Fragmentation: every batch of molecules has other shapes (the N x N distance and path
+# tensors of its largest molecule), so freed blocks of one size rarely fit the next batch's,
+# their pages stay resident, and a long run's memory climbs for hours (a 6 x 96 pre-training
+# run passed 14 GB of heap in half an hour on a 24 GB machine). ``malloc_trim`` hands the
+# free pages inside the heap back; called every few dozen steps it costs milliseconds.
+# (Serving large blocks by mmap instead also keeps memory flat, but pays a page fault per
+# block: it doubled a step's CPU time, most of it in the kernel.)
+TRIM_EVERY = 50  # training steps between two trims
+
+
+@functools.lru_cache(maxsize=None)  # opened once, not at every trim
+def _libc() -> Optional[ctypes.CDLL]:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:  # musl and other C libraries: nothing to ask this way
+        return None
+
+
+def trim_heap() -> bool:
+    """Return the heap's free pages to the system (glibc ``malloc_trim(0)``); False where
+    there is no glibc to ask or nothing was returned."""
+    libc = _libc()
+    return bool(libc.malloc_trim(0)) if libc is not None else False
+
+
+def heap_trim_callback(every: int = TRIM_EVERY):
+    """A Lightning callback that trims the heap every ``every`` optimizer steps."""
+    import lightning as L
+
+    class HeapTrim(L.Callback):
+        def on_train_batch_end(self, trainer, *args) -> None:
+            if trainer.global_step % every == 0:
+                trim_heap()
+
+    return HeapTrim()

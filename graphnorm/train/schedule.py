@@ -1,10 +1,13 @@
-"""Learning-rate schedule of Graphormer v1: linear warm-up to the peak, then linear decay.
+"""Learning-rate schedules: Graphormer v1's linear warm-up to the peak, then linear decay
+(training runs), and warm-up then inverse square root (pre-training, open-ended).
 
 The schedule is a function of training progress: steps done / total steps for an epoch or
 step budget, or the elapsed fraction of a time budget (``progress``), so a run given 25
 minutes warms up and decays over those 25 minutes whatever its step rate.
 """
 from __future__ import annotations
+
+import math
 
 from typing import Callable, Optional
 
@@ -40,3 +43,18 @@ def warmup_linear_decay(optimizer: Optimizer, warmup_steps: int, total_steps: in
         return 1.0 - (1.0 - floor) * done
 
     return LambdaLR(optimizer, factor)
+
+
+def lr_at(step: int, base: float, warmup: int) -> float:
+    """Linear warm-up to ``base`` over ``warmup`` steps, then base * sqrt(warmup / step)
+    (the inverse-square-root schedule of Vaswani et al. 2017, https://arxiv.org/abs/1706.03762)."""
+    step = max(step, 1)
+    return base * min(step / warmup, math.sqrt(warmup / step))
+
+
+def warmup_inverse_sqrt(optimizer: Optimizer, peak_lr: float, warmup_steps: int,
+                        offset: int = 0) -> LambdaLR:
+    """`lr_at` as a scheduler: optimizer step k (from 0) runs at lr_at(offset + k + 1). It
+    needs no planned length, so a run continued for more hours goes on smoothly, and
+    ``offset`` (the steps a warm start's source trained) continues a schedule begun elsewhere."""
+    return LambdaLR(optimizer, lambda k: lr_at(offset + k + 1, peak_lr, warmup_steps) / peak_lr)

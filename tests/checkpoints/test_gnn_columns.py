@@ -18,7 +18,8 @@ from graphnorm.checkpoints.gnn_columns import GnnFeaturesError
 def backbone(tmp_path_factory):
     """A tiny `graphnorm pretrain` checkpoint (1 block x 16, a few steps)."""
     from graphnorm.pretrain import splits
-    from graphnorm.pretrain.loop import BEST_FILE, train
+    from graphnorm.pretrain.fit import train
+    from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
 
     root = tmp_path_factory.mktemp("backbone")

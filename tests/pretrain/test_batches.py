@@ -8,7 +8,8 @@ import torch
 
 from graphnorm.pretrain import splits
 from graphnorm.pretrain.corpus import Corpus
-from graphnorm.pretrain.loop import STATE_FILE, train
+from graphnorm.pretrain.fit import train
+from graphnorm.pretrain.folder import STATE_FILE
 from graphnorm.pretrain.setup import PretrainRun, PretrainSpec, task_balanced_weights
 
 SPEC = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup_steps=3,
@@ -26,7 +27,7 @@ def make_run(tiny_corpus, tmp_path, monkeypatch):
 
 
 def _model(out):
-    return torch.load(out / STATE_FILE, weights_only=True)["model"]
+    return torch.load(out / STATE_FILE, weights_only=False)["state_dict"]
 
 
 def test_loader_processes_train_the_same_model_and_resume_exactly(make_run, tmp_path):

@@ -7,7 +7,9 @@ import pytest
 import torch
 
 from graphnorm.pretrain import splits
-from graphnorm.pretrain.loop import BEST_FILE, LOG_FILE, lr_at, train
+from graphnorm.pretrain.fit import train
+from graphnorm.pretrain.folder import BEST_FILE, LOG_FILE
+from graphnorm.train.schedule import lr_at
 from graphnorm.pretrain.quantity_head import QuantityHead, exported_state, groups_of
 from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
 from tiny_corpus import SMILES_A, SMILES_B, write_corpus

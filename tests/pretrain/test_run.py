@@ -7,7 +7,8 @@ import torch
 
 from graphnorm.pretrain import splits
 from graphnorm.pretrain.corpus import loose_key
-from graphnorm.pretrain.loop import BEST_FILE, LOG_FILE, STATE_FILE, train
+from graphnorm.pretrain.fit import train
+from graphnorm.pretrain.folder import BEST_FILE, LOG_FILE, STATE_FILE
 from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
 
 SPEC = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup_steps=3,
@@ -38,14 +39,14 @@ def test_run_logs_held_out_scores_and_resumes_exactly(make_run, tmp_path):
     assert (straight / BEST_FILE).is_file()
 
     train(make_run(), resumed, 600, max_steps=5, eval_every=4, progress=False)
-    state = torch.load(resumed / STATE_FILE, weights_only=True)
-    assert state["progress"]["step"] == 5
+    state = torch.load(resumed / STATE_FILE, weights_only=False)
+    assert state["global_step"] == 5
     # a limit between evaluations still ends with a held-out score of the last step
     logged = [json.loads(line)["step"] for line in (resumed / LOG_FILE).read_text().splitlines()]
     assert logged == [4, 5]
     train(make_run(), resumed, 600, max_steps=8, eval_every=4, progress=False)
-    a = torch.load(straight / STATE_FILE, weights_only=True)["model"]
-    b = torch.load(resumed / STATE_FILE, weights_only=True)["model"]
+    a = torch.load(straight / STATE_FILE, weights_only=False)["state_dict"]
+    b = torch.load(resumed / STATE_FILE, weights_only=False)["state_dict"]
     assert a.keys() == b.keys()
     for k in a:  # the same batches in the same order, the same optimizer state
         assert torch.equal(a[k], b[k]), k
@@ -128,7 +129,7 @@ def test_cli_trains_resumes_refuses_other_settings_and_reports(tiny_corpus, tmp_
 
 
 def test_a_corrupt_or_foreign_state_is_named(make_run, tmp_path):
-    from graphnorm.pretrain.loop import ResumeError
+    from graphnorm.pretrain.fit import ResumeError
 
     (tmp_path / STATE_FILE).write_bytes(b"not a torch file")
     with pytest.raises(ResumeError, match="corrupt"):
@@ -139,6 +140,51 @@ def test_a_corrupt_or_foreign_state_is_named(make_run, tmp_path):
     wider = PretrainSpec(**{**SPEC.to_dict(), "hidden": 32, "corpora": None})
     with pytest.raises(ResumeError, match="another model"):
         train(make_run(wider), other, 600, max_steps=2, eval_every=5, progress=False)
+    old = tmp_path / "old"  # a run of the loop before the one training stack
+    old.mkdir()
+    (old / "state.pt").write_bytes(b"")
+    with pytest.raises(ResumeError, match="state.pt.*--init-from"):
+        train(make_run(), old, 600, max_steps=1, eval_every=1, progress=False)
+
+
+def test_a_call_writes_the_run_record(make_run, tmp_path):
+    from graphnorm.run_folder import RunRecord
+
+    train(make_run(), tmp_path, 600, max_steps=6, eval_every=3, progress=False)
+    record = RunRecord.read(tmp_path)
+    losses = [json.loads(line)["val_loss"] for line in (tmp_path / LOG_FILE).read_text().splitlines()]
+    assert record.metric == "loss" and record.val == pytest.approx(min(losses))
+    assert record.test is None and record.steps == 6 and record.stopped_by == "max_steps"
+    assert record.cpu_time_s > 0 and record.config["hidden"] == SPEC.hidden
+    assert 6 <= record.extra["seen"] <= 6 * SPEC.batch_size  # molecules: a short last batch
+
+
+def test_a_sigterm_ends_the_step_saves_and_resumes(make_run, tmp_path, monkeypatch):
+    import os
+    import signal
+
+    from graphnorm.pretrain import held_out
+    from graphnorm.run_folder import RunRecord
+
+    batch_end = held_out.HeldOutLog.on_train_batch_end
+
+    def terminated_at_step_3(self, trainer, *args):
+        if trainer.global_step == 3:
+            os.kill(os.getpid(), signal.SIGTERM)  # as `kill` or a scheduler would
+        batch_end(self, trainer, *args)
+
+    monkeypatch.setattr(held_out.HeldOutLog, "on_train_batch_end", terminated_at_step_3)
+    before = signal.getsignal(signal.SIGTERM)
+    last = train(make_run(), tmp_path, 600, max_steps=8, eval_every=2, progress=False)
+    assert last["stopped_at"] == 3
+    assert torch.load(tmp_path / STATE_FILE, weights_only=False)["global_step"] == 3
+    assert RunRecord.read(tmp_path).stopped_by == "signal"
+    logged = [json.loads(line)["step"] for line in (tmp_path / LOG_FILE).read_text().splitlines()]
+    assert logged == [2]  # a signal does not wait for a held-out score
+    assert signal.getsignal(signal.SIGTERM) == before  # the call's handler is gone with it
+    monkeypatch.undo()
+    train(make_run(), tmp_path, 600, max_steps=4, eval_every=2, progress=False)
+    assert torch.load(tmp_path / STATE_FILE, weights_only=False)["global_step"] == 4
 
 
 def test_held_out_tasks_are_probed_every_kth_evaluation(make_run, tmp_path):
@@ -218,9 +264,9 @@ def test_a_run_with_descriptors_standardizes_them_and_its_checkpoint_predicts(ma
 
 
 def test_progress_lines_come_between_evaluations(make_run, tmp_path, monkeypatch, capsys):
-    from graphnorm.pretrain import loop
+    from graphnorm.pretrain import held_out
 
-    monkeypatch.setattr(loop, "PROGRESS_EVERY", 2)
+    monkeypatch.setattr(held_out, "PROGRESS_EVERY", 2)
     train(make_run(), tmp_path, 600, max_steps=6, eval_every=6, progress=True)
     lines = [line for line in capsys.readouterr().err.splitlines() if "train loss" in line]
     assert [line.split(":")[0] for line in lines] == [

@@ -8,7 +8,8 @@ import torch
 from graphnorm.data.tdc import TDC_ADMET_TASKS
 from graphnorm.pretrain import splits
 from graphnorm.pretrain.corpus import CorpusError, load_corpus, tdc_table
-from graphnorm.pretrain.loop import BEST_FILE, train
+from graphnorm.pretrain.fit import train
+from graphnorm.pretrain.folder import BEST_FILE
 from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
 
 SMILES = ["CCO", "CCN", "CCCl", "c1ccccc1", "CC(=O)O", "CCCC", "OCCO", "CC#N"]

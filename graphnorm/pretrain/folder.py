@@ -1,0 +1,17 @@
+"""The files of a pre-training run folder (torch-free: the panel commands name them too).
+
+- ``pretrain.json``: the spec, written on the first call; a resumed run must repeat it;
+- ``data.json``: corpus checksum and sources, split sizes, held-out tasks, the quantity map;
+- ``last.ckpt``: Lightning's checkpoint of the last step a call trained, what the next call
+  resumes from (graphnorm/pretrain/fit.py);
+- ``best.ckpt``: the model of the best held-out loss, as a graphnorm checkpoint (what
+  ``train --init-from`` and the panel commands read);
+- ``log.jsonl``: one record per evaluation, the cost curve (held-out scores against CPU-hours);
+- ``metrics.json``: the run record every training run writes (`graphnorm.run_folder`).
+"""
+from graphnorm.run_folder import LAST_CHECKPOINT
+
+SPEC_FILE, DATA_FILE, LOG_FILE, BEST_FILE = "pretrain.json", "data.json", "log.jsonl", "best.ckpt"
+STATE_FILE = LAST_CHECKPOINT
+# what the loop before the one training stack saved instead of last.ckpt (named in a refusal)
+OLD_STATE_FILE = "state.pt"

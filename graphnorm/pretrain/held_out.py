@@ -1,0 +1,146 @@
+"""What a pre-training call does around its steps (a Lightning callback): every
+``eval_every`` steps score the held-out molecules (every ``probe_every``-th time also the
+held-out tasks), append one record to ``log.jsonl``, keep ``best.ckpt`` (the model of the best
+held-out loss, as a graphnorm checkpoint) and save ``last.ckpt``; a progress line every
+`PROGRESS_EVERY` steps; and the stops: this call's wall budget, the run's step limit,
+SIGINT/SIGTERM. A stop finishes the step, scores held-out (not after a signal: it should not
+wait) and saves ``last.ckpt``, which the next call resumes from exactly.
+
+A record: step, epoch, molecules seen, wall and process-CPU seconds since the run began
+(summed over its calls: `graphnorm.train.callbacks.Throughput`), learning rate, the training
+loss (a running average) and the held-out scores (`evaluate.held_out_record`). That file is
+the cost curve (held-out score against CPU-hours: `graphnorm pretrain curve`).
+"""
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+import lightning as L
+
+from .folder import BEST_FILE, LOG_FILE, STATE_FILE
+
+PROGRESS_EVERY = 100  # steps between two progress lines (an evaluation can be 1,000s away)
+
+
+def save_atomic(obj, path: Path) -> None:
+    from graphnorm.data.files import torch_save
+
+    torch_save(obj, path)  # an interrupt never leaves half a file
+
+
+class HeldOutLog(L.Callback):
+    def __init__(self, run, out: Path, eval_every: int, probe_every: int, max_time_s: float,
+                 max_steps: int | None, progress: bool, device: str = "cpu"):
+        self.run, self.out, self.eval_every = run, Path(out), eval_every
+        self.probe_every, self.max_time_s, self.max_steps = max(1, probe_every), max_time_s, max_steps
+        self.progress, self.device = progress, device
+        # the run's, saved in last.ckpt
+        self.seen, self.running, self.best_loss = 0, None, None
+        # this call's
+        self.last, self.evaluated_at, self.stop_requested, self._handlers = {}, 0, False, {}
+
+    # ---- the run's state, in last.ckpt ---------------------------------------------------
+    def state_dict(self) -> dict:
+        return {"seen": self.seen, "running": self.running, "best_loss": self.best_loss}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.seen, self.running = state["seen"], state["running"]
+        self.best_loss = state["best_loss"]
+
+    # ---- signals ------------------------------------------------------------------------
+    def on_train_start(self, trainer, pl_module) -> None:
+        self.started, self.evaluated_at = time.time(), trainer.global_step
+        # after Lightning's own handlers (set up at fit start): a signal ends the step, saves
+        self._handlers = {s: signal.signal(s, self._request_stop)
+                          for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def _request_stop(self, *_):
+        self.stop_requested = True
+
+    def _restore(self) -> None:
+        for s, handler in self._handlers.items():
+            signal.signal(s, handler)
+        self._handlers = {}
+
+    def on_train_end(self, trainer, pl_module) -> None:
+        self._restore()
+
+    def on_exception(self, trainer, pl_module, exception) -> None:
+        self._restore()
+
+    # ---- every step -----------------------------------------------------------------------
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        step = trainer.global_step
+        self.seen += len(batch[1])
+        value = float(outputs["loss"].detach())
+        self.running = value if self.running is None else 0.98 * self.running + 0.02 * value
+        if self.progress and step % PROGRESS_EVERY == 0:
+            self._progress_line(trainer, step)
+        stop = (self.stop_requested or time.time() - self.started >= self.max_time_s
+                or (self.max_steps is not None and step >= self.max_steps))
+        if step % self.eval_every == 0 or (stop and not self.stop_requested):
+            self._evaluate(trainer, pl_module, step)
+        if step % self.eval_every == 0 or stop:
+            trainer.save_checkpoint(self.out / STATE_FILE)
+        if stop:
+            trainer.should_stop = True
+
+    def _evaluate(self, trainer, pl_module, step: int) -> None:
+        from graphnorm.train.schedule import lr_at
+
+        from .evaluate import held_out_record
+
+        spec = self.run.spec
+        wall, cpu = _elapsed(trainer)
+        probe = (step // self.eval_every) % self.probe_every == 0
+        record = {"step": step, "epoch": (step - 1) // trainer.datamodule._batches,
+                  "seen": self.seen, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                  "lr": lr_at(spec.schedule_offset + step, spec.lr, spec.warmup_steps),
+                  "train_loss": self.running,
+                  **held_out_record(self.run, pl_module.model, probe)}
+        if self.device != "cpu":
+            record["device"] = self.device
+        self.last, self.evaluated_at = record, step
+        loss = record.get("val_loss")
+        if loss is not None and (self.best_loss is None or loss < self.best_loss):
+            self.best_loss = loss
+            save_atomic(_on_cpu(self.run.graphnorm_checkpoint(step)), self.out / BEST_FILE)
+        with open(self.out / LOG_FILE, "a") as f:
+            f.write(json.dumps(record) + "\n")
+        if self.progress:
+            shown = {k: (float(f"{v:.4g}") if isinstance(v, float) else v)
+                     for k, v in record.items() if k != "per_task"}
+            print(f"[graphnorm pretrain] {shown}", file=sys.stderr, flush=True)
+
+    def _progress_line(self, trainer, step: int) -> None:
+        """Where the run is, its cost so far, when it next scores held-out."""
+        _, cpu = _elapsed(trainer)
+        following = (step // self.eval_every + 1) * self.eval_every
+        print(f"[graphnorm pretrain] step {step:,}: train loss {self.running:.4f}, "
+              f"{cpu / 3600:.2f} CPU-h ({cpu / max(step, 1):.2f} CPU-s a step over the run), "
+              f"held-out scores at step {following:,}", file=sys.stderr, flush=True)
+
+
+def _elapsed(trainer) -> tuple[float, float]:
+    """(wall, CPU) seconds of the run over all its calls, from the Throughput callback."""
+    from graphnorm.train.callbacks import Throughput
+
+    speed = next(c for c in trainer.callbacks if isinstance(c, Throughput))
+    return speed.wall_time, speed.cpu_time
+
+
+def _on_cpu(obj):
+    """Tensors of a (nested) checkpoint on the CPU: one trained on a GPU loads anywhere."""
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _on_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_on_cpu(v) for v in obj)
+    return obj
