@@ -9,7 +9,7 @@ appended them to gbm's input, ``tdc_embedding_features.py``, is at commit ff74c7
 evaluated molecule is in the table, so those are out-of-sample.
 
     GRAPHNORM_RAW_DIR=../shared/datasets python experiments/make_admet_boosters.py \\
-        --aux data/derived/tdc_aux.csv --out graphnorm.baselines.admet_boosters.json.gz \\
+        --aux data/derived/tdc_aux.csv --out graphnorm.baselines.admet_boosters.json.xz \\
         --features-csv data/derived/tdc_aux_gbm_features.csv
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def eval_smiles(tasks: list[str]) -> list[str]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--aux", required=True, help="make_aux_table.py's CSV")
-    p.add_argument("--out", required=True, help="the boosters' file (.json.gz)")
+    p.add_argument("--out", required=True, help="the boosters' file (.json.xz)")
     p.add_argument("--features-csv", help="also: predictions for the evaluated tasks' molecules")
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)

@@ -11,7 +11,7 @@ and exclusions (no molecule of the 14 smaller TDC tasks, none of any TDC test se
 described in ``graphnorm/pretrained/README.md``; ``experiments/make_aux_table.py`` and
 ``experiments/make_admet_boosters.py`` rebuild it.
 
-One gzipped JSON file: each booster in LightGBM's text model format (no pickle), its column,
+One xz-compressed JSON file (`graphnorm.data.files.json_xz_bytes`): each booster in LightGBM's text model format (no pickle), its column,
 kind (regression or binary: a probability), the MapLight signature it reads, and a 12-hex key
 of each training molecule (`molecule_key`), so a run can say how many of its molecules the
 boosters saw (`admet_overlap`): on those, the 9 features are in-sample and look better than
@@ -19,7 +19,6 @@ they are on new molecules.
 """
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from functools import lru_cache
@@ -28,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 # shipped beside the pre-trained backbones (package data of graphnorm.pretrained)
-ADMET_FILE = Path(__file__).resolve().parents[1] / "pretrained" / "admet_boosters.json.gz"
+ADMET_FILE = Path(__file__).resolve().parents[1] / "pretrained" / "admet_boosters.json.xz"
 ADMET_FORMAT = 1
 VOLATILE = ("fit_cpu_s",)  # column keys that differ between equal fits
 
@@ -57,10 +56,11 @@ def save_admet_boosters(path: Path, columns: list[dict], features: dict, data: d
     keys = sorted({k for k in map(molecule_key, training_smiles) if k})
     meta = {"format": ADMET_FORMAT, "lightgbm": lightgbm.__version__, "features": features,
             "data": data, "columns": stored, "molecules": keys}
+    from graphnorm.data.files import json_xz_bytes
+
     path = Path(path)
     tmp = path.with_suffix(".tmp")
-    with gzip.open(tmp, "wt") as f:
-        json.dump(meta, f)
+    tmp.write_bytes(json_xz_bytes(meta))
     tmp.replace(path)
     return path
 
@@ -80,12 +80,13 @@ def _read(path: str, mtime_ns: int, size: int) -> tuple[list, list[dict], dict]:
     import lightgbm as lgb
 
     try:
-        with gzip.open(path, "rt") as f:
-            meta = json.load(f)
+        from graphnorm.data.files import json_from_xz
+
+        meta = json_from_xz(Path(path).read_bytes())
         boosters = [lgb.Booster(model_str=c["booster"]) for c in meta["columns"]]
-    except Exception as err:  # damaged gzip, JSON or model string
+    except Exception as err:  # damaged xz, JSON or model string
         fix = ("reinstall graphnorm" if Path(path) == ADMET_FILE else
-               "a gzipped JSON file of graphnorm's boosters format is expected "
+               "an xz-compressed JSON file of graphnorm's boosters format is expected "
                "(graphnorm.baselines.admet_loto writes one)")
         raise AdmetBoostersError(f"cannot read the ADMET boosters {path} "
                                  f"({type(err).__name__}); {fix}") from err

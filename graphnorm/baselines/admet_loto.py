@@ -9,7 +9,7 @@ tasks. Measured on the official validation splits (``experiments/results/tdc_adm
 loto_features/``): gbm with them better on 7 of 8 tasks and 30 of 40 task-seeds.
 
 The file has the shipped file's format (`graphnorm.baselines.admet_boosters`), one column
-fewer, and is cached: ``<cache>/admet_loto/<task>-<key>.json.gz``, the key a hash of the
+fewer, and is cached: ``<cache>/admet_loto/<task>-<key>.json.xz``, the key a hash of the
 TDC tables, MolHIV's file, the LightGBM version and the code that builds it (the chemistry,
 the aux table, this module, the booster fit: `_code`). ~4 CPU-minutes per task on one thread.
 """
@@ -77,7 +77,7 @@ def loto_boosters(task: str, group: Path, cache=None, threads: int = 1, progress
     if missing:  # the table keeps every task's molecules out, so it reads all 22
         raise TDCError(f"the leave-own-task-out boosters of {task} read all 22 TDC ADMET tasks; "
                        f"{Path(group) / missing[0]} is missing ({len(missing)} files in all)")
-    path = cache_root(cache) / "admet_loto" / f"{task}-{_key(task, group, hiv_path)}.json.gz"
+    path = cache_root(cache) / "admet_loto" / f"{task}-{_key(task, group, hiv_path)}.json.xz"
     if path.is_file():
         return path
     stage(progress, f"{task}: the shipped ADMET boosters learned this task; fitting the other "

@@ -30,7 +30,7 @@ FEATURE_SETS = tabular.FEATURE_SETS + ("maplight" + ADMET, "maplight" + GNN,
                                        "maplight" + ADMET + GNN)
 # the copy of a run's own boosters file in its folder (boosters other than the shipped ones:
 # --admet-boosters, or the leave-own-task-out ones of `benchmark --suite tdc-admet`)
-RUN_BOOSTERS = "admet_boosters.json.gz"
+RUN_BOOSTERS = "admet_boosters.json.xz"
 
 
 def has_admet(name: str) -> bool:

@@ -1,7 +1,7 @@
 """The one-table boosters of a hybrid ADMET panel: the endpoints where a booster on Morgan
 counts and the head's descriptors -- and, for some, also the network's [VNode] embedding and
 outputs -- beat the panel's predictor on the selection half are predicted by it (graphnorm/panel/readouts.py fits them;
-``readouts.json.gz`` beside the checkpoint holds them: `graphnorm.panel.boosters`).
+``readouts.json.xz`` beside the checkpoint holds them: `graphnorm.panel.boosters`).
 
 A booster reads exactly what it was fitted on, so the bundle names its columns (Morgan bits
 and radius, the descriptor set and its count, RDKit's version; per booster its variant and

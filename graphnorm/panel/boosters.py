@@ -1,4 +1,4 @@
-"""The booster bundle beside a hybrid panel (``readouts.json.gz``): its format, the columns a
+"""The booster bundle beside a hybrid panel (``readouts.json.xz``): its format, the columns a
 booster reads, and how a stored booster predicts.
 
 Where the selection half chose it, an endpoint is predicted by a one-table
@@ -11,7 +11,6 @@ names, or whose columns are not what this featurizer and RDKit give.
 """
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from pathlib import Path
@@ -22,7 +21,7 @@ from graphnorm.baselines.boosted import BoostedConfig
 
 from .record import BACKBONE, Panel
 
-BUNDLE_FILE, BUNDLE_FORMAT = "readouts.json.gz", 1
+BUNDLE_FILE, BUNDLE_FORMAT = "readouts.json.xz", 1
 MORGAN = "morgan"  # a booster's ``features`` when it reads the molecule alone
 MORGAN_BITS, SEED, EPS = 2048, 0, 1e-6
 # compact: the chosen boosters ship inside the wheel
@@ -90,11 +89,13 @@ def bundle_signature(descriptors) -> dict:
 
 
 def write_bundle(folder, boosters: dict, descriptors) -> str:
-    """Write ``folder/readouts.json.gz`` ({task: {"model", "kind", "transform", "features",
+    """Write ``folder/readouts.json.xz`` ({task: {"model", "kind", "transform", "features",
     "own"}}) with its columns' signature; returns its sha256 (what the panel names)."""
     bundle = {"format": BUNDLE_FORMAT, "features": bundle_signature(descriptors),
               "boosters": boosters}
-    data = gzip.compress(json.dumps(bundle).encode(), mtime=0)
+    from graphnorm.data.files import json_xz_bytes
+
+    data = json_xz_bytes(bundle)
     (Path(folder) / BUNDLE_FILE).write_bytes(data)
     return hashlib.sha256(data).hexdigest()
 
@@ -113,7 +114,9 @@ def read_bundle(folder, panel: Panel, descriptors, error=ValueError) -> dict:
     if hashlib.sha256(data).hexdigest() != panel.readouts_sha256:
         raise error(f"{path} is not the bundle this panel was built with: rebuild both {rebuild}")
     try:
-        bundle = json.loads(gzip.decompress(data))
+        from graphnorm.data.files import json_from_xz
+
+        bundle = json_from_xz(data)
         boosters, signature = bundle["boosters"], bundle["features"]
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise error(f"{path}: not a readout bundle ({type(err).__name__}: {err})") from err

@@ -9,7 +9,7 @@ Files of a run folder:
   ``panel readouts``; every later one starts from it, so a rerun gives the same panel);
 - ``panel.json``: the hybrid panel, each replaced entry marked ``"readout": "booster"`` with
   the head's own scores under ``"head"``, and ``"readouts_sha256"`` naming the bundle;
-- ``readouts.json.gz``: the chosen boosters (LightGBM model strings) and what their features
+- ``readouts.json.xz``: the chosen boosters (LightGBM model strings) and what their features
   are, what `graphnorm admet` loads beside the checkpoint;
 - ``readout.md``: the verdict counts.
 

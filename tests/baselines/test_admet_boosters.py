@@ -1,7 +1,6 @@
 """The shipped ADMET boosters and the ``maplight+admet`` feature set they make: 9 measured
 properties predicted from MapLight features, read by gbm (``--tree-features``), refused where
 they would be in-sample (TDC tasks they learned from: test_admet_loto.py) and named when their file is damaged."""
-import gzip
 import json
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 
 from graphnorm.baselines.tree_features import feature_matrix, signature, width
 from graphnorm.cli import main
+from graphnorm.data.files import json_from_xz, json_xz_bytes
 from graphnorm.models import tree_kind
 from graphnorm.baselines.admet_boosters import (ADMET_FILE, AdmetBoostersError, admet_columns,
                                                  admet_features)
@@ -44,16 +44,14 @@ def test_only_gbm_reads_them():
 
 
 def test_a_damaged_file_is_named(tmp_path):
-    bad = tmp_path / "admet.json.gz"
-    bad.write_bytes(b"not gzip")
+    bad = tmp_path / "admet.json.xz"
+    bad.write_bytes(b"not xz")
     with pytest.raises(AdmetBoostersError, match="cannot read the ADMET boosters"):
         admet_features(np.zeros((1, 3), np.float32), bad)
-    other = tmp_path / "other.json.gz"
-    with gzip.open(ADMET_FILE, "rt") as f:
-        meta = json.load(f)
+    other = tmp_path / "other.json.xz"
+    meta = json_from_xz(ADMET_FILE.read_bytes())
     meta["features"]["width"] = 5
-    with gzip.open(other, "wt") as f:
-        json.dump(meta, f)
+    other.write_bytes(json_xz_bytes(meta))
     with pytest.raises(AdmetBoostersError, match="read 5 MapLight features"):
         admet_features(np.zeros((1, 3), np.float32), other)
 
@@ -61,15 +59,13 @@ def test_a_damaged_file_is_named(tmp_path):
 def test_their_hash_follows_the_boosters_not_the_time_their_fit_took(tmp_path):
     from graphnorm.baselines.admet_boosters import admet_signature
 
-    with gzip.open(ADMET_FILE, "rt") as f:
-        meta = json.load(f)
+    meta = json_from_xz(ADMET_FILE.read_bytes())
     shipped = admet_signature()["admet"]
     for name, edit in (("slower", lambda c: dict(c, fit_cpu_s=c.get("fit_cpu_s", 0) + 99)),
                        ("other", lambda c: dict(c, booster=c["booster"].replace("tree", "tree", 1)
                                                 + "\n"))):
-        path = tmp_path / f"{name}.json.gz"
-        with gzip.open(path, "wt", compresslevel=1) as f:
-            json.dump(dict(meta, columns=[edit(c) for c in meta["columns"]]), f)
+        path = tmp_path / f"{name}.json.xz"
+        path.write_bytes(json_xz_bytes(dict(meta, columns=[edit(c) for c in meta["columns"]])))
         assert (admet_signature(path)["admet"] == shipped) == (name == "slower")
 
 

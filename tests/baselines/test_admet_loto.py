@@ -1,7 +1,6 @@
 """Leave-own-task-out ADMET boosters (`graphnorm.baselines.admet_loto`) and a run's own boosters
 file (``--admet-boosters``): built without any molecule of the left-out task, cached, kept in
 the run folder so predict reads them, and refused or named where they cannot be used."""
-import gzip
 import json
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 
 from graphnorm.baselines.admet_boosters import admet_columns, admet_overlap, unseen_tasks
 from graphnorm.cli import main
+from graphnorm.data.files import json_from_xz
 from graphnorm.data.tdc import TDC_ADMET_TASKS, task_kind
 from graphnorm.data.tdc_aux import AUX_TASKS, aux_table, task_frame
 
@@ -61,8 +61,7 @@ def test_the_left_out_task_is_in_no_booster(fake_group, loto_ames):
     table, _ = aux_table({t: task_frame(t, fake_group, cache) for t in TDC_ADMET_TASKS})
     shared = table["lipophilicity_astrazeneca"].notna() & table["ames"].notna()
     assert shared.sum() == 10
-    with gzip.open(path, "rt") as f:
-        meta = json.load(f)
+    meta = json_from_xz(path.read_bytes())
     lipo = next(c for c in meta["columns"] if c["name"] == "lipophilicity")
     assert lipo["rows"] == table["lipophilicity_astrazeneca"].notna().sum() - 10
     assert {c["kind"] for c in meta["columns"]} == {"binary", "regression"}
@@ -137,10 +136,10 @@ def test_a_run_keeps_its_boosters_and_predict_reads_them(zinc_property_table, lo
         load_boosted(out / BOOSTED_FILE)
     assert main(base + ["--admet-boosters", str(path), "--out", str(tmp_path / "plain")]) == 2
     assert "--admet-boosters is read by --tree-features maplight+admet" in capsys.readouterr().err
-    damaged = tmp_path / "damaged.json.gz"
+    damaged = tmp_path / "damaged.json.xz"
     damaged.write_text('{"format": 1')
-    for bad, message in ((tmp_path / "nope.json.gz", "ADMET boosters file not found"),
-                         (damaged, "a gzipped JSON file of graphnorm's boosters format")):
+    for bad, message in ((tmp_path / "nope.json.xz", "ADMET boosters file not found"),
+                         (damaged, "an xz-compressed JSON file of graphnorm's boosters format")):
         assert main(base + ["--tree-features", "maplight+admet", "--admet-boosters", str(bad),
                             "--out", str(tmp_path / "bad")]) == 2
         assert message in capsys.readouterr().err and not (tmp_path / "bad").exists()

@@ -108,9 +108,9 @@ def test_the_hybrid_panel_scores_a_replaced_endpoint_from_its_booster(hybrid):
     # a rerun starts from the head's panel again: the same files
     from graphnorm.panel.hybrid import write_readout_panel
 
-    before = (out / "panel.json").read_bytes(), (out / "readouts.json.gz").read_bytes()
+    before = (out / "panel.json").read_bytes(), (out / "readouts.json.xz").read_bytes()
     write_readout_panel(run, out, progress=False)
-    assert ((out / "panel.json").read_bytes(), (out / "readouts.json.gz").read_bytes()) == before
+    assert ((out / "panel.json").read_bytes(), (out / "readouts.json.xz").read_bytes()) == before
 
 
 def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
@@ -159,7 +159,7 @@ def test_a_missing_or_foreign_bundle_is_refused(hybrid):
     from graphnorm.inference.admet_panel import AdmetPanel, PanelError
 
     out = hybrid[0]
-    bundle = out / "readouts.json.gz"
+    bundle = out / "readouts.json.xz"
     data = bundle.read_bytes()
     bundle.write_bytes(data[:-10] + b"0123456789")
     with pytest.raises(PanelError, match="not the bundle"):
@@ -185,9 +185,9 @@ def test_a_hybrid_panel_ships_with_its_boosters_and_its_card_says_which(hybrid, 
     assert "graphnorm panel readouts RUN" in card  # the rebuild names the step
     dest = tmp_path / "installed"
     ship(out, dest)
-    assert (dest / "readouts.json.gz").read_bytes() == (out / "readouts.json.gz").read_bytes()
+    assert (dest / "readouts.json.xz").read_bytes() == (out / "readouts.json.xz").read_bytes()
     assert AdmetPanel.load(dest, all_endpoints=True).boosters is not None
-    (out / "readouts.json.gz").write_bytes(b"not the bundle")
+    (out / "readouts.json.xz").write_bytes(b"not the bundle")
     with pytest.raises(ShipError, match="boosters"):
         ship(out, tmp_path / "again")
 

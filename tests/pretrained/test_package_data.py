@@ -14,7 +14,7 @@ def test_every_shipped_file_is_in_the_wheel():
     folder = ROOT / "graphnorm" / "pretrained"
     files = [p.relative_to(folder).as_posix() for p in folder.rglob("*")
              if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".py"]
-    assert "admet/readouts.json.gz" in files or "admet/panel.json" in files
+    assert "admet/readouts.json.xz" in files or "admet/panel.json" in files
     missing = [f for f in files if not any(fnmatch.fnmatch(f, g) and f.count("/") == g.count("/")
                                            for g in globs)]
     assert missing == []
