@@ -5,23 +5,29 @@ Each is a graphnorm checkpoint stripped to the model's weights and its ``graphno
 which command, is in ``graphnorm/pretrained/README.md`` and, with its numbers, in
 ``experiments/results/pretrained/``.
 
-- ``admet``: the Graphormer pre-trained on every task of ``admet_corpus`` (no TDC
-  molecule), the model behind ``graphnorm admet``; its folder ``admet/`` also holds the
-  panel (``panel.json``) and ``MODEL_CARD.md``, installed by ``graphnorm panel ship``.
+- ``admet``: the ADMET backbone, ``--recipe admet``'s default start (RULE.md M): the
+  Graphormer pre-trained on ``admet_corpus`` (no TDC molecule) read through the shared map
+  of endpoints to quantities, warm-started from ``admet-panel`` (``admet_backbone.ckpt``,
+  sha256 ``d9d594cf``).
+- ``admet-panel``: the model behind ``graphnorm admet``, pre-trained on every task of
+  ``admet_corpus`` (no TDC molecule); its folder ``admet/`` also holds the panel
+  (``panel.json``) and ``MODEL_CARD.md``, installed by ``graphnorm panel ship``. It was the
+  ``admet`` backbone until the quantity-map backbone replaced it as the start.
 - ``zinc250k``: the small-table recipe's Graphormer (4 x 64, GINE branch, ``sep:bn+bn``)
   pre-trained to regress the RDKit 2D descriptors of ~217k ZINC250k training molecules.
   ``graphnorm train --data TABLE --target-columns Y --init-from zinc250k`` fine-tunes it; the
   descriptors then enter at the head beside a fresh head.
 
-Also shipped here, as data: ``admet_boosters.json.gz``, the 9 boosters of measured ADMET
+Also shipped here, as data: ``admet_boosters.json.xz``, the 9 boosters of measured ADMET
 labels behind gbm's ``maplight+admet`` features (code: `graphnorm.baselines.admet_boosters`).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-# name -> file in this folder; "admet": the ADMET panel's multi-task model (`panel ship`)
-BACKBONES = {"zinc250k": "zinc250k.ckpt", "admet": "admet/best.ckpt"}
+# name -> file in this folder; "admet-panel": the ADMET panel's model (`panel ship`)
+BACKBONES = {"zinc250k": "zinc250k.ckpt", "admet": "admet_backbone.ckpt",
+             "admet-panel": "admet/best.ckpt"}
 # the ADMET panel `graphnorm admet` reads by default: a folder of the pre-trained model
 # (best.ckpt), its panel.json and MODEL_CARD.md (graphnorm/panel/build.py, card.py)
 ADMET_PANEL = "admet"

@@ -214,9 +214,10 @@ class TrainConfig:
     init_from: Optional[str] = setting(
         None, "architecture", "fine-tune: start from this checkpoint's weights (all but the "
         "head), or from a backbone shipped with graphnorm by name (admet: pre-trained on "
-        "measured ADMET tables without any TDC molecule, the recipe admet model; zinc250k: the "
-        "small-table recipe's model; RDKit descriptors may then be added at the head); none: "
-        "from scratch; "
+        "measured ADMET tables without any TDC molecule, --recipe admet's default start; "
+        "admet-panel: the ADMET panel's model; zinc250k: the small-table recipe's model; RDKit "
+        "descriptors may then be added at the head); none: from scratch (for data unlike "
+        "measured ADMET/drug-like molecules, or to compare); "
         "same model and featurizer settings. benchmark: {variant} in the path becomes each run's "
         "variant folder, e.g. pre/runs/{variant}/seed0")
     uniformity_weight: float = setting(0.0, "optimization", "lambda of the uniformity term on "

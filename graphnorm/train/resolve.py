@@ -11,10 +11,10 @@ Layers, lowest first; each replaces the values of the one below key by key (the 
    `graphnorm.train.config.read_yaml`);
 4. the flags given (``None`` = not given);
 5. the rules that follow the data, last because they read what the layers above chose:
-   ``--task auto`` decided from the table's labels, the small-table and admet recipes'
-   table-size rules (`recipes.table_size_rules`), and the recipe's backbone stepping aside for a model
-   it was not trained as (`recipes.settle_backbone`). Explicit values (file or flag) win
-   over the rules.
+   ``--task auto`` decided from the table's labels, the recipe's backbone stepping aside for
+   a model it was not trained as (`recipes.settle_backbone`), then the small-table and admet
+   recipes' table-size rules (`recipes.table_size_rules`), which read whether the run
+   starts from a backbone. Explicit values (file or flag) win over the rules.
 
 It lives in ``train/`` because it needs the recipes and TrainConfig (train) and the data
 rules (data, below); the CLI, ``hpopt`` and ``benchmark`` (above) call it. It is pure: no
@@ -57,11 +57,15 @@ def resolve_config(file_values: Optional[dict], flag_values: dict, *,
         table = _read_or_none(read_table, merged)
     if table is not None and wants_task:
         merged = dict(merged, task=_table_task(table, merged, note))
+    # the recipe's backbone steps aside before the size rules read it: a run that ends up
+    # from scratch gets the scratch rules (the admet recipe's 3 blocks). A file's
+    # `init_from: null` counts as given, as before: the recipe's backbone is not used
+    settled = settle_backbone(TrainConfig.from_dict(merged), given="init_from" in given,
+                              note=note or _silent)
+    merged = dict(merged, init_from=settled.init_from)
     if table is not None and sized:
         merged = table_size_rules(merged, given, len(table))
-    # a file's `init_from: null` counts as given, as before: the recipe's backbone is not used
-    return settle_backbone(TrainConfig.from_dict(merged), given="init_from" in given,
-                           note=note or _silent)
+    return TrainConfig.from_dict(merged)
 
 
 def _over(low: dict, high: dict) -> dict:

@@ -14,7 +14,7 @@ def test_the_shipped_files_belong_together():
     folder = admet_panel_folder()
     source = json.loads((folder / "source.json").read_text())
     assert check_shippable(folder)["checkpoint_sha256"] == source["checkpoint_sha256"]
-    assert pretrained_path("admet") == folder / "best.ckpt"
+    assert pretrained_path("admet-panel") == folder / "best.ckpt"
     assert source["spec"]["held_out_tasks"] is False  # every endpoint has a trained head
 
 

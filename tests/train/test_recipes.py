@@ -82,14 +82,20 @@ def test_the_admet_recipe_has_3_blocks_below_the_long_rows(tmp_path):
     assert _rows(layers) == ADMET_LONG_ROWS  # the two sides of one boundary
     small, large = _table(tmp_path, ADMET_LONG_ROWS - 1), _table(tmp_path, ADMET_LONG_ROWS)
     assert layers.set["model.num_layers"] == 3
-    assert _cfg(["--data", small, "--recipe", "admet"]).model == {"num_layers": 3}
-    assert "num_layers" not in (_cfg(["--data", large, "--recipe", "admet"]).model or {})
+    # the recipe fine-tunes its backbone (RULE.md M), whose depth is its own; from scratch 3
+    default = _cfg(["--data", small, "--recipe", "admet"])
+    assert default.init_from == "admet" and not default.model
+    assert _cfg(["--data", small, "--recipe", "admet", "--init-from", "none"]).model == {"num_layers": 3}
+    assert "num_layers" not in (_cfg(["--data", large, "--recipe", "admet", "--init-from",
+                                      "none"]).model or {})
     # a depth the user sets is kept on either side; a named preset or a baseline comes whole
     own = tmp_path / "own.yaml"
     own.write_text(f"data: {large}\nrecipe: admet\nmodel:\n  num_layers: 2\n  hidden: 96\n")
     assert _cfg(["--config", str(own)]).model == {"num_layers": 2, "hidden": 96}
+    # another width is another model: the backbone steps aside, and a scratch run's rules apply
     own.write_text(f"data: {small}\nrecipe: admet\nmodel:\n  hidden: 96\n")
-    assert _cfg(["--config", str(own)]).model == {"num_layers": 3, "hidden": 96}
+    wider = _cfg(["--config", str(own)])
+    assert wider.model == {"num_layers": 3, "hidden": 96} and wider.init_from is None
     assert not (_cfg(["--data", small, "--recipe", "admet", "--preset", "small"]).model or {})
     assert "num_layers" not in (_cfg(["--data", small, "--recipe", "admet", "--model", "gine"]).model or {})
     # a backbone fixes the depth: fine-tuning copies every one of its blocks
@@ -306,8 +312,9 @@ def test_the_shipped_rules_name_config_fields():
 @pytest.mark.parametrize("rows", [ADMET_LONG_ROWS - 1, ADMET_LONG_ROWS])
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_the_admet_rules_switch_at_one_table_size(rows, task):
-    merged = apply_recipe({"data": "t.csv", "task": task}, "admet")
-    out = table_size_rules(merged, {"data": "t.csv", "task": task}, rows)
+    # from scratch, where the depth rule applies (a backbone fixes the depth: above)
+    merged = apply_recipe({"data": "t.csv", "task": task, "init_from": "none"}, "admet")
+    out = table_size_rules(merged, {"data": "t.csv", "task": task, "init_from": "none"}, rows)
     large = rows >= ADMET_LONG_ROWS
     assert _rows(_rule("admet", "tree_weight")) == ADMET_LONG_ROWS
     assert ("num_layers" in out.get("model", {})) is not large
