@@ -8,6 +8,7 @@ and seeds on three development suites (experiments/results/pretrain/rule_l/, rul
         --label q-SHA8 --seeds 1                                   # a backbone by path (M)
     python experiments/finetune_default.py summary --work W --out experiments/results/pretrain/rule_l
     python experiments/finetune_default.py summary --work W --rule M --arm q-SHA8 --out .../rule_m
+    python experiments/finetune_default.py run     --work W --suite asap --recipe auto --arm none --seeds 6 7 8   # N
 
 ``summary`` pools each suite (`graphnorm.bench.pooled`: one interval per suite), applies the
 rule, and writes ``OUT/summary.json`` and ``OUT/summary.md``.
@@ -46,7 +47,7 @@ PANEL = ROOT / "graphnorm" / "pretrained" / "admet" / "panel.json"
 LEDGER = ROOT / "experiments" / "results" / "asap_admet" / "ledger.csv"
 MIN_HELD, CAP, ASIDE_FOLDS, MIN_CLASS = 300, 1200, 5, 10
 VAL_PERCENT = 15  # the shipped backbone's held-out scaffolds (source.json spec)
-SEEDS = {"corpus": (0, 1), "asap": (0, 1, 2, 3, 4, 5)}
+SEEDS = {"corpus": (0, 1, 2), "asap": tuple(range(9))}
 ASAP_TARGETS = ("LogD", "KSOL_uM", "HLM_CLint", "MLM_CLint", "MDR1_MDCKII_Papp")
 
 
@@ -233,6 +234,9 @@ RULES = {
                                              "asap": (0, 1, 2)}, "tdc": ("scratch", "pre-9c04996f")},
     "M": {"statistic": "bounded", "seeds": {"tdc_validation": (3, 4), "corpus": (1,),
                                             "asap": (3, 4, 5)}, "tdc": ("scratch", None)},
+    # N: arm A is today's default (recipe auto, from scratch), C the admet recipe (its start)
+    "N": {"statistic": "bounded", "seeds": {"tdc_validation": (0, 1), "corpus": (2,),
+                                            "asap": (6, 7, 8)}, "tdc": ("small-table", "admet-x")},
 }
 
 
