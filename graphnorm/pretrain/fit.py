@@ -26,8 +26,8 @@ class ResumeError(RuntimeError):
     pass
 
 
-def saved_step(out: Path) -> int | None:
-    """The step ``out/last.ckpt`` holds (None: a new run); a file that does not load, is not
+def read_saved_state(out: Path) -> dict | None:
+    """The state ``out/last.ckpt`` holds (None: a new run); a file that does not load, is not
     a pre-training state, or is the loop's before the one training stack, is named."""
     path = out / STATE_FILE
     if not path.is_file():
@@ -74,7 +74,7 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
 
     started, cpu_started = time.time(), time.process_time()
     out = Path(out)
-    saved = saved_step(out)
+    saved = read_saved_state(out)
     module = MultitaskModule(run.model, run.scaling, run.spec)
     if saved is not None:
         try:  # before Lightning loads it: another model's state is named, not a traceback
@@ -106,9 +106,9 @@ def _write_record(run, out: Path, trainer, log) -> None:
     from graphnorm.provenance import code_sha, cpu_model
     from graphnorm.run_folder import RunRecord
 
-    from .held_out import _elapsed
+    from .held_out import run_elapsed
 
-    wall, cpu = _elapsed(trainer)
+    wall, cpu = run_elapsed(trainer)
     stopped_by = ("signal" if log.stop_requested else "max_steps"
                   if log.max_steps is not None and trainer.global_step >= log.max_steps
                   else "max_time")

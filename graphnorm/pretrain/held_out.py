@@ -95,9 +95,9 @@ class HeldOutLog(L.Callback):
         from .evaluate import held_out_record
 
         spec = self.run.spec
-        wall, cpu = _elapsed(trainer)
+        wall, cpu = run_elapsed(trainer)
         probe = (step // self.eval_every) % self.probe_every == 0
-        record = {"step": step, "epoch": (step - 1) // trainer.datamodule._batches,
+        record = {"step": step, "epoch": (step - 1) // trainer.datamodule.batches_per_epoch,
                   "seen": self.seen, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
                   "lr": lr_at(spec.schedule_offset + step, spec.lr, spec.warmup_steps),
                   "train_loss": self.running,
@@ -118,14 +118,14 @@ class HeldOutLog(L.Callback):
 
     def _progress_line(self, trainer, step: int) -> None:
         """Where the run is, its cost so far, when it next scores held-out."""
-        _, cpu = _elapsed(trainer)
+        _, cpu = run_elapsed(trainer)
         following = (step // self.eval_every + 1) * self.eval_every
         print(f"[graphnorm pretrain] step {step:,}: train loss {self.running:.4f}, "
               f"{cpu / 3600:.2f} CPU-h ({cpu / max(step, 1):.2f} CPU-s a step over the run), "
               f"held-out scores at step {following:,}", file=sys.stderr, flush=True)
 
 
-def _elapsed(trainer) -> tuple[float, float]:
+def run_elapsed(trainer) -> tuple[float, float]:
     """(wall, CPU) seconds of the run over all its calls, from the Throughput callback."""
     from graphnorm.train.callbacks import Throughput
 
