@@ -23,11 +23,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "cross-fitted validation score on tables under 2,000 rows, the plain one "
                    "above; better only beyond one seed standard deviation (needs --split val)")
     c.add_argument("--rule", default="spread", choices=["spread", "paired", "pooled"],
-                   help="--suite: 'spread' calls a task tied within one seed standard deviation "
-                   "(rule B); 'paired' judges the per-seed differences by their 95 %% t-interval "
-                   "(rule G); 'pooled' adds one verdict over all tasks and seeds: the mean "
-                   "relative error reduction and its bootstrap interval (rule L; --json then "
-                   "writes {pooled, tasks})")
+                   help="--suite: 'spread' calls a task tied within one seed standard deviation; "
+                   "'paired' judges the per-seed differences by their 95 %% t-interval; "
+                   "'pooled' adds one verdict over all tasks and seeds: the mean relative error "
+                   "reduction and its bootstrap interval (--json then writes {pooled, tasks})")
     c.add_argument("--tasks", help="--suite: comma list of task names (default: all)")
     c.add_argument("--tdc-dir", dest="tdc_dir", help="--suite: the TDC ADMET group (default: "
                    "$GRAPHNORM_RAW_DIR/tdc_admet_group)")
