@@ -227,16 +227,20 @@ def ledger_asap(work: Path, commit: str, rule_name: str = "L") -> None:
 # ---- the summary: a rule's verdict per suite, the decision, the cost --------------------
 
 RULE_G = ROOT / "experiments" / "results" / "pretrain" / "rule_g" / "versus_small.json"
-# what each rule reads (RULE.md L as amended, M): the statistic, the seeds per suite (TDC:
-# benchmark seed indices), and the arms' folder under W/tdc
+# what each rule reads (RULE.md L as amended, M, N): the statistic, the seeds per suite (TDC:
+# benchmark seed indices), the arms' folder under W/tdc, and the arms as (recipe, label) in
+# results.jsonl (None: the summary's --recipe, and its --arm for the second)
 RULES = {
     "L": {"statistic": "relative", "seeds": {"tdc_validation": (0, 1, 2), "corpus": (0,),
-                                             "asap": (0, 1, 2)}, "tdc": ("scratch", "pre-9c04996f")},
+                                             "asap": (0, 1, 2)}, "tdc": ("scratch", "pre-9c04996f"),
+          "arms": ((None, "none"), (None, None))},
     "M": {"statistic": "bounded", "seeds": {"tdc_validation": (3, 4), "corpus": (1,),
-                                            "asap": (3, 4, 5)}, "tdc": ("scratch", None)},
+                                            "asap": (3, 4, 5)}, "tdc": ("scratch", None),
+          "arms": ((None, "none"), (None, None))},
     # N: arm A is today's default (recipe auto, from scratch), C the admet recipe (its start)
     "N": {"statistic": "bounded", "seeds": {"tdc_validation": (0, 1), "corpus": (2,),
-                                            "asap": (6, 7, 8)}, "tdc": ("small-table", "admet-x")},
+                                            "asap": (6, 7, 8)}, "tdc": ("small-table", "admet-x"),
+          "arms": (("auto", "none"), ("admet", "admet-x"))},
 }
 
 
@@ -266,31 +270,40 @@ def rule_g_reference() -> dict[str, float]:
                                             error_of(r["metric"], r["a_mean"])) for r in rows}
 
 
-def suite_improvements(rows: list[dict], suite: str, recipe: str, rule: dict, new: str
+def rule_arms(rule: dict, recipe: str, new: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The (recipe, label) of the rule's base and fine-tuned arms in results.jsonl."""
+    (rb, lb), (rn, ln) = rule["arms"]
+    return (rb or recipe, lb), (rn or recipe, ln or new)
+
+
+def suite_improvements(rows: list[dict], suite: str, arms: tuple, rule: dict
                        ) -> tuple[dict[str, list[float]], list]:
-    """Per task (an ASAP endpoint, a corpus endpoint), r of each seed both arms scored."""
-    arms = defaultdict(dict)
+    """Per task (an ASAP endpoint, a corpus endpoint), r of each seed both ``arms`` (base,
+    new; each a (recipe, label)) scored."""
+    scored = defaultdict(dict)
     dropped = []
     for r in rows:
-        if r["suite"] != suite or r["recipe"] != recipe or r["seed"] not in rule["seeds"][suite]:
+        arm = (r["recipe"], r["arm"])
+        if r["suite"] != suite or arm not in arms or r["seed"] not in rule["seeds"][suite]:
             continue
         if "dropped" in r:
             dropped.append((r["task"], r["seed"], r["dropped"]))
             continue
         for name, value in r["scores"].items():
             task = name if suite == "asap" else r["task"]
-            arms[(task, r["seed"], r["metric"])][r["arm"]] = value
+            scored[(task, r["seed"], r["metric"])][arm] = value
+    base, new = arms
     by_task = defaultdict(list)
-    for (task, seed, metric), score in sorted(arms.items()):
-        if "none" in score and new in score:
-            by_task[task] += improvements(metric, [score["none"]], [score[new]],
+    for (task, seed, metric), score in sorted(scored.items()):
+        if base in score and new in score:
+            by_task[task] += improvements(metric, [score[base]], [score[new]],
                                           statistic=rule["statistic"])
     return dict(by_task), sorted(set(dropped))
 
 
-def _cost(rows: list[dict], suite: str, recipe: str, arms) -> dict:
+def _cost(rows: list[dict], suite: str, arms) -> dict:
     out = {}
-    for arm in arms:
+    for recipe, arm in arms:
         mine = [r for r in rows if r["suite"] == suite and r["recipe"] == recipe
                 and r["arm"] == arm and "cpu_s" in r]
         if mine:
@@ -304,16 +317,19 @@ def _cost(rows: list[dict], suite: str, recipe: str, arms) -> dict:
 def summarize(work: Path, out: Path, recipe: str, commit: str, rule_name: str = "L",
               new: str = "admet") -> dict:
     rule = RULES[rule_name]
+    arms = rule_arms(rule, recipe, new)
     rows = [json.loads(x) for x in (work / "results.jsonl").read_text().splitlines() if x.strip()]
     suites, dropped = {}, {}
-    if recipe == "admet" and (work / "tdc").is_dir():
+    if arms[1][0] == "admet" and (work / "tdc").is_dir():
         suites["tdc_validation"] = tdc_suite(work, rule, new)
     for suite in ("corpus", "asap"):
-        suites[suite], dropped[suite] = suite_improvements(rows, suite, recipe, rule, new)
+        suites[suite], dropped[suite] = suite_improvements(rows, suite, arms, rule)
     result = {"rule": f"experiments/results/pretrain/RULE.md, {rule_name}", "recipe": recipe,
-              "arms": ["none", new], "statistic": rule["statistic"], "seeds": rule["seeds"],
+              "arms": [arm for _, arm in arms], "statistic": rule["statistic"], "seeds": rule["seeds"],
               "commit": commit, "host": f"{platform.processor() or platform.machine()}, "
                                         f"{os.cpu_count()} CPUs", "suites": {}}
+    if arms[0][0] != arms[1][0]:  # arms of two recipes (N)
+        result["recipes"] = [recipe for recipe, _ in arms]
     if rule_name == "L":  # L's record as it was written (its arms and seeds were fixed)
         for k in ("arms", "statistic", "seeds"):
             result.pop(k)
@@ -326,7 +342,7 @@ def summarize(work: Path, out: Path, recipe: str, commit: str, rule_name: str = 
                                   "dropped": dropped.get(name, [])}
     verdicts = [s["verdict"] for s in result["suites"].values()]
     result["adopted"] = len(verdicts) == 3 and verdicts.count("helps") >= 2 and "hurts" not in verdicts
-    result["cost"] = {s: _cost(rows, s, recipe, ("none", new)) for s in ("corpus", "asap")}
+    result["cost"] = {s: _cost(rows, s, arms) for s in ("corpus", "asap")}
     if recipe == "admet" and rule_name == "L":
         g = rule_g_reference()
         result["rule_g_reference"] = {"per_task": g, "mean": float(np.mean(list(g.values())))}
@@ -338,8 +354,12 @@ def summarize(work: Path, out: Path, recipe: str, commit: str, rule_name: str = 
 
 
 def markdown(result: dict, rule_name: str = "L", new: str = "admet") -> str:
-    lines = [f"# Rule {rule_name}, recipe `{result['recipe']}`: fine-tuned (`--init-from {new}`) "
-             "against scratch (`--init-from none`)", "",
+    title = (f"# Rule {rule_name}, recipe `{result['recipe']}`: fine-tuned (`--init-from {new}`) "
+             "against scratch (`--init-from none`)")
+    if "recipes" in result:
+        (rb, rn), (lb, ln) = result["recipes"], result["arms"]
+        title = f"# Rule {rule_name}: `--recipe {rn}` ({ln}) against `--recipe {rb}` ({lb})"
+    lines = [title, "",
              "| suite | tasks | (task, seed) pairs | mean relative improvement | 95 % interval | verdict |",
              "|---|---|---|---|---|---|"]
     for name, s in result["suites"].items():
