@@ -145,6 +145,10 @@ def held_out_predictions(run, model) -> dict:
     "embeddings" [N, D]}."""
     from graphnorm.pretrain.evaluate import forward_all
 
+    if not len(run.held_out_positions):
+        raise ValueError("the run holds no molecule out (--val-percent 0: every row trained), "
+                         "so no endpoint can be judged on it: build the panel of a run that held "
+                         "scaffolds out")
     held = run.subset(run.held_out_positions, "held_out")
     z, y, emb, rows = forward_all(model, run.loader(held), run.labels_of)
     mean, std = run.scaling.mean.numpy(), run.scaling.std.numpy()

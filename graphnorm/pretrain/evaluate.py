@@ -119,14 +119,16 @@ def probe_scores(embeddings: np.ndarray, labels: np.ndarray, held: Sequence[int]
 
 
 def held_out_record(run, model, probe: bool) -> dict:
-    """One evaluation of ``run``'s model: ``val_*`` (held-out molecules) and, with ``probe``
+    """One evaluation of ``run``'s model: ``val_*`` (held-out molecules, if any) and, with ``probe``
     and a held-out task to probe, the probe's scores (``per_task`` among them). Torch's random
     state is left as it was (a loader draws a seed): when a run evaluates does not change what
     it trains, so a call stopped between evaluations resumes as if it had not stopped."""
     with torch.random.fork_rng(devices=[]):
-        z, y, _, _ = forward_all(model, run.val_loader(), run.labels_of)
-        record = {f"val_{k}": v for k, v in molecule_scores(z, y, run.scaling,
-                                                              run.spec.weighting).items()}
+        record = {}
+        if len(run.val_set):  # none in a run that holds nothing out (--val-percent 0)
+            z, y, _, _ = forward_all(model, run.val_loader(), run.labels_of)
+            record = {f"val_{k}": v for k, v in molecule_scores(z, y, run.scaling,
+                                                                  run.spec.weighting).items()}
         if probe and len(run.probe_set):
             _, y_p, emb, _ = forward_all(model, run.probe_loader(), run.labels_of)
             scores = probe_scores(emb, y_p, run.held_tasks, run.scaling.binary.tolist(),

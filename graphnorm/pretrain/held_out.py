@@ -1,7 +1,8 @@
 """What a pre-training call does around its steps (a Lightning callback): every
 ``eval_every`` steps score the held-out molecules (every ``probe_every``-th time also the
 held-out tasks), append one record to ``log.jsonl``, keep ``best.ckpt`` (the model of the best
-held-out loss, as a graphnorm checkpoint) and save ``last.ckpt``; a progress line every
+held-out loss, as a graphnorm checkpoint; the latest one where nothing is held out) and save
+``last.ckpt``; a progress line every
 `PROGRESS_EVERY` steps; and the stops: this call's wall budget, the run's step limit,
 SIGINT/SIGTERM. A stop finishes the step, scores held-out (not after a signal: it should not
 wait) and saves ``last.ckpt``, which the next call resumes from exactly.
@@ -106,8 +107,9 @@ class HeldOutLog(L.Callback):
             record["device"] = self.device
         self.last, self.evaluated_at = record, step
         loss = record.get("val_loss")
-        if loss is not None and (self.best_loss is None or loss < self.best_loss):
-            self.best_loss = loss
+        better = loss is not None and (self.best_loss is None or loss < self.best_loss)
+        if better or not len(self.run.val_set):  # nothing held out: the latest is the model
+            self.best_loss = loss if better else self.best_loss
             save_atomic(_on_cpu(self.run.graphnorm_checkpoint(step)), self.out / BEST_FILE)
         with open(self.out / LOG_FILE, "a") as f:
             f.write(json.dumps(record) + "\n")

@@ -116,7 +116,8 @@ class PretrainRun:
         scaffolds = [payload["scaffolds"][i] for i in keep]
         smiles = [payload["graphs"]["smiles"][i] for i in keep]
         train_pos, val_pos = splits.scaffold_holdout(scaffolds, smiles, spec.val_percent)
-        if not len(val_pos) or not len(train_pos):
+        # --val-percent 0 trains on every row (a refit once the choices are made): nothing held out
+        if (spec.val_percent and not len(val_pos)) or not len(train_pos):
             raise ValueError(f"{len(keep)} molecules: too few to hold out {spec.val_percent} % of "
                              "the scaffolds and train on the rest")
         rows = np.asarray(payload["rows"], dtype=np.int64)

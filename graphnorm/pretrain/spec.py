@@ -41,7 +41,9 @@ class PretrainSpec:
     tdc_tables: bool = False
     corpora: Optional[tuple] = None  # None: every corpus of admet_corpus
     seed: int = 0
-    val_percent: int = 5  # of scaffold groups held out (splits.scaffold_holdout)
+    # of scaffold groups held out (splits.scaffold_holdout); 0: none, every row trained (a
+    # refit of a run whose choices were made on its held-out molecules)
+    val_percent: int = 5
     # one task per multi-task corpus never trained, for the probe (splits.held_out_tasks);
     # False trains every task: the shipped model, whose every endpoint needs a head
     held_out_tasks: bool = True
@@ -58,6 +60,9 @@ class PretrainSpec:
         if self.tdc_tables and self.exclude_tdc:
             raise ValueError("the TDC tables hold every TDC molecule: a run that reads them "
                              "keeps TDC molecules (--keep-tdc)")
+        if not 0 <= self.val_percent < 100:
+            raise ValueError(f"val_percent must be in [0, 100), got {self.val_percent} (0: "
+                             "nothing held out, every row trained)")
         if self.targets not in TARGETS:
             raise ValueError(f"targets must be one of {TARGETS}, got {self.targets!r}")
 

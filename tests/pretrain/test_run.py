@@ -279,3 +279,23 @@ def test_training_without_a_run_folder_is_refused_by_name(capsys):
 
     assert main(["pretrain", "--max-time", "1m"]) == 2
     assert "--out RUN is required" in capsys.readouterr().err
+
+
+def test_a_run_that_holds_nothing_out_trains_every_row(make_run, tmp_path):
+    from graphnorm.panel.build import held_out_predictions
+    from graphnorm.run_folder import RunRecord
+
+    held = make_run()
+    every = make_run(PretrainSpec(**{**SPEC.to_dict(), "val_percent": 0, "corpora": None}))
+    assert every.sizes["val"] == 0 and len(every.held_out_positions) == 0
+    assert every.sizes["train"] == held.sizes["train"] + len(held.held_out_positions)
+    train(every, tmp_path, 600, max_steps=4, eval_every=2, progress=False)
+    records = [json.loads(line) for line in (tmp_path / LOG_FILE).read_text().splitlines()]
+    assert [r["step"] for r in records] == [2, 4] and not any("val_loss" in r for r in records)
+    best = torch.load(tmp_path / BEST_FILE, weights_only=True)
+    assert best["epoch"] == 4  # the latest model: nothing held out to choose another
+    assert RunRecord.read(tmp_path).val is None
+    with pytest.raises(ValueError, match="holds no molecule out"):
+        held_out_predictions(every, every.model)
+    with pytest.raises(ValueError, match="val_percent must be in"):
+        PretrainSpec(val_percent=100)
