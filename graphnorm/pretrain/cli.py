@@ -121,8 +121,9 @@ def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
 
 
 def _steps_trained(path: str) -> int:
-    """The optimizer steps checkpoint ``path`` was trained (its ``epoch``, which a
-    pre-training checkpoint sets to its step)."""
+    """The schedule's step where checkpoint ``path`` stopped: the steps its run trained (its
+    ``epoch``, which a pre-training checkpoint sets to its step) after its own warm start's
+    (``schedule_offset``), so a chain of warm starts goes on from where the last one was."""
     from graphnorm.checkpoints import load_checkpoint
     from graphnorm.pretrained import resolve_init_from
 
@@ -130,7 +131,8 @@ def _steps_trained(path: str) -> int:
     if not (loaded.meta.get("train_config") or {}).get("pretrain"):
         raise ValueError(f"--init-from {path} ({loaded.path}) is not a pre-training checkpoint; "
                          "a warm start continues a `graphnorm pretrain` run's backbone")
-    return int(loaded.epoch)
+    spec = loaded.meta["train_config"]["pretrain"]
+    return int(loaded.epoch) + int(spec.get("schedule_offset") or 0)
 
 
 def run_pretrain(args: argparse.Namespace) -> int:

@@ -128,6 +128,8 @@ def test_a_warm_start_copies_the_backbone_and_continues_its_schedule(mapped, tmp
     train(run, out, 600, max_steps=1, eval_every=1, progress=False)
     logged = json.loads((out / LOG_FILE).read_text().splitlines()[0])
     assert logged["lr"] == pytest.approx(lr_at(steps + 1, spec.lr, spec.warmup_steps))
+    # a warm start of the warm start goes on from both runs' steps, not the last run's alone
+    assert _steps_trained(str(out / BEST_FILE)) == steps + 1
 
 
 def test_a_warm_start_that_may_have_seen_tdc_is_refused(mapped, tmp_path, monkeypatch):
