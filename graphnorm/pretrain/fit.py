@@ -96,7 +96,8 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
         callbacks=[Throughput(started, cpu_started), heap_trim_callback(), log])
     ckpt = out / STATE_FILE
     trainer.fit(module, datamodule=CorpusDataModule(run, loader_workers),
-                ckpt_path=str(ckpt) if ckpt.is_file() else None)
+                ckpt_path=str(ckpt) if ckpt.is_file() else None,
+                weights_only=False)  # our own run's state: optimizer and loop state too
     _write_record(run, out, trainer, log)
     return dict(log.last, stopped_at=trainer.global_step)
 

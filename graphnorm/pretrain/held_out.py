@@ -86,7 +86,7 @@ class HeldOutLog(L.Callback):
         if step % self.eval_every == 0 or (stop and not self.stop_requested):
             self._evaluate(trainer, pl_module, step)
         if step % self.eval_every == 0 or stop:
-            trainer.save_checkpoint(self.out / STATE_FILE)
+            trainer.save_checkpoint(self.out / STATE_FILE, weights_only=False)  # optimizer, loops too
         if stop:
             trainer.should_stop = True
 
