@@ -1,5 +1,5 @@
 """Atom attributions of an ADMET panel endpoint that a one-table booster predicts
-(RULE.md J): TreeSHAP on its Morgan counts, shared among the atoms of each bit's
+(`graphnorm panel readouts`): TreeSHAP on its Morgan counts, shared among the atoms of each bit's
 substructures (`graphnorm.explain.tree_atoms`), in the scale the panel shows.
 
 - binary: times the endpoint's Platt slope, so a score is a change of the calibrated logit,

@@ -4,7 +4,7 @@ booster reads, and how a stored booster predicts.
 Where the selection half chose it, an endpoint is predicted by a one-table
 LightGBM booster instead of the network's head. A booster reads its molecule's Morgan counts
 (`MORGAN_BITS`, clipped at 255) and the checkpoint's fast descriptors (``morgan``), and, for
-some (K), also the network's [VNode] embedding and raw head outputs less the endpoint's own
+some, also the network's [VNode] embedding and raw head outputs less the endpoint's own
 (`BACKBONE`, set against the panel the Morgan boosters made). The bundle stores each as a LightGBM model string (or a one-class rate as a JSON
 number) with what it reads; `read_bundle` refuses a bundle that is not the one the panel
 names, or whose columns are not what this featurizer and RDKit give.

@@ -225,7 +225,8 @@ def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> Panel:
     return Panel(checkpoint_sha256=hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
                  corpus_sha256=corpus.checksum(), held_out_molecules=int(len(rows)),
                  selection_molecules=int(select.sum()),
-                 rule="experiments/results/pretrain/RULE.md, C",
+                 rule="graphnorm.panel.build: held-out scaffolds dealt to S/R halves, the "
+                      "thresholds below (written before any score: experiments/results/pretrain/)",
                  thresholds={"min_select": MIN_SELECT, "min_class": MIN_CLASS,
                              "min_report": MIN_REPORT, "auroc": MIN_AUROC, "r2": MIN_R2,
                              "level": LEVEL, "domain_quantile": DOMAIN_QUANTILE},

@@ -89,18 +89,18 @@ def _gbm_cell(row: dict | None, boosted: bool) -> str:
 
 
 def _readout_lines(shown: list) -> list[str]:
-    """What a hybrid panel (RULE.md J) predicts with boosters."""
+    """What a hybrid panel (`graphnorm panel readouts`) predicts with boosters."""
     boosted = [e for e in shown if e.by_booster]
     if not boosted:
         return []
     network = sum(e.reads_network for e in boosted)
     also = (f" {network} of these boosters also read the network's [VNode] embedding and its "
             "outputs for the other tasks (`booster+network`), where that beat the panel's "
-            "predictor on the choosing half (RULE.md K)." if network else "")
+            "predictor on the choosing half." if network else "")
     return [f"- {len(boosted)} of the {len(shown)} endpoints shown are predicted by a one-table "
             "booster (LightGBM on Morgan counts and the head's descriptors, fitted on that "
             "endpoint's training molecules) instead of the network's head: there the booster "
-            "beat the head on the choosing half (95 % paired bootstrap; RULE.md J)." + also
+            "beat the head on the choosing half (95 % paired bootstrap)." + also
             + " Their atom attributions (`--explain`) are TreeSHAP contributions of their "
             "Morgan substructures, shared among the substructures' atoms."]
 

@@ -1,6 +1,6 @@
-"""The hybrid panel of RULE.md J and K: the endpoints where S chose a one-table booster
-(`readout.fit_readouts`) take its predictions, scored, shown and calibrated exactly as rule C
-scores the head's (`build.endpoint`); the rest keep the head. With ``backbone`` (K), a second
+"""The hybrid panel (`graphnorm panel readouts`): the endpoints where S chose a one-table booster
+(`readout.fit_readouts`) take its predictions, scored, shown and calibrated exactly as the panel
+scores the head's (`build.endpoint`); the rest keep the head. With ``backbone``, a second
 booster that also reads the network is then set against that panel, endpoint by endpoint.
 
 Files of a run folder:
@@ -109,8 +109,10 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
                             "features": variant, "own": t}
     sha = write_bundle(out, boosters, run.spec.descriptors)
     panel = head.replace(endpoints=entries, readouts_sha256=sha,
-                         readout_rule="experiments/results/pretrain/RULE.md, J"
-                         + (" and K" if backbone else ""))
+                         readout_rule="graphnorm.panel.readouts: a one-table booster where it "
+                         "beats the head on S (95 % paired bootstrap)"
+                         + ("; one reading the network too where that beats it" if backbone
+                            else ""))
     panel.write(out)
     path = out / SUMMARY_FILE
     text = summarize([_sized(r, stored[MORGAN, r["task"]]) if r["chosen"] else r
@@ -180,23 +182,25 @@ def summarize(rows: list[dict], kept: list[dict], head: Panel, panel: Panel) -> 
              "median booster − head |", "|---|---|---|---|---|---|---|---|",
              *_table(rows, kept), "",
              f"Shown: {head.shown} endpoints with the head alone, {panel.shown} in the "
-             "panel written (with K's boosters too, when it ran).", "",
-             "Rule J's first condition (over the replaced, the booster better on R on more than "
+             "panel written (with the network-reading boosters too, when they ran).", "",
+             "The readout rule's first condition (over the replaced, the booster better on R on more than "
              f"it is worse): {_first_condition(kept)}. The second (speed) is measured on the "
              "panel (`graphnorm admet`), not here."]
     return "\n".join(lines) + "\n"
 
 
 def summarize_backbone(rows: list[dict], kept: list[dict], boosted: int, panel: Panel) -> str:
-    """Markdown: rule K's boosters against the panel J made, and the panel after both."""
+    """Markdown: the network-reading boosters against the Morgan boosters' panel, and the
+    panel after both."""
     chosen = [r for r in rows if r["chosen"]]
     fit_cpu = sum(r["cpu_s"] for r in rows)
     return "\n".join([
-        "", "## K: the booster also reads the backbone (against J's panel)", "",
-        f"{len(rows)} judged endpoints fitted ({fit_cpu / 3600:.2f} CPU-hours); K chosen on S "
+        "", "## Boosters that also read the backbone (against the Morgan boosters' panel)", "",
+        f"{len(rows)} judged endpoints fitted ({fit_cpu / 3600:.2f} CPU-hours); chosen on S "
         f"for {len(chosen)}, {len(kept)} within the size budget. {boosted} endpoints are now "
         f"predicted by boosters; {panel.shown} shown.", "",
-        "| endpoints | half | n | K better | current better | tied | K higher | median K − current |",
+        "| endpoints | half | n | +network better | current better | tied | +network higher | "
+        "median +network − current |",
         "|---|---|---|---|---|---|---|---|", *_table(rows, kept), "",
-        "Rule K's first condition (over the replaced, K better on R on more than it is worse): "
+        "Its first condition (over the replaced, +network better on R on more than it is worse): "
         f"{_first_condition(kept)}.", ""])

@@ -1,7 +1,8 @@
 """``graphnorm panel readouts RUN``: a one-table booster for each endpoint the panel
-judged, and the endpoints where it replaces the backbone's head (RULE.md, J).
+judged, and the endpoints where it replaces the backbone's head (the rule:
+experiments/results/pretrain/).
 
-Rules E and H found one gbm per table better than the multi-task head on a third of the judged
+Two measurements (experiments/results/pretrain/) found one gbm per table better than the multi-task head on a third of the judged
 endpoints (plasma protein binding, microsomal clearance, ChEMBL potency sets): a 4 x 64 network
 shared by 802 tasks cannot hold each table's structure-activity detail. So each judged endpoint
 gets the booster a user with that one table would fit, and the panel keeps it where the
@@ -16,7 +17,7 @@ selection half S says it is better:
 - **choice**: the booster when the 95 % paired bootstrap of (booster - head) on S has its lower
   end above 0 (`bootstrap.paired_interval`); R is scored for the report, never for the choice.
 
-The ``backbone`` variant (RULE.md K) also reads the network's [VNode] embedding and its raw
+The ``backbone`` variant also reads the network's [VNode] embedding and its raw
 outputs, less the endpoint's own, and is set against the panel J made (``current``).
 
 Each endpoint's row lands in ``RUN/readout.jsonl`` (``readout_backbone.jsonl``) as it is
@@ -37,8 +38,8 @@ from graphnorm.panel.boosters import (BACKBONE, CONFIG, MORGAN, SEED, booster_es
                                       with_backbone)
 
 ROWS_FILE, BOOSTER_DIR = "readout.jsonl", "readouts"
-# what a readout booster reads: "morgan" (RULE.md J) the molecule's Morgan counts and fast
-# descriptors; "backbone" (RULE.md K) those and the backbone's [VNode] embedding and head
+# what a readout booster reads: "morgan": the molecule's Morgan counts and fast
+# descriptors; "backbone": those and the backbone's [VNode] embedding and head
 # outputs, less the endpoint's own (fitted to these labels on training molecules); the
 # columns and the stored format are the panel's contract (`graphnorm.panel.boosters`)
 VARIANT_FILES = {MORGAN: (ROWS_FILE, BOOSTER_DIR),
