@@ -57,7 +57,8 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     except (CheckpointError, PretrainedError) as err:
         raise InitFromError(f"--init-from: {err}{SCRATCH}") from err
     where = f"--init-from {loaded.path}"
-    if ((loaded.meta.get("train_config") or {}).get("pretrain") or {}).get("tdc_tables"):
+    pretrain = (loaded.meta.get("train_config") or {}).get("pretrain") or {}
+    if pretrain.get("tdc_tables"):
         raise InitFromError(f"{where}: a product build of the ADMET panel (it read every TDC "
                             "table, test sets too); a fine-tuning run starts from a backbone "
                             f"that never saw a TDC molecule, such as the shipped 'admet'{SCRATCH}")
@@ -84,6 +85,9 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     shipped = {"shipped": str(path)} if str(path) in BACKBONES and not Path(path).exists() else {}
     return {"path": str(loaded.path), "sha256": sha256_file(loaded.path), **shipped,
             "epoch": loaded.epoch + 1, "tensors": len(state), "task": loaded.task.get("name"),
+            # its schedule's steps, the warm starts before it included (pretrain --init-from)
+            **({"pretrain_steps": int(loaded.epoch) + int(pretrain.get("schedule_offset") or 0)}
+               if pretrain else {}),
             **({"added_at_head": list(added)} if added else {})}
 
 

@@ -61,9 +61,12 @@ def _initialize(module, model_config: dict, featurizer, init_from, out: Path, re
     info = init_from_checkpoint(module.model, model_config, featurizer, init_from)
     fresh = " and ".join(["the head"] + [f"the {k} encoder" for k in info.get("added_at_head", [])])
     shipped = info.get("shipped")
-    what = f"the shipped backbone {shipped!r} ({info['path']}" if shipped else f"{info['path']} ("
-    print(f"[graphnorm] fine-tuning from {what}sha256 {info['sha256'][:8]}, epoch "
-          f"{info['epoch']}, {info['tensors']} tensors; {fresh} start"
+    what = f"the shipped backbone {shipped!r} ({info['path']}, " if shipped else f"{info['path']} ("
+    # a pre-training checkpoint counts optimizer steps, a training run's its epochs
+    trained = (f"{info['pretrain_steps']:,} pre-training steps" if "pretrain_steps" in info
+               else f"epoch {info['epoch']}")
+    print(f"[graphnorm] fine-tuning from {what}sha256 {info['sha256'][:8]}, {trained}, "
+          f"{info['tensors']} tensors; {fresh} start"
           f"{'s' if fresh == 'the head' else ''} fresh); --init-from none trains from scratch",
           flush=True)
     return info

@@ -49,6 +49,8 @@ def test_init_from_admet_fits_the_admet_recipe(tmp_path):
     config = model_config_for(cfg, {"num_tasks": 1}, featurizer)
     model = build_model(config)
     info = init_from_checkpoint(model, config, featurizer, "admet")
+    # a pre-training checkpoint counts steps, its warm starts' too (X: 16,988 + 5,000)
+    assert info["shipped"] == "admet" and info["pretrain_steps"] == 21_988
     from graphnorm.train.init_from import ADDABLE_AT_HEAD
 
     # every tensor but the head's, and the head-side encoders the recipe starts afresh (the
