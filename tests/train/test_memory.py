@@ -47,3 +47,14 @@ def test_without_glibc_nothing_is_asked(monkeypatch, uncached):
     monkeypatch.setattr(memory.ctypes, "CDLL", no_glibc)
     memory._libc.cache_clear()
     assert memory.trim_heap() is False
+
+
+def test_the_heap_is_trimmed_every_so_many_steps(monkeypatch):
+    from types import SimpleNamespace
+
+    calls = []
+    monkeypatch.setattr(memory, "trim_heap", lambda: calls.append(1) or True)
+    callback = memory.heap_trim_callback(every=3)
+    for step in range(1, 10):
+        callback.on_train_batch_end(SimpleNamespace(global_step=step), None, None, None, 0)
+    assert len(calls) == 3  # steps 3, 6 and 9
