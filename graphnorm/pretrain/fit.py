@@ -10,6 +10,7 @@ where the last call stopped, as if it had not (the batches, their order, the ran
 """
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -82,8 +83,12 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
         except (RuntimeError, KeyError) as err:
             raise ResumeError(f"{out / STATE_FILE} holds another model's state ({err}); continue "
                               "it with the settings in its pretrain.json, or pick a new --out") from err
-        if max_steps is not None and saved["global_step"] >= max_steps:
-            return {"stopped_at": int(saved["global_step"])}
+        step = int(saved["global_step"])
+        if max_steps is not None and step >= max_steps:
+            return {"stopped_at": step}
+        if progress:
+            print(f"[graphnorm pretrain] resuming {out} at step {step:,}", file=sys.stderr,
+                  flush=True)
         del saved
     hold_freed_memory()
     log = HeldOutLog(run, out, eval_every, probe_every, max_time_s, max_steps, progress, device)

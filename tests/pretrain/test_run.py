@@ -159,7 +159,7 @@ def test_a_call_writes_the_run_record(make_run, tmp_path):
     assert 6 <= record.extra["seen"] <= 6 * SPEC.batch_size  # molecules: a short last batch
 
 
-def test_a_sigterm_ends_the_step_saves_and_resumes(make_run, tmp_path, monkeypatch):
+def test_a_sigterm_ends_the_step_saves_and_resumes(make_run, tmp_path, monkeypatch, capsys):
     import os
     import signal
 
@@ -183,7 +183,8 @@ def test_a_sigterm_ends_the_step_saves_and_resumes(make_run, tmp_path, monkeypat
     assert logged == [2]  # a signal does not wait for a held-out score
     assert signal.getsignal(signal.SIGTERM) == before  # the call's handler is gone with it
     monkeypatch.undo()
-    train(make_run(), tmp_path, 600, max_steps=4, eval_every=2, progress=False)
+    train(make_run(), tmp_path, 600, max_steps=4, eval_every=2, progress=True)
+    assert f"resuming {tmp_path} at step 3" in capsys.readouterr().err
     assert torch.load(tmp_path / STATE_FILE, weights_only=False)["global_step"] == 4
 
 
