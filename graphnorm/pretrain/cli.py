@@ -30,6 +30,18 @@ def _duration(text: str) -> float:
                                          "01:30:00)") from err
 
 
+# what a spec flag means where its name does not say it
+FLAG_HELP = {
+    "val_percent": "percent of the Murcko-scaffold groups held out to score and choose on; 0 "
+                   "trains every row (the refit once the choices are made: no held-out score) ",
+    "targets": "endpoints: one output per corpus endpoint; quantities: one per quantity of the "
+               "shared map, an offset per source ",
+    "sampling": "uniform: each epoch a permutation; task: square-root task-balanced draws ",
+    "weighting": "molecule: each molecule weighs one, shared among its labels; label: every "
+                 "label weighs one ",
+}
+
+
 def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     default = PretrainSpec()
     p.add_argument("--out", help="run folder: created, or continued when it "
@@ -73,7 +85,7 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     for name in FLAG_FIELDS:
         value = getattr(default, name)
         p.add_argument(f"--{name.replace('_', '-')}", type=type(value), dest=name,
-                       help=f"(default: {value})")
+                       help=f"{FLAG_HELP.get(name, '')}(default: {value})")
 
 
 def add_pretrain_modes(p: argparse.ArgumentParser) -> None:

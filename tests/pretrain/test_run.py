@@ -217,6 +217,7 @@ def test_the_cli_flags_name_the_shipped_settings_and_a_resume_must_repeat_them(t
     add_pretrain_args(p)
     spec = spec_from_args(p.parse_args(["--out", "x", "--train-every-task", "--val-percent", "15"]))
     assert spec.held_out_tasks is False and spec.val_percent == 15
+    assert "0 trains every row" in p.format_help()  # what a percent of 0 means, in --help
     assert spec_from_args(p.parse_args(["--out", "x"])).held_out_tasks is True
     assert spec_from_args(p.parse_args(["--out", "x", "--descriptors", "fast"])).descriptors == "fast"
     assert spec_from_args(p.parse_args(["--out", "x", "--descriptors", "rdkit2d"])).descriptors is True
