@@ -5,6 +5,8 @@ imported (so the CLI, the Python API and spawned benchmark workers all get it):
   "... litlogger"), printed by every Trainer. Lightning's other info lines stay.
 - torch_geometric (2.8) calls ``torch.jit.script`` while it is imported, which recent torch
   (2.13 here) reports as deprecated. graphnorm itself never scripts; only that exact message is hidden.
+- A deprecation inside Lightning's own pytree helper (``isinstance(treespec, LeafSpec)``),
+  raised by every Trainer whatever the run.
 
 Importing this module imports neither torch nor Lightning (``graphnorm --help`` stays fast).
 """
@@ -32,5 +34,6 @@ def silence_third_party_noise() -> None:
         logger = logging.getLogger(name)
         if not any(isinstance(f, NoLightningTips) for f in logger.filters):
             logger.addFilter(NoLightningTips())
+    warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*")
     warnings.filterwarnings("ignore", message=r"`torch\.jit\.script` is deprecated",
                             category=DeprecationWarning)

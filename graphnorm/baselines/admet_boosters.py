@@ -11,9 +11,9 @@ and exclusions (no molecule of the 14 smaller TDC tasks, none of any TDC test se
 described in ``graphnorm/pretrained/README.md``; ``experiments/make_aux_table.py`` and
 ``experiments/make_admet_boosters.py`` rebuild it.
 
-One xz-compressed JSON file (`graphnorm.data.files.json_xz_bytes`): each booster in LightGBM's text model format (no pickle), its column,
-kind (regression or binary: a probability), the MapLight signature it reads, and a 12-hex key
-of each training molecule (`molecule_key`), so a run can say how many of its molecules the
+One xz-compressed JSON file (`graphnorm.data.files.json_xz_bytes`): each booster in
+LightGBM's text model format (no pickle), its column, kind (regression or binary: a
+probability), the MapLight signature it reads, and a 12-hex key of each training molecule (`molecule_key`), so a run can say how many of its molecules the
 boosters saw (`admet_overlap`): on those, the 9 features are in-sample and look better than
 they are on new molecules.
 """
@@ -25,6 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+
+from graphnorm.data.files import json_from_xz, json_xz_bytes
 
 # shipped beside the pre-trained backbones (package data of graphnorm.pretrained)
 ADMET_FILE = Path(__file__).resolve().parents[1] / "pretrained" / "admet_boosters.json.xz"
@@ -56,8 +58,6 @@ def save_admet_boosters(path: Path, columns: list[dict], features: dict, data: d
     keys = sorted({k for k in map(molecule_key, training_smiles) if k})
     meta = {"format": ADMET_FORMAT, "lightgbm": lightgbm.__version__, "features": features,
             "data": data, "columns": stored, "molecules": keys}
-    from graphnorm.data.files import json_xz_bytes
-
     path = Path(path)
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(json_xz_bytes(meta))
@@ -80,8 +80,6 @@ def _read(path: str, mtime_ns: int, size: int) -> tuple[list, list[dict], dict]:
     import lightgbm as lgb
 
     try:
-        from graphnorm.data.files import json_from_xz
-
         meta = json_from_xz(Path(path).read_bytes())
         boosters = [lgb.Booster(model_str=c["booster"]) for c in meta["columns"]]
     except Exception as err:  # damaged xz, JSON or model string

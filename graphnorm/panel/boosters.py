@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from graphnorm.data.files import json_from_xz, json_xz_bytes
+
 from graphnorm.baselines.boosted import BoostedConfig
 
 from .record import BACKBONE, Panel
@@ -93,8 +95,6 @@ def write_bundle(folder, boosters: dict, descriptors) -> str:
     "own"}}) with its columns' signature; returns its sha256 (what the panel names)."""
     bundle = {"format": BUNDLE_FORMAT, "features": bundle_signature(descriptors),
               "boosters": boosters}
-    from graphnorm.data.files import json_xz_bytes
-
     data = json_xz_bytes(bundle)
     (Path(folder) / BUNDLE_FILE).write_bytes(data)
     return hashlib.sha256(data).hexdigest()
@@ -114,8 +114,6 @@ def read_bundle(folder, panel: Panel, descriptors, error=ValueError) -> dict:
     if hashlib.sha256(data).hexdigest() != panel.readouts_sha256:
         raise error(f"{path} is not the bundle this panel was built with: rebuild both {rebuild}")
     try:
-        from graphnorm.data.files import json_from_xz
-
         bundle = json_from_xz(data)
         boosters, signature = bundle["boosters"], bundle["features"]
     except (OSError, ValueError, KeyError, TypeError) as err:

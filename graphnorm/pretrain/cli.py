@@ -133,18 +133,18 @@ def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
 
 
 def _steps_trained(path: str) -> int:
-    """The schedule's step where checkpoint ``path`` stopped: the steps its run trained (its
-    ``epoch``, which a pre-training checkpoint sets to its step) after its own warm start's
-    (``schedule_offset``), so a chain of warm starts goes on from where the last one was."""
+    """The schedule's step where checkpoint ``path`` stopped (`init_from.pretrain_steps`): a
+    warm start goes on from there."""
     from graphnorm.checkpoints import load_checkpoint
     from graphnorm.pretrained import resolve_init_from
+    from graphnorm.train.init_from import pretrain_steps
 
     loaded = load_checkpoint(resolve_init_from(path))
-    if not (loaded.meta.get("train_config") or {}).get("pretrain"):
+    steps = pretrain_steps(loaded)
+    if steps is None:
         raise ValueError(f"--init-from {path} ({loaded.path}) is not a pre-training checkpoint; "
                          "a warm start continues a `graphnorm pretrain` run's backbone")
-    spec = loaded.meta["train_config"]["pretrain"]
-    return int(loaded.epoch) + int(spec.get("schedule_offset") or 0)
+    return steps
 
 
 def run_pretrain(args: argparse.Namespace) -> int:

@@ -53,10 +53,6 @@ class CorpusDataModule(L.LightningDataModule):
     def load_state_dict(self, state: dict) -> None:
         self._resume = state or None
 
-    @property
-    def batches_per_epoch(self) -> int:
-        return -(-len(self.run.train_set) // self.run.spec.batch_size)
-
     def collate(self, items) -> tuple:
         from graphnorm.graph.collate import collate_graphs
 

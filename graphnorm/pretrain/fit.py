@@ -19,8 +19,8 @@ import torch
 
 from .folder import OLD_STATE_FILE, STATE_FILE
 
+# the batches are made in this process by default (`--loader-workers` for a GPU)
 warnings.filterwarnings("ignore", message=r".*does not have many workers.*")
-warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*")
 
 
 class ResumeError(RuntimeError):
@@ -91,14 +91,16 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
                   flush=True)
         del saved
     hold_freed_memory()
-    log = HeldOutLog(run, out, eval_every, probe_every, max_time_s, max_steps, progress, device)
+    speed = Throughput(started, cpu_started)
+    log = HeldOutLog(run, out, eval_every, probe_every, max_time_s, max_steps, progress, speed,
+                     device)
     accelerator, devices = _accelerator(device)
     trainer = L.Trainer(
         max_epochs=-1, max_steps=max_steps if max_steps is not None else -1,
         accelerator=accelerator, devices=devices, logger=False, enable_checkpointing=False,
         enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
         gradient_clip_val=run.spec.clip_norm or None, use_distributed_sampler=False,
-        callbacks=[Throughput(started, cpu_started), heap_trim_callback(), log])
+        callbacks=[speed, heap_trim_callback(), log])
     ckpt = out / STATE_FILE
     trainer.fit(module, datamodule=CorpusDataModule(run, loader_workers),
                 ckpt_path=str(ckpt) if ckpt.is_file() else None,
@@ -112,9 +114,7 @@ def _write_record(run, out: Path, trainer, log) -> None:
     from graphnorm.provenance import code_sha, cpu_model
     from graphnorm.run_folder import RunRecord
 
-    from .held_out import run_elapsed
-
-    wall, cpu = run_elapsed(trainer)
+    wall, cpu = log.speed.wall_time, log.speed.cpu_time
     stopped_by = ("signal" if log.stop_requested else "max_steps"
                   if log.max_steps is not None and trainer.global_step >= log.max_steps
                   else "max_time")

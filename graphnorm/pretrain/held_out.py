@@ -27,16 +27,12 @@ from .folder import BEST_FILE, LOG_FILE, STATE_FILE
 PROGRESS_EVERY = 100  # steps between two progress lines (an evaluation can be 1,000s away)
 
 
-def save_atomic(obj, path: Path) -> None:
-    from graphnorm.data.files import torch_save
-
-    torch_save(obj, path)  # an interrupt never leaves half a file
-
-
 class HeldOutLog(L.Callback):
+    """``speed``: the call's `Throughput` callback, the run's wall and CPU clock."""
+
     def __init__(self, run, out: Path, eval_every: int, probe_every: int, max_time_s: float,
-                 max_steps: int | None, progress: bool, device: str = "cpu"):
-        self.run, self.out, self.eval_every = run, Path(out), eval_every
+                 max_steps: int | None, progress: bool, speed, device: str = "cpu"):
+        self.run, self.out, self.eval_every, self.speed = run, Path(out), eval_every, speed
         self.probe_every, self.max_time_s, self.max_steps = max(1, probe_every), max_time_s, max_steps
         self.progress, self.device = progress, device
         # the run's, saved in last.ckpt
@@ -91,15 +87,18 @@ class HeldOutLog(L.Callback):
             trainer.should_stop = True
 
     def _evaluate(self, trainer, pl_module, step: int) -> None:
+        from lightning.fabric.utilities.apply_func import move_data_to_device
+
+        from graphnorm.data.files import torch_save
         from graphnorm.train.schedule import lr_at
 
         from .evaluate import held_out_record
 
         spec = self.run.spec
-        wall, cpu = run_elapsed(trainer)
         probe = (step // self.eval_every) % self.probe_every == 0
-        record = {"step": step, "epoch": (step - 1) // trainer.datamodule.batches_per_epoch,
-                  "seen": self.seen, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+        record = {"step": step, "epoch": (step - 1) // trainer.num_training_batches,
+                  "seen": self.seen, "wall_s": round(self.speed.wall_time, 1),
+                  "cpu_s": round(self.speed.cpu_time, 1),
                   "lr": lr_at(spec.schedule_offset + step, spec.lr, spec.warmup_steps),
                   "train_loss": self.running,
                   **held_out_record(self.run, pl_module.model, probe)}
@@ -110,7 +109,9 @@ class HeldOutLog(L.Callback):
         better = loss is not None and (self.best_loss is None or loss < self.best_loss)
         if better or not len(self.run.val_set):  # nothing held out: the latest is the model
             self.best_loss = loss if better else self.best_loss
-            save_atomic(_on_cpu(self.run.graphnorm_checkpoint(step)), self.out / BEST_FILE)
+            # on the CPU, so that one trained on a GPU loads anywhere; atomic, as every save
+            torch_save(move_data_to_device(self.run.graphnorm_checkpoint(step), "cpu"),
+                       self.out / BEST_FILE)
         with open(self.out / LOG_FILE, "a") as f:
             f.write(json.dumps(record) + "\n")
         if self.progress:
@@ -120,29 +121,9 @@ class HeldOutLog(L.Callback):
 
     def _progress_line(self, trainer, step: int) -> None:
         """Where the run is, its cost so far, when it next scores held-out."""
-        _, cpu = run_elapsed(trainer)
+        cpu = self.speed.cpu_time
         following = (step // self.eval_every + 1) * self.eval_every
         print(f"[graphnorm pretrain] step {step:,}: train loss {self.running:.4f}, "
               f"{cpu / 3600:.2f} CPU-h ({cpu / max(step, 1):.2f} CPU-s a step over the run), "
               f"held-out scores at step {following:,}", file=sys.stderr, flush=True)
 
-
-def run_elapsed(trainer) -> tuple[float, float]:
-    """(wall, CPU) seconds of the run over all its calls, from the Throughput callback."""
-    from graphnorm.train.callbacks import Throughput
-
-    speed = next(c for c in trainer.callbacks if isinstance(c, Throughput))
-    return speed.wall_time, speed.cpu_time
-
-
-def _on_cpu(obj):
-    """Tensors of a (nested) checkpoint on the CPU: one trained on a GPU loads anywhere."""
-    import torch
-
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().cpu()
-    if isinstance(obj, dict):
-        return {k: _on_cpu(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_on_cpu(v) for v in obj)
-    return obj

@@ -38,6 +38,14 @@ class InitFromError(ValueError):
     pass
 
 
+def pretrain_steps(loaded) -> int | None:
+    """Where a pre-training checkpoint stopped on its learning-rate schedule: the steps its run
+    trained (its ``epoch``, which pre-training sets to its step) after its own warm start's
+    (``schedule_offset``), so a chain of warm starts adds up; None for another checkpoint."""
+    spec = (loaded.meta.get("train_config") or {}).get("pretrain")
+    return None if not spec else int(loaded.epoch) + int(spec.get("schedule_offset") or 0)
+
+
 def _differences(pretrained: dict, run: dict, skip=()) -> list[str]:
     keys = sorted((set(pretrained) | set(run)) - set(skip))
     return [f"{k}: {pretrained.get(k)!r} in the checkpoint, {run.get(k)!r} in this run"
@@ -85,9 +93,7 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     shipped = {"shipped": str(path)} if str(path) in BACKBONES and not Path(path).exists() else {}
     return {"path": str(loaded.path), "sha256": sha256_file(loaded.path), **shipped,
             "epoch": loaded.epoch + 1, "tensors": len(state), "task": loaded.task.get("name"),
-            # its schedule's steps, the warm starts before it included (pretrain --init-from)
-            **({"pretrain_steps": int(loaded.epoch) + int(pretrain.get("schedule_offset") or 0)}
-               if pretrain else {}),
+            **({"pretrain_steps": pretrain_steps(loaded)} if pretrain else {}),
             **({"added_at_head": list(added)} if added else {})}
 
 

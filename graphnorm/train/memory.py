@@ -22,6 +22,8 @@ import os
 import sys
 from typing import Optional
 
+import lightning as L
+
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # <malloc.h>
 MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 1 << 30
@@ -68,13 +70,17 @@ def trim_heap() -> bool:
     return bool(libc.malloc_trim(0)) if libc is not None else False
 
 
-def heap_trim_callback(every: int = TRIM_EVERY):
-    """A Lightning callback that trims the heap every ``every`` optimizer steps."""
-    import lightning as L
+class HeapTrim(L.Callback):
+    """Trims the heap every ``every`` optimizer steps."""
 
-    class HeapTrim(L.Callback):
-        def on_train_batch_end(self, trainer, *args) -> None:
-            if trainer.global_step % every == 0:
-                trim_heap()
+    def __init__(self, every: int = TRIM_EVERY):
+        self.every = every
 
-    return HeapTrim()
+    def on_train_batch_end(self, trainer, *args) -> None:
+        if trainer.global_step % self.every == 0:
+            trim_heap()  # looked up at call time: a test may stand in for it
+
+
+def heap_trim_callback(every: int = TRIM_EVERY) -> HeapTrim:
+    """The training loop's heap trim (`HeapTrim`)."""
+    return HeapTrim(every)

@@ -44,10 +44,9 @@ def _hardware(trainer) -> str:
     return f"{cpu}, {kind} x{trainer.world_size}"
 
 
-# Lightning notices that say nothing about this run: checkpoints share the run directory with
-# logs/ and the data files by design, and a deprecation inside Lightning's own pytree helper.
+# a Lightning notice that says nothing about this run: checkpoints share the run directory
+# with logs/ and the data files by design (Lightning's other noise: graphnorm/quiet.py)
 warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
-warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\).*")
 
 
 def _initialize(module, model_config: dict, featurizer, init_from, out: Path, resuming: bool):
