@@ -88,6 +88,21 @@ def test_one_module_per_command():
         module = importlib.import_module(f"graphnorm.cli.{name}")
         assert parser.get_default("func") is module.run
 
+def test_a_named_command_builds_only_its_own_parser(capsys):
+    # `graphnorm admet ...` does not pay for the other commands' flags; the same arguments
+    # parse the same way as with every parser built; a wrong command still lists them all
+    only = build_parser(["admet", "--smiles", "CCO"])
+    sub = next(a for a in only._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == ["admet"]
+    argv = ["admet", "--smiles", "CCO", "--output", "p.csv"]
+    assert vars(only.parse_args(argv)) == vars(build_parser().parse_args(argv))
+    for wrong in (["tarin", "--data", "t.csv"], ["--help"]):
+        with pytest.raises(SystemExit):
+            build_parser(wrong).parse_args(wrong)
+        text = capsys.readouterr()
+        assert "predict" in text.out + text.err and "panel" in text.out + text.err
+
+
 def _choices(command: str, dest: str):
     sub = build_parser()._subparsers._group_actions[0].choices[command]
     return next(a for a in sub._actions if a.dest == dest).choices

@@ -9,13 +9,15 @@ atom/bond features), `paths` (shortest-path distances and edge paths), `featuriz
 worker pool). Contract 2 in docs/design.md.
 """
 from .config import FEATURIZER_VERSION, VOCABS, FeaturizerConfig, vocab_dims
-from .featurize import FIELDS, FINGERPRINT, Featurized, featurize_many, featurize_smiles, graph_data, smiles_to_data
+from .featurize import (FIELDS, FINGERPRINT, Featurized, MoleculeGraph, featurize_many,
+                        featurize_smiles, graph_data, smiles_to_data)
 from .molecule import (SANITIZE_MODES, ZINC_ATOM_DICT, FeaturizationError, mol_from_smiles,
                        mol_to_graph, smiles_to_graph, zinc_atom_label)
 
 __all__ = [
     "FEATURIZER_VERSION", "VOCABS", "FeaturizerConfig", "vocab_dims",
-    "FIELDS", "FINGERPRINT", "Featurized", "featurize_many", "featurize_smiles", "graph_data", "smiles_to_data",
+    "FIELDS", "FINGERPRINT", "Featurized", "MoleculeGraph", "featurize_many", "featurize_smiles",
+    "graph_data", "smiles_to_data",
     "SANITIZE_MODES", "ZINC_ATOM_DICT", "FeaturizationError", "mol_from_smiles", "mol_to_graph",
     "smiles_to_graph", "zinc_atom_label",
 ]

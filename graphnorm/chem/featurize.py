@@ -117,13 +117,38 @@ def featurize_smiles(smiles: str, featurizer: FeaturizerConfig, sanitize: str = 
     return result.graphs[0]
 
 
-def graph_data(arrays: dict, smiles: Optional[str] = None):
-    """One molecule's arrays as a PyG ``Data`` (what `collate_graphs` batches)."""
+class MoleculeGraph:
+    """One featurized molecule as tensors (Contract 2): the `FIELDS` and whichever
+    `MOLECULE_FIELDS` were featurized, ``num_nodes`` and ``smiles`` -- the attributes
+    `graphnorm.graph.collate_graphs` reads, as from a PyG ``Data``.
+
+    The predict path (``predict``, ``admet``, ``explain``, ``embed``, ``serve``) batches these
+    instead of ``Data``: importing PyG costs ~3 s, a third of a one-molecule ``graphnorm
+    admet`` call. The cached training sets stay PyG datasets; `to_pyg` gives the ``Data``.
+    """
+
+    def __init__(self, fields: dict, num_nodes: int, smiles: Optional[str] = None):
+        for name, value in fields.items():
+            setattr(self, name, value)
+        self.num_nodes, self.smiles, self._fields = num_nodes, smiles, tuple(fields)
+
+    def to_pyg(self):
+        from torch_geometric.data import Data
+
+        return Data(**{k: getattr(self, k) for k in self._fields}, num_nodes=self.num_nodes,
+                    smiles=self.smiles)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{k}={list(getattr(self, k).shape)}" for k in self._fields)
+        return f"MoleculeGraph({shapes}, num_nodes={self.num_nodes}, smiles={self.smiles!r})"
+
+
+def graph_data(arrays: dict, smiles: Optional[str] = None) -> MoleculeGraph:
+    """One molecule's arrays as the tensors `collate_graphs` batches."""
     import torch
-    from torch_geometric.data import Data
 
     fields = {k: torch.from_numpy(arrays[k]) for k in FIELDS + MOLECULE_FIELDS if k in arrays}
-    return Data(**fields, num_nodes=int(arrays["x"].shape[0]), smiles=smiles)
+    return MoleculeGraph(fields, int(arrays["x"].shape[0]), smiles)
 
 
 def smiles_to_data(smiles: str, vocab: Optional[str] = None, sanitize: str = "strict",
@@ -131,4 +156,4 @@ def smiles_to_data(smiles: str, vocab: Optional[str] = None, sanitize: str = "st
     """One SMILES -> Data(x, edge_index, edge_attr, spd, path, num_nodes, smiles), with
     FeaturizerConfig(vocab, **settings) (tests, notebooks; e.g. vocab="zinc", max_hops=3)."""
     featurizer = FeaturizerConfig(**({"vocab": vocab} if vocab else {}), **settings)
-    return graph_data(featurize_smiles(smiles, featurizer, sanitize), smiles)
+    return graph_data(featurize_smiles(smiles, featurizer, sanitize), smiles).to_pyg()

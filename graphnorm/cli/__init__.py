@@ -26,10 +26,19 @@ COMMANDS = (train, predict, embed, admet, benchmark, hpopt, compare, analyze, ex
             pretrain, panel)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_name(module) -> str:
+    """The command a module registers (``graphnorm.cli.train`` -> ``train``)."""
+    return module.__name__.rsplit(".", 1)[1]
+
+
+def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
+    """Every command's parser; only the named one's when ``argv`` starts with a command:
+    some commands' flags import their settings' modules (~0.5 s for ``train``'s), which a
+    one-molecule ``graphnorm admet`` should not wait for."""
     parser = argparse.ArgumentParser(prog="graphnorm", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
+    named = [c for c in COMMANDS if argv and command_name(c) == argv[0]]
+    for command in named or COMMANDS:
         command.add_parser(sub)
     return parser
 
@@ -38,7 +47,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # Before torch loads OpenMP: libgomp's default spin-wait collapses multi-thread training
     # when another process shares the cores (README: how long training takes).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         return args.func(args)
     except (FileNotFoundError, FileExistsError, ValueError, RuntimeError) as err:

@@ -102,7 +102,7 @@ class Predictor:
         return len(self.members) > 1
 
     def featurize(self, smiles: Sequence[str], errors: Optional[list] = None):
-        """([(row, Data)] sorted by size, per-row error messages). Rows that already carry an
+        """([(row, MoleculeGraph)] sorted by size, per-row error messages). Rows that already carry an
         error in ``errors`` (e.g. unreadable bytes) are not featurized."""
         errors = list(errors) if errors is not None else [""] * len(smiles)
         clean = [None if x is None else str(x).strip() for x in smiles]

@@ -216,12 +216,12 @@ def test_workers_and_chunks_do_not_change_results():
     for a, b in zip(one, two):
         assert a.smiles == b.smiles
         for key in ("x", "edge_index", "edge_attr", "spd", "path"):
-            assert torch.equal(a[key], b[key])
+            assert torch.equal(getattr(a, key), getattr(b, key))
 
 
 def test_batches_with_pyg_and_official_loader_graphs_get_paths():
     data = many(["CCO", "c1ccccc1", "C"])
-    batch = Batch.from_data_list(data)
+    batch = Batch.from_data_list([d.to_pyg() for d in data])
     assert batch.spd.shape == (9 + 36 + 1,) and batch.path.shape == (46, 5)
     g = smiles2graph("c1ccccc1")  # an official loader's graph: paths from its edge list
     (spd, path), = shortest_paths_many([(g["edge_index"], 6)], 5, 20)

@@ -63,6 +63,24 @@ def test_path_ids_are_batch_global(graphs):
         offset += g.edge_index.shape[1]
 
 
+def test_predict_path_records_batch_as_pyg_data():
+    # the predict path batches MoleculeGraph records (no PyG import), the cached sets PyG
+    # Data: the same molecules must give the same padded batch, field by field
+    from graphnorm.chem import FeaturizerConfig, featurize_many, graph_data
+
+    config = FeaturizerConfig(vocab="zinc", descriptors="fast", fingerprint_bits=64)
+    result = featurize_many(SMILES, config)
+    records = [graph_data(a, s) for a, s in zip(result.graphs, SMILES)]
+    assert records[0].to_pyg().num_nodes == 3 and "num_nodes=3" in repr(records[0])
+    ours, pyg = collate_graphs(records), collate_graphs([r.to_pyg() for r in records])
+    for name, value in vars(pyg).items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(getattr(ours, name), value), name
+        else:
+            assert getattr(ours, name) == value, name
+    assert ours.descriptors is not None and ours.smiles == SMILES
+
+
 def test_hand_built_graph_and_targets():
     # path 0 - 1 - 2 with edges (0->1, 1->0, 1->2, 2->1); hand-written distances and paths
     g = Data(

@@ -7,7 +7,9 @@ from torch_geometric.transforms import AddRandomWalkPE
 from graphnorm.graph import Graphormer, GraphormerConfig, collate_graphs
 from graphnorm.nn.packing import TokenPacking
 from graphnorm.chem import smiles_to_data
-from graphnorm.graph.structural import (LocalGINE, RandomWalkCollate, padded_adjacency,
+from torch_geometric.nn import GINEConv
+
+from graphnorm.graph.structural import (GINE, LocalGINE, RandomWalkCollate, padded_adjacency,
                                         random_walk_pe)
 
 # a macrocycle (12-ring), fused rings, a salt (isolated ion), a chain
@@ -83,6 +85,36 @@ def test_local_gine_matches_sparse_pyg(graphs):
     h2[3, 1] += 1.0  # atom 0 of the chain CCOCC(=O)N (bonded to atom 1 only)
     diff = (local(h2, b) - out).abs().sum(-1)[3, 1:]
     assert diff[1] > 0 and diff[3] == 0
+
+
+def _mlp(dim):
+    return torch.nn.Sequential(torch.nn.Linear(dim, dim), torch.nn.ReLU(),
+                               torch.nn.Linear(dim, dim))
+
+
+def test_gine_is_pygs_gineconv(graphs):
+    # the same draws from the same seed, the same state dict keys, the same output and
+    # gradients: checkpoints trained with PyG's class load and predict unchanged
+    torch.manual_seed(3)
+    ours = GINE(_mlp(8))
+    torch.manual_seed(3)
+    pyg = GINEConv(_mlp(8), train_eps=True)
+    assert ours.state_dict().keys() == pyg.state_dict().keys()
+    for key, value in pyg.state_dict().items():
+        assert torch.equal(ours.state_dict()[key], value), key
+    with torch.no_grad():
+        pyg.eps.fill_(0.3)  # a trained eps, so the (1 + eps) x_i term is exercised
+    ours.load_state_dict(pyg.state_dict())
+    b = collate_graphs(graphs)
+    x = torch.randn(int(b.node_mask.sum()), 8, requires_grad=True)
+    e = torch.randn(b.edge_index.shape[1], 8)
+    out, ref = ours(x, b.edge_index, e), pyg(x, b.edge_index, e)
+    torch.testing.assert_close(out, ref, atol=1e-6, rtol=1e-6)
+    g_ours, = torch.autograd.grad(out.square().sum(), x)
+    g_pyg, = torch.autograd.grad(ref.square().sum(), x)
+    torch.testing.assert_close(g_ours, g_pyg, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="width 4"):
+        ours(x, b.edge_index, e[:, :4])
 
 
 def test_gine_branch_runs_under_bf16_autocast(graphs):

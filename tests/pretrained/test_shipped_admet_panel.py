@@ -82,3 +82,20 @@ def test_a_shipped_booster_endpoint_has_atom_attributions_that_add_up():
         assert abs(got.scores[0].sum() - phi[:MORGAN_BITS][present].sum() * scale) < 1e-9
         assert j in panel.by_booster
     assert any(np.abs(panel.explain([smiles], t).scores[0]).max() > 0 for t in boosted[:5])
+
+
+def test_one_molecule_admet_call_does_not_import_pyg():
+    # PyG's import (~3 s, torch._dynamo with it) was a third of a one-molecule call: the
+    # shipped panel's path (featurize, collate, Graphormer with its GINE branch, boosters)
+    # must not bring it back
+    import subprocess
+    import sys
+
+    code = ("import sys, io, contextlib; from graphnorm.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['admet', '--smiles', 'CCO']) == 0\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch_geometric'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
