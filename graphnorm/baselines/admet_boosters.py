@@ -28,6 +28,8 @@ import numpy as np
 
 from graphnorm.data.files import json_from_xz, json_xz_bytes
 
+from .booster_store import decode, encode
+
 # shipped beside the pre-trained backbones (package data of graphnorm.pretrained)
 ADMET_FILE = Path(__file__).resolve().parents[1] / "pretrained" / "admet_boosters.json.xz"
 ADMET_FORMAT = 1
@@ -54,7 +56,7 @@ def save_admet_boosters(path: Path, columns: list[dict], features: dict, data: d
     """``columns``: [{"name", "kind": "regression"|"binary", "rows", "booster": Booster}]."""
     import lightgbm
 
-    stored = [dict(c, booster=c["booster"].model_to_string()) for c in columns]
+    stored = [dict(c, booster=encode(c["booster"])) for c in columns]
     keys = sorted({k for k in map(molecule_key, training_smiles) if k})
     meta = {"format": ADMET_FORMAT, "lightgbm": lightgbm.__version__, "features": features,
             "data": data, "columns": stored, "molecules": keys}
@@ -77,11 +79,10 @@ def _load(path: str) -> tuple[list, list[dict], dict]:
 
 @lru_cache(maxsize=4)
 def _read(path: str, mtime_ns: int, size: int) -> tuple[list, list[dict], dict]:
-    import lightgbm as lgb
-
     try:
         meta = json_from_xz(Path(path).read_bytes())
-        boosters = [lgb.Booster(model_str=c["booster"]) for c in meta["columns"]]
+        boosters = [decode(c["booster"], f"{path}, column {c.get('name')}")
+                    for c in meta["columns"]]
     except Exception as err:  # damaged xz, JSON or model string
         fix = ("reinstall graphnorm" if Path(path) == ADMET_FILE else
                "an xz-compressed JSON file of graphnorm's boosters format is expected "

@@ -2,8 +2,8 @@
 
 One JSON file: what the boosters read (the feature set's signature: set, width, RDKit
 version), the task, per-target transforms, and each booster in LightGBM's own text model
-format (``Booster.model_to_string``) -- no pickle, so loading runs no stored code. A target
-whose training split had one class is stored as that class's rate; one with no label as null.
+format, a one-class target as its rate, an unlabelled one as null
+(`graphnorm.baselines.booster_store`, the stored form every booster file shares).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .booster_store import StoredBoosterError, decode, encode
 from .tree_member import TreeFileError, TreeKind, TreeMember
 
 BOOSTED_FILE = "gbm.json"
@@ -26,7 +27,7 @@ def save_boosted(out: Path, models: list, task: dict, features: dict, config: di
 
     from graphnorm import __version__
 
-    stored = [m if m is None or isinstance(m, float) else m.model_to_string() for m in models]
+    stored = [encode(m) for m in models]
     meta = {"format": BOOSTED_FORMAT, "version": __version__, "lightgbm": lightgbm.__version__,
             "task": dict(task), "features": dict(features), "gbm": dict(config), "seed": seed,
             "transforms": list(transforms), "boosters": stored}
@@ -66,8 +67,6 @@ class LoadedBoosted(TreeMember):
 def load_boosted(path: str | Path) -> LoadedBoosted:
     """The boosters saved at ``path``, with a clear TreeFileError when the file is missing,
     damaged, of another format, or computed with features this RDKit makes differently."""
-    import lightgbm as lgb
-
     from .admet_boosters import AdmetBoostersError
     from .tree_features import GNN, run_backbone, run_boosters, signature
 
@@ -103,11 +102,10 @@ def load_boosted(path: str | Path) -> LoadedBoosted:
                             f"({here.get('admet')}): retrain it, or use the version that "
                             f"wrote it ({meta.get('version', '?')})")
     try:
-        models = [m if m is None or isinstance(m, float) else lgb.Booster(model_str=m)
-                  for m in stored]
-    except Exception as err:  # a damaged model string
-        raise TreeFileError(f"cannot read boosted-tree model {path} ({type(err).__name__}: "
-                            f"{str(err)[:200]}); retrain it (--model gbm)") from err
+        models = [decode(m, f"{path}, target {j}") for j, m in enumerate(stored)]
+    except StoredBoosterError as err:  # a damaged model string
+        raise TreeFileError(f"cannot read boosted-tree model: {err}; retrain it "
+                            "(--model gbm)") from err
     return LoadedBoosted(models, meta["task"], meta, path, boosters, backbone)
 
 

@@ -16,9 +16,9 @@ from typing import Optional
 
 import numpy as np
 
+from graphnorm.baselines.booster_store import decode
 from graphnorm.panel.boosters import (BACKBONE, booster_estimator, logit_of, morgan_counts,
-                                      read_bundle, readout_features, stored_model,
-                                      with_backbone)
+                                      read_bundle, readout_features, with_backbone)
 from graphnorm.tasks import CLASSIFICATION
 
 
@@ -32,7 +32,7 @@ class PanelBoosters:
         for task, booster in stored.items():
             binary = booster["kind"] == CLASSIFICATION.stored
             self.estimators[task] = (binary, booster_estimator(
-                binary, booster["transform"], model=stored_model(booster["model"])))
+                binary, booster["transform"], model=decode(booster["model"])))
             self.reads[task] = (booster["features"], booster.get("own"))  # (variant, own output)
 
     @property

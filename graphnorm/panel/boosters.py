@@ -12,7 +12,6 @@ names, or whose columns are not what this featurizer and RDKit give.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
@@ -68,16 +67,6 @@ def booster_estimator(binary: bool, transform, threads: int = 1, model=None):
     return with_transform(est, None if binary else transform)
 
 
-def stored_model(text: str):
-    """A stored model string: a LightGBM booster, or a one-class rate (a JSON number)."""
-    try:
-        return float(json.loads(text))
-    except (ValueError, TypeError):
-        import lightgbm as lgb
-
-        return lgb.Booster(model_str=text)
-
-
 def bundle_signature(descriptors) -> dict:
     """What a readout booster's columns are: a panel checks it against its featurizer."""
     import rdkit
@@ -129,4 +118,4 @@ def read_bundle(folder, panel: Panel, descriptors, error=ValueError) -> dict:
 
 __all__ = ["BACKBONE", "BUNDLE_FILE", "BUNDLE_FORMAT", "CONFIG", "EPS", "MORGAN", "MORGAN_BITS",
            "SEED", "booster_estimator", "bundle_signature", "logit_of", "morgan_counts",
-           "read_bundle", "readout_features", "stored_model", "with_backbone", "write_bundle"]
+           "read_bundle", "readout_features", "with_backbone", "write_bundle"]

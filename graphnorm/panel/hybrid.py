@@ -26,9 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from graphnorm.baselines.booster_store import decode
 from graphnorm.panel import BOOSTER, PANEL_FILE, Panel
 from graphnorm.panel.boosters import (BACKBONE, MORGAN, booster_estimator, logit_of,
-                                      stored_model, write_bundle)
+                                      write_bundle)
 from graphnorm.tasks import CLASSIFICATION
 
 from .readouts import CorpusFeatures, booster_file, compact_model_text, fit_readouts
@@ -133,7 +134,7 @@ def _stored(out: Path, row: dict, variant: str, features, held: dict, t: int) ->
     text = compact_model_text(gzip.decompress(booster_file(out, row["number"], variant)
                                               .read_bytes()).decode(), x)
     pred = np.full(len(have), np.nan)
-    pred[have] = booster_estimator(binary, row["transform"], model=stored_model(text)).predict(x)
+    pred[have] = booster_estimator(binary, row["transform"], model=decode(text)).predict(x)
     if binary:
         pred[have] = logit_of(pred[have])
     return text, pred

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.panel.boosters import (BACKBONE, CONFIG, MORGAN, SEED, booster_estimator,
-                                      logit_of, morgan_counts, readout_features, stored_model,
-                                      with_backbone)
+from graphnorm.baselines.booster_store import as_text, decode, encode
+from graphnorm.panel.boosters import (BACKBONE, MORGAN, SEED, booster_estimator,
+                                      logit_of, morgan_counts, readout_features, with_backbone)
 
 ROWS_FILE, BOOSTER_DIR = "readout.jsonl", "readouts"
 # what a readout booster reads: "morgan": the molecule's Morgan counts and fast
@@ -60,7 +60,7 @@ def compact_model_text(text: str, x: np.ndarray) -> str:
     if not text.startswith("tree"):  # a one-class rate
         return text
     compact = "\n".join(line for line in text.split("\n") if not line.startswith(_REPORT_ONLY))
-    full, small = stored_model(text), stored_model(compact)
+    full, small = decode(text), decode(compact)
     same = np.array_equal(full.predict(x), small.predict(x)) and np.array_equal(
         full.predict(x[:50], pred_contrib=True), small.predict(x[:50], pred_contrib=True))
     return compact if same else text
@@ -240,7 +240,6 @@ def _half(binary: bool, y: np.ndarray, booster: np.ndarray, head: np.ndarray) ->
 
 
 def _model_text(estimator) -> str:
-    """The LightGBM model string of a fitted readout (a one-class rate is stored as its
-    number)."""
-    model = estimator.model  # a Log10Target's is its inner booster's (in log10 units)
-    return json.dumps(model) if isinstance(model, float) else model.model_to_string()
+    """A fitted readout's stored form as text (`graphnorm.baselines.booster_store`)."""
+    # a Log10Target's model is its inner booster's (in log10 units)
+    return as_text(encode(estimator.model))

@@ -195,7 +195,7 @@ def test_a_hybrid_panel_ships_with_its_boosters_and_its_card_says_which(hybrid, 
 def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
     import lightgbm as lgb
 
-    from graphnorm.panel.boosters import stored_model
+    from graphnorm.baselines.booster_store import decode
     from graphnorm.panel.readouts import compact_model_text
 
     rng = np.random.default_rng(0)
@@ -204,7 +204,7 @@ def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
     text = lgb.LGBMRegressor(n_estimators=20, verbose=-1).fit(x, y).booster_.model_to_string()
     compact = compact_model_text(text, x)
     assert len(compact) < 0.8 * len(text) and "split_gain=" not in compact
-    small, full = stored_model(compact), stored_model(text)
+    small, full = decode(compact), decode(text)
     assert np.array_equal(small.predict(x), full.predict(x))
     # TreeSHAP reads the node counts: they stay, and the atom attributions with them
     assert np.array_equal(small.predict(x, pred_contrib=True), full.predict(x, pred_contrib=True))
