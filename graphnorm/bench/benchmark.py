@@ -10,7 +10,6 @@ one-thread runs use the cores better than one run with many threads.
 from __future__ import annotations
 
 import io
-import json
 import sys
 from pathlib import Path
 from typing import Sequence

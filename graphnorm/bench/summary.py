@@ -120,7 +120,7 @@ def interval_check(out: Path, name: str, seeds: Sequence[int], level: float = 0.
     tables): regression, the coverage and width of the split-conformal ``level`` interval
     fitted on the run's validation predictions (mean over runs and targets); binary, the ECE
     before and after Platt scaling. Empty when a run lacks its prediction files."""
-    from graphnorm.inference.conformal import run_interval_report
+    from graphnorm.bench.intervals import run_interval_report
 
     runs = [out / "runs" / slug(name) / f"seed{s}" for s in seeds]
     if not runs or not all((r / predictions_file("val")).is_file() and

@@ -234,3 +234,12 @@ class Ensemble:
                                       f"{self.members[0].path} on {split}: an ensemble's "
                                       "members need one split")
         return rows.copy(), np.stack([f[preds].to_numpy(dtype=float) for f in frames])
+
+    def combined_predictions(self, split: str = "val"):
+        """The ensemble's predictions of a split as it predicts (its members' files,
+        `combine`d): ``smiles``, ``y:<target>``, ``pred:<target>`` -- what conformal intervals
+        and probability calibration are fitted on (`graphnorm.stats.calibration`)."""
+        out, stacked = self.split_predictions(split)
+        out[[c.replace("y:", "pred:", 1) for c in out.columns if c.startswith("y:")]] = \
+            self.combine(stacked)
+        return out

@@ -1,5 +1,5 @@
 """``graphnorm admet --explain ENDPOINT --drawings DIR``: the atom attributions of one panel
-endpoint (`AdmetPanel.explain`), with ``graphnorm explain``'s method flags (cli.py wires them
+endpoint (`panel_attributions.explain_endpoint`), with ``graphnorm explain``'s method flags (cli.py wires them
 beside ``graphnorm admet``'s own; torch loads on run only).
 
 Writes into ``--drawings``: ``attributions.csv`` (row, smiles, atom_index, element, endpoint,
@@ -35,6 +35,7 @@ def run_admet_explain(args: argparse.Namespace) -> int:
 
     from .cli import _inputs
     from .draw import draw_attributions, file_stem
+    from .panel_attributions import explain_endpoint
 
     if not args.drawings:
         raise ValueError("--explain writes files: give the folder, --drawings DIR")
@@ -44,7 +45,7 @@ def run_admet_explain(args: argparse.Namespace) -> int:
     panel = AdmetPanel.load(args.model, all_endpoints=args.all, batch_size=args.batch_size)
     panel.endpoint_position(args.explain)  # an endpoint it does not show: refused before work
     smiles, labels, errors = _inputs(args)
-    got = panel.explain(smiles, args.explain, args.method, args.steps, errors, labels)
+    got = explain_endpoint(panel, smiles, args.explain, args.method, args.steps, errors, labels)
     values = panel.predict(smiles, errors)[args.explain]
     out = Path(args.drawings)
     out.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ half); regression also ``<task>_lo``/``_hi``, the
 embedding lies farther from the training molecules' centroids than 95 % of held-out ones;
 ``error`` names what went wrong with a row (its other columns are then empty).
 
-    panel.explain(["CCO"], "<corpus>/<task>").scores   # atom scores of one shown endpoint
+Atom scores of one shown endpoint: ``graphnorm.explain.panel_attributions.explain_endpoint``.
 """
 from __future__ import annotations
 
@@ -197,64 +197,3 @@ class AdmetPanel:
                "shows every endpoint)" if hidden else "is not an endpoint of this panel")
         raise PanelError(f"endpoint {endpoint!r} {why}; the endpoints shown are listed by "
                          "`graphnorm admet --list` (GET /admet/endpoints when served)")
-
-    def explain(self, smiles: Sequence[str], endpoint: str, method: Optional[str] = None,
-                steps: Optional[int] = None, errors: Optional[list] = None,
-                labels: Optional[Sequence[str]] = None):
-        """Per-atom scores of one shown endpoint for each SMILES, in input order
-        (`PanelAttributions`: ``scores[k]`` one per atom in RDKit's order, None where
-        ``errors[k]`` says why the row failed; ``atoms`` the long table).
-
-        The methods are graphnorm.explain's (`Explainer`; default occlusion), run on the
-        model's raw output of the endpoint: the standardized value (regression) or the logit
-        (binary). The scores are then put in the scale the panel shows: regression x the
-        endpoint's training std, so a score is a change of the value in the endpoint's units;
-        binary x the Platt slope ``a`` of the endpoint (`Endpoint.platt_scale`), so a
-        score is a change of the calibrated logit, log(p / (1 - p)) of the probability shown.
-        Attention rollout is a share of attention flow, the same for every endpoint: not
-        scaled. An endpoint predicted by a one-table booster is explained by TreeSHAP on its
-        Morgan counts, whatever ``method`` says (`booster_attributions`). ``errors`` pre-set
-        rows' errors (not featurized); ``labels`` name the rows (default ``row 1``, ...)."""
-        from graphnorm.explain.explainer import Explainer
-        from graphnorm.explain.methods import DEFAULT_METHOD, DEFAULT_STEPS
-        from graphnorm.inference.predict import Predictor
-
-        from .panel_attributions import PanelAttributions, raw_output_view
-
-        j = self.endpoint_position(endpoint)
-        if j in self.by_booster:  # TreeSHAP whatever ``method`` says: the network is not asked
-            from .booster_attributions import booster_attributions
-
-            return booster_attributions(self, j, smiles, errors, labels)
-        method = method or DEFAULT_METHOD
-        view = raw_output_view(self.loaded, int(self.index[j]), endpoint)
-        predictor = Predictor(view, batch_size=self.predictor.batch_size,
-                              rows_per_pass=self.predictor.rows_per_pass)
-        steps = DEFAULT_STEPS if steps is None else steps
-        ex = Explainer(predictor, method, steps).explain(smiles, labels, errors)
-        return PanelAttributions.of(ex, endpoint, *self.score_scale(endpoint, method))
-
-    def method_of(self, endpoint: str, method: Optional[str]) -> str:
-        """The attribution method `explain` uses for ``endpoint`` when asked for ``method``:
-        TreeSHAP for a booster endpoint, ``method`` (default occlusion) otherwise."""
-        from graphnorm.explain.methods import DEFAULT_METHOD
-
-        from .booster_attributions import METHOD
-
-        return METHOD if self.endpoint_position(endpoint) in self.by_booster else (
-            method or DEFAULT_METHOD)
-
-    def score_scale(self, endpoint: str, method: str) -> tuple[str, float]:
-        """(what an atom score of ``endpoint`` is, the factor from the raw output's scores to
-        it): see `explain`."""
-        j = self.endpoint_position(endpoint)
-        if j in self.by_booster:
-            from .booster_attributions import booster_scale
-
-            return booster_scale(self, j)
-        if method == "rollout":
-            return "share of attention flow from the readout token (no sign)", 1.0
-        if self.binary[j]:
-            return "change of the calibrated logit (log-odds)", float(self.platt_a[j])
-        units = self.entries[j].units
-        return "change of the value" + (f", in {units}" if units else ""), float(self.std[j])

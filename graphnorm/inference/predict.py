@@ -218,13 +218,13 @@ class Predictor:
     def interval_halfwidths(self, level: float) -> dict[str, float]:
         """Regression: target -> q, the split-conformal half-width at coverage ``level``
         fitted on the validation predictions of the run(s) the model came from
-        (graphnorm/inference/conformal.py); fitted once, applied to any number of rows."""
-        from graphnorm.inference.conformal import interval_halfwidths, validation_predictions
+        (graphnorm/stats/calibration.py); fitted once, applied to any number of rows."""
+        from graphnorm.stats.calibration import interval_halfwidths
 
         if resolve_task(self.task).binary:
             raise ValueError("--interval is for regression models; calibrate a classifier's "
                              "probabilities with --calibrate platt|isotonic")
-        val = validation_predictions(self.ensemble)
+        val = self.ensemble.combined_predictions("val")
         q = interval_halfwidths(val, level)
         for target, width in q.items():
             if not np.isfinite(width):
@@ -251,13 +251,13 @@ class Predictor:
 
     def calibrators(self, method: str) -> dict:
         """Binary: prediction column -> a Platt or isotonic calibrator fitted on the
-        validation predictions (graphnorm/inference/conformal.py)."""
-        from graphnorm.inference.conformal import ProbabilityCalibrator, validation_predictions
+        validation predictions (graphnorm/stats/calibration.py)."""
+        from graphnorm.stats.calibration import ProbabilityCalibrator
 
         if not resolve_task(self.task).binary:
             raise ValueError("--calibrate is for classification models; regression models "
                              "take --interval LEVEL")
-        val = validation_predictions(self.ensemble)
+        val = self.ensemble.combined_predictions("val")
         return {column: ProbabilityCalibrator(method).fit(val[f"pred:{target}"].to_numpy(float),
                                                           val[f"y:{target}"].to_numpy(float))
                 for column, target in zip(self.columns, self.loaded.targets)}
@@ -271,7 +271,7 @@ class Predictor:
 
     def calibrate(self, df: pd.DataFrame, method: str) -> pd.DataFrame:
         """Binary: each probability column mapped by a Platt or isotonic calibrator fitted
-        on the validation predictions (graphnorm/inference/conformal.py)."""
+        on the validation predictions (graphnorm/stats/calibration.py)."""
         return self.with_calibration(df, self.calibrators(method))
 
     def predict_table(self, table: MoleculeTable, progress: bool = False) -> pd.DataFrame:

@@ -41,8 +41,8 @@ def halves(smiles) -> np.ndarray:
 
 def conformal_halfwidth(residuals: np.ndarray, level: float = LEVEL) -> float:
     """The ceil(level (n + 1))-th smallest |residual| (inf when n is too small): the
-    split-conformal quantile predict's intervals use (`inference.conformal`)."""
-    from graphnorm.inference.conformal import conformal_quantile
+    split-conformal quantile predict's intervals use (`graphnorm.stats.calibration`)."""
+    from graphnorm.stats.calibration import conformal_quantile
 
     return conformal_quantile(np.abs(residuals), level)
 
@@ -82,7 +82,7 @@ def calibrated(y_select: np.ndarray, z_select: np.ndarray, y_report: np.ndarray,
     {"platt": (a, b) (the probability shown is sigmoid(a z + b)), "ece": R's expected
     calibration error of those probabilities, "ece_uncalibrated": of sigmoid(z)}. Without
     both classes on S there is nothing to fit: the raw probability is kept ("platt" absent)."""
-    from graphnorm.inference.conformal import ProbabilityCalibrator, expected_calibration_error
+    from graphnorm.stats.calibration import ProbabilityCalibrator, expected_calibration_error
 
     out = {"ece_uncalibrated": None, "ece": None}
     if len(y_report):

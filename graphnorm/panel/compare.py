@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.panel.bootstrap import BOOTSTRAP, SEED, metric_of, paired_interval, score, verdict
+from graphnorm.stats.bootstrap import BOOTSTRAP, SEED, metric_of, paired_interval, score, verdict
 
 VERDICTS = ("better", "worse", "tied")
 

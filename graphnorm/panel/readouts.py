@@ -227,7 +227,7 @@ def _fmt(value) -> str:
 def _half(binary: bool, y: np.ndarray, booster: np.ndarray, head: np.ndarray) -> dict:
     """Both scores on one half and the 95 % paired interval of booster - head; None where
     the metric is undefined there (fewer than two molecules; one class, or no variance)."""
-    from graphnorm.panel.bootstrap import metric_of, paired_interval, score
+    from graphnorm.stats.bootstrap import metric_of, paired_interval, score
 
     out = {"n": int(len(y)), "head": None, "booster": None, "lo": None, "hi": None}
     defined = len(y) > 1 and (0 < y.sum() < len(y) if binary else np.var(y) > 0)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .bootstrap import BOOTSTRAP, SEED, paired_interval, score, verdict
+from graphnorm.stats.bootstrap import BOOTSTRAP, SEED, paired_interval, score, verdict
 
 
 @dataclass(frozen=True)

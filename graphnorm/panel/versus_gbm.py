@@ -117,7 +117,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     from graphnorm.data.cache import cache_root
     from graphnorm.tasks import CLASSIFICATION, REGRESSION, target_transforms
 
-    from graphnorm.panel.bootstrap import metric_of, paired_interval, score
+    from graphnorm.stats.bootstrap import metric_of, paired_interval, score
     from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.panel import PANEL_FILE, Panel
 

@@ -26,9 +26,9 @@ PROBE_MAX = 3000  # labelled molecules per held-out task in its probe
 
 
 def _defined(metric: str, y: np.ndarray, p: np.ndarray) -> Optional[float]:
-    """The panel's ``metric`` (`graphnorm.panel.bootstrap`, one definition for every panel
+    """The panel's ``metric`` (`graphnorm.stats.bootstrap`, one definition for every panel
     score); None where it is undefined (one class, no variance)."""
-    from graphnorm.panel.bootstrap import score
+    from graphnorm.stats.bootstrap import score
 
     value = score(metric, np.asarray(y, float), np.asarray(p, float)) if len(y) else np.nan
     return None if np.isnan(value) else value

@@ -201,7 +201,7 @@ class PanelResponse(BaseModel):
 
 
 class PanelDrawResponse(DrawResponse):
-    score: str  # what an atom's score is (AdmetPanel.explain): a change of what, in which units
+    score: str  # what an atom's score is (explain_endpoint): a change of what, in which units
 
 
 def add_panel_routes(app: FastAPI, panel: PanelService, check_count) -> None:

@@ -1,7 +1,7 @@
 """The ADMET panel behind ``graphnorm serve --admet FOLDER``: `AdmetPanel`
 (graphnorm/inference/admet_panel.py) in slices on the server's turns, as `PredictionService`
 serves a trained model (service.py: per-molecule limits first, one slice on the model at a
-time), and its atom-attribution drawings of one endpoint (`AdmetPanel.explain`)."""
+time), and its atom-attribution drawings of one endpoint (`graphnorm.explain.panel_attributions`)."""
 from __future__ import annotations
 
 import math
@@ -66,12 +66,15 @@ class PanelService:
     def draw(self, smiles: Sequence[Optional[str]], endpoint: str) -> dict:
         """Attribution drawings (SVG) of each SMILES for one shown endpoint, in order; a
         PanelError (before any work) for an endpoint the panel does not show."""
-        meaning, _ = self.panel.score_scale(endpoint, self.method)
+        from graphnorm.explain.panel_attributions import explain_endpoint, method_for, score_scale
+
+        meaning, _ = score_scale(self.panel, endpoint, self.method)
 
         def attribute(part: list[str]) -> tuple[list, list]:
-            got = self.panel.explain(part, endpoint, self.method, errors=screen(part, self.limits))
+            got = explain_endpoint(self.panel, part, endpoint, self.method,
+                                   errors=screen(part, self.limits))
             return got.errors, got.scores
 
         drawings = drawn_in_turns(self.scheduler, smiles, self.slice_drawn, attribute)
-        return {"method": self.panel.method_of(endpoint, self.method), "target": endpoint,
+        return {"method": method_for(self.panel, endpoint, self.method), "target": endpoint,
                 "score": meaning, "drawings": drawings}

@@ -84,7 +84,7 @@ def test_an_ensemble_is_one_benchmark_run_with_intervals(table, cache_root, tmp_
     err = np.sqrt(((test["pred:logp"] - test["y:logp"]) ** 2).mean())
     assert metrics["per_target"]["test"]["logp"]["rmse"] == pytest.approx(err, rel=1e-5)
 
-    from graphnorm.inference.conformal import run_interval_report
+    from graphnorm.bench.intervals import run_interval_report
     from graphnorm.inference.predict import load_predictor
 
     report = run_interval_report([run / "model_0"], 0.8)["runs"][0]

@@ -1,4 +1,4 @@
-"""Atom attributions of the ADMET panel: `AdmetPanel.explain` (graphnorm/inference/
+"""Atom attributions of the ADMET panel: `explain_endpoint` (graphnorm/explain/
 panel_attributions.py) in the scale the panel shows, and ``graphnorm admet --explain``."""
 import json
 import shutil
@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from tiny_panel import make_tiny_panel
+from graphnorm.explain.panel_attributions import explain_endpoint
 
 MOLECULES = ["c1ccccc1O", "not a smiles", "CC(=O)Nc1ccc(O)cc1"]
 
@@ -65,9 +66,9 @@ def test_every_atom_of_a_valid_molecule_gets_a_score_and_a_bad_row_its_error(bui
     from rdkit import Chem
 
     from graphnorm.inference.admet_panel import AdmetPanel
-    from graphnorm.inference.panel_attributions import ATOM_COLUMNS
+    from graphnorm.explain.panel_attributions import ATOM_COLUMNS
 
-    got = AdmetPanel.load(built, all_endpoints=True).explain(MOLECULES, "alpha/logS")
+    got = explain_endpoint(AdmetPanel.load(built, all_endpoints=True), MOLECULES, "alpha/logS")
     assert got.endpoint == "alpha/logS" and got.method == "occlusion"
     assert len(got.scores) == len(got.errors) == len(MOLECULES)
     for k in (0, 2):
@@ -91,14 +92,14 @@ def test_regression_scores_are_the_raw_output_scores_times_the_std(built):
     std = loaded.target_std.reshape(-1)[loaded.targets.index("alpha/logS")].item()
     assert abs(std - 1) > 0.05  # else the scaling could not be told from its absence
     expect = raw_occlusion(loaded, MOLECULES[0], "alpha/logS") * std
-    got = panel.explain(MOLECULES[:1], "alpha/logS")
+    got = explain_endpoint(panel, MOLECULES[:1], "alpha/logS")
     np.testing.assert_allclose(got.scores[0], expect, rtol=1e-4, atol=1e-7)
     assert "change of the value" in got.meaning
     # integrated gradients on the one-output view: what the Explainer gives for the whole
     # model (in units: the checkpoint's regression task block scales it by the std)
     whole = Explainer(panel.predictor, "ig", steps=8).explain(MOLECULES[:1])
     column = loaded.targets.index("alpha/logS")
-    view = panel.explain(MOLECULES[:1], "alpha/logS", method="ig", steps=8)
+    view = explain_endpoint(panel, MOLECULES[:1], "alpha/logS", method="ig", steps=8)
     np.testing.assert_allclose(view.scores[0], whole.scores[0][:, column], rtol=1e-4, atol=1e-6)
 
 
@@ -110,11 +111,11 @@ def test_binary_scores_are_changes_of_the_calibrated_logit(folder):
         return AdmetPanel.load(folder, all_endpoints=True)
 
     plain = panel(None)  # no Platt fit: a change of the logit itself
-    raw = plain.explain(MOLECULES[:1], "beta/t1")
+    raw = explain_endpoint(plain, MOLECULES[:1], "beta/t1")
     expect = raw_occlusion(plain.loaded, MOLECULES[0], "beta/t1")
     np.testing.assert_allclose(raw.scores[0], expect, rtol=1e-4, atol=1e-7)
     assert np.abs(raw.scores[0]).max() > 0
-    scaled = panel([-2.5, 3.0]).explain(MOLECULES[:1], "beta/t1")
+    scaled = explain_endpoint(panel([-2.5, 3.0]), MOLECULES[:1], "beta/t1")
     np.testing.assert_allclose(scaled.scores[0], -2.5 * raw.scores[0], rtol=1e-5, atol=1e-8)
     assert "calibrated logit" in scaled.meaning
 
@@ -125,11 +126,11 @@ def test_an_endpoint_the_panel_does_not_show_is_refused_with_where_to_look(folde
     for task in ("alpha/logS", "alpha/toxic", "beta/t1", "beta/t2"):
         edit_endpoint(folder, task, shown=task == "alpha/logS")
     panel = AdmetPanel.load(folder)
-    assert panel.explain(["CCO"], "alpha/logS").scores[0].shape == (3,)
+    assert explain_endpoint(panel, ["CCO"], "alpha/logS").scores[0].shape == (3,)
     with pytest.raises(PanelError, match=r"'beta/t1' did not hold up.*--all.*graphnorm admet --list"):
-        panel.explain(["CCO"], "beta/t1")
+        explain_endpoint(panel, ["CCO"], "beta/t1")
     with pytest.raises(PanelError, match=r"'nope/x' is not an endpoint.*graphnorm admet --list"):
-        panel.explain(["CCO"], "nope/x")
+        explain_endpoint(panel, ["CCO"], "nope/x")
 
 
 def test_admet_explain_writes_a_drawing_per_molecule_and_the_atom_table(built, tmp_path, capsys):
@@ -145,7 +146,7 @@ def test_admet_explain_writes_a_drawing_per_molecule_and_the_atom_table(built, t
     table = pd.read_csv(out / "attributions.csv")
     assert list(table.columns) == ["row", "smiles", "atom_index", "element", "endpoint", "score"]
     assert table.row.unique().tolist() == ["argument 1", "argument 3"]
-    expect = AdmetPanel.load(built, all_endpoints=True).explain(MOLECULES, "beta/t2")
+    expect = explain_endpoint(AdmetPanel.load(built, all_endpoints=True), MOLECULES, "beta/t2")
     np.testing.assert_allclose(table.score, expect.atoms.score, rtol=1e-5, atol=1e-7)
     assert "argument 2" in capsys.readouterr().err  # the failed row is named
     # refused: an endpoint it does not show, no folder, a folder without --explain
@@ -161,4 +162,4 @@ def test_a_batch_without_bonds_is_predicted_and_explained(built):
 
     panel = AdmetPanel.load(built, all_endpoints=True)
     assert panel.predict(["C"])["error"].tolist() == [""]
-    assert panel.explain(["C"], "alpha/logS").scores[0].shape == (1,)
+    assert explain_endpoint(panel, ["C"], "alpha/logS").scores[0].shape == (1,)

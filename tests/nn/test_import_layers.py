@@ -1,6 +1,7 @@
-"""The import graph reads in layers: norms/chem/tasks -> nn -> graph/text/vision ->
-data/baselines/models -> checkpoints/pretrained -> train -> inference/explain/serve/bench/
-analysis -> CLI (docs/design.md, "Layers").
+"""The import graph reads in layers: norms/chem/tasks/stats -> nn -> graph/text/vision ->
+data/baselines/models -> checkpoints/pretrained -> train -> bench -> pretrain -> panel ->
+inference/analysis -> explain -> serve -> CLI (docs/design.md, "Layers"), so no two packages
+import each other, even through others.
 
 Imports are read with ``ast`` from every module of the package (also those inside
 functions), so a lazy import cannot hide a layer violation.
@@ -50,13 +51,19 @@ def _subpackage(module: str) -> str:
 # own layer and those below. The package root (``graphnorm/__init__.py``: the version, a lazy
 # `load_predictor`) is outside the layers.
 LAYERS = (
-    {"norms", "chem", "tasks", "run_folder", "provenance", "quiet"},  # base: contracts, chemistry, provenance
+    {"norms", "chem", "tasks", "stats", "run_folder", "provenance", "quiet"},  # base: contracts, chemistry, statistics, provenance
     {"nn"},  # transformer core
     {"graph", "text", "vision"},  # models
     {"data", "baselines", "models", "quantities"},  # datasets, tree/GNN baselines, the model registry, the map of endpoints to quantities
     {"checkpoints", "pretrained", "ensemble"},  # model files: format, upgrades, reader; shipped backbones; ensembles
     {"train"},
-    {"inference", "explain", "serve", "bench", "analysis", "pretrain", "panel"},  # what uses trained models
+    # what uses trained models, in the order they build on each other
+    {"bench"},  # benchmark runs and their summaries
+    {"pretrain"},  # pre-training on the corpus (reads bench's TDC-clean check)
+    {"panel"},  # the ADMET panel: its records and its building on a pre-trained run
+    {"inference", "analysis"},  # predicting with a model or a panel; embedding analysis
+    {"explain"},  # attributions of a model's or a panel's predictions
+    {"serve"},  # the web page and API over all of them
     {"cli"},
 )
 

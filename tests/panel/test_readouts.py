@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tiny_panel import make_tiny_panel
+from graphnorm.explain.panel_attributions import explain_endpoint
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +79,7 @@ def test_the_budget_keeps_the_largest_gains_on_s():
 @pytest.fixture
 def hybrid(judged, monkeypatch):
     """The tiny run's hybrid panel, S made to choose the booster everywhere."""
-    import graphnorm.panel.bootstrap as bootstrap
+    import graphnorm.stats.bootstrap as bootstrap
     from graphnorm.panel.hybrid import write_readout_panel
 
     out, run, panel = judged
@@ -143,7 +144,7 @@ def test_a_booster_endpoint_is_explained_by_treeshap_over_its_morgan_atoms(hybri
 
     panel = AdmetPanel.load(hybrid[0], all_endpoints=True)
     smiles = ["c1ccccc1O", "not a smiles", "CC(=O)Oc1ccccc1C(=O)O"]
-    got = panel.explain(smiles, "alpha/logS", method="ig")  # the method does not apply
+    got = explain_endpoint(panel, smiles, "alpha/logS", method="ig")  # the method does not apply
     assert got.method == "treeshap" and got.scores[1] is None and got.errors[1]
     for k in (0, 2):
         graphs, _ = panel.predictor.featurize([smiles[k]])
@@ -214,7 +215,7 @@ def test_a_stored_booster_drops_report_only_lines_and_predicts_the_same():
 @pytest.fixture
 def hybrid_backbone(judged, monkeypatch):
     """The tiny run's panel after J and K (RULE.md K), S made to choose every booster."""
-    import graphnorm.panel.bootstrap as bootstrap
+    import graphnorm.stats.bootstrap as bootstrap
     from graphnorm.panel.hybrid import write_readout_panel
 
     out, run, panel = judged

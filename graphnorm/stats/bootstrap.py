@@ -1,7 +1,8 @@
-"""The panel's metrics and a paired bootstrap of their difference, for comparing two
-predictions of the same molecules (`compare`: backbone against backbone;
-`versus_gbm`: backbone against one model per table; `readouts`: booster
-against head; `panel.versus`: a panel against a peer's on measured molecules).
+"""Metrics and a paired bootstrap of their difference, for comparing two predictions of the
+same molecules: the ADMET panel's (`panel.compare`: backbone against backbone;
+`panel.versus_gbm`: backbone against one model per table; `panel.readouts`: booster against
+head; `panel.versus`: a panel against a peer's on measured molecules) and pre-training's
+held-out scores (`pretrain.evaluate`).
 
 Resamples are drawn all at once (a [B, n] index matrix) and scored row-wise: ROC-AUC from
 average ranks (Mann-Whitney U / (n+ n-)), R² from row means, Spearman as the Pearson

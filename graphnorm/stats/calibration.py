@@ -1,5 +1,7 @@
-"""Split-conformal prediction intervals and probability calibration, fitted on the
-validation split of the run(s) a model came from.
+"""Split-conformal prediction intervals and probability calibration: the statistics, given
+validation (or held-out) predictions and labels. Used by `predict` (a model's intervals and
+calibrated probabilities), the ADMET panel (its endpoints' intervals and Platt scales) and
+the benchmark's interval report.
 
 Regression (Vovk et al. 2005; Lei et al. 2018, https://arxiv.org/abs/1604.04173): with the
 absolute residuals ``r_i = |y_i - f(x_i)|`` of the n validation molecules, the interval
@@ -15,22 +17,13 @@ residuals slightly optimistic; coverage is therefore measured on test splits
 Classification: the expected calibration error (ECE, Guo et al. 2017,
 https://arxiv.org/abs/1706.04599) and Platt (logistic on the logit) or isotonic calibration
 fitted on the validation predictions.
-
-The validation predictions come from the run folders (``predictions_val.csv.gz``, written by
-every training run beside its ``best.ckpt``); an ensemble's are what its ``combine`` makes of
-its members' (`graphnorm.ensemble.Ensemble`: their weighted mean, or of their log-odds).
 """
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
-
-from graphnorm.ensemble import Ensemble
-from graphnorm.run_folder import BEST_CHECKPOINT, predictions_file
 
 
 def conformal_quantile(residuals: np.ndarray, level: float) -> float:
@@ -42,19 +35,6 @@ def conformal_quantile(residuals: np.ndarray, level: float) -> float:
     n = len(r)
     k = math.ceil((n + 1) * level)
     return float("inf") if n == 0 or k > n else float(r[k - 1])
-
-
-def validation_predictions(model: Ensemble | Sequence[Path]) -> pd.DataFrame:
-    """The validation predictions of a model: one run, or an ensemble's members combined as
-    it predicts (its fitted weights and average; model files or run folders given as a list
-    are pooled: the plain mean). ``smiles``, ``y:<target>``, ``pred:<target>``. Refuses
-    members that scored different molecules, and runs without the file (trained before it
-    existed: ``experiments/rescore_runs.py`` at commit ff74c75 writes it)."""
-    ensemble = model if isinstance(model, Ensemble) else Ensemble.of_files(model)
-    out, stacked = ensemble.split_predictions("val")
-    out[[c.replace("y:", "pred:", 1) for c in out.columns if c.startswith("y:")]] = \
-        ensemble.combine(stacked)
-    return out
 
 
 def interval_halfwidths(val: pd.DataFrame, level: float) -> dict[str, float]:
@@ -125,31 +105,3 @@ class ProbabilityCalibrator:
 def _logit(p: np.ndarray) -> np.ndarray:
     p = np.clip(p, 1e-6, 1 - 1e-6)
     return np.log(p / (1 - p))
-
-
-def run_interval_report(run_dirs: Sequence[Path], level: float = 0.9) -> dict:
-    """Test coverage and mean width of the conformal interval of finished runs (each fitted
-    on its own validation predictions), per target: the check of `conformal_quantile`'s
-    promise on held-out molecules. Binary targets report ECE before/after Platt instead."""
-    from graphnorm.run_folder import read_metrics
-    from graphnorm.tasks import task_scored_by
-
-    per_run = []
-    for run in run_dirs:
-        val = validation_predictions([Path(run) / BEST_CHECKPOINT])
-        test = pd.read_csv(Path(run) / predictions_file("test"))
-        binary = task_scored_by(read_metrics(run)["metric"]).binary
-        row = {"run": str(run)}
-        for col in (c for c in val.columns if c.startswith("y:")):
-            name = col[2:]
-            y, p = test[col].to_numpy(float), test[f"pred:{name}"].to_numpy(float)
-            if binary:
-                cal = ProbabilityCalibrator("platt").fit(val[f"pred:{name}"].to_numpy(float),
-                                                          val[col].to_numpy(float))
-                row[name] = {"ece": expected_calibration_error(p, y),
-                             "ece_platt": expected_calibration_error(cal.transform(p), y)}
-                continue
-            q = interval_halfwidths(val[["smiles", col, f"pred:{name}"]], level)[name]
-            row[name] = {"coverage": coverage(p - q, p + q, y), "width": 2 * q, "n_test": int((~np.isnan(y)).sum())}
-        per_run.append(row)
-    return {"level": level, "runs": per_run}

@@ -1,10 +1,10 @@
-"""The panel's metrics and the paired bootstrap of their difference (graphnorm/panel/bootstrap.py)."""
+"""Metrics and a paired bootstrap of their difference (graphnorm/stats/bootstrap.py)."""
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import r2_score, roc_auc_score
 
-from graphnorm.panel import bootstrap as B
+from graphnorm.stats import bootstrap as B
 
 
 def test_scores_are_the_panel_metrics_ties_included():

@@ -1,13 +1,18 @@
-"""Split-conformal intervals and probability calibration (graphnorm/inference/conformal.py)."""
+"""Split-conformal intervals and probability calibration (graphnorm/stats/calibration.py), and
+the ensemble's combined validation predictions they are fitted on."""
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from graphnorm.inference.conformal import (ProbabilityCalibrator, conformal_quantile, coverage,
-                                 expected_calibration_error, interval_halfwidths,
-                                 validation_predictions)
+from graphnorm.ensemble import Ensemble
+from graphnorm.stats.calibration import (ProbabilityCalibrator, conformal_quantile, coverage,
+                                         expected_calibration_error, interval_halfwidths)
+
+
+def validation_predictions(files):
+    return Ensemble.of_files(files).combined_predictions("val")
 
 
 def test_quantile_is_the_finite_sample_rank():
