@@ -1,8 +1,9 @@
-"""``graphnorm panel build | readouts | versus-gbm | compare | card | ship``: the ADMET panel of
+"""``graphnorm panel build | readouts | refit | versus-gbm | compare | card | ship | versus``: the ADMET panel of
 a trained pre-training run, one command per step, each with its own flags.
 
     graphnorm panel build RUN          # panel.json: which endpoints hold up on held-out scaffolds
     graphnorm panel readouts RUN       # one-table boosters where they beat the head
+    graphnorm panel refit RUN REFIT    # carry RUN's panel to REFIT (same recipe, every row)
     graphnorm panel versus-gbm RUN     # each judged endpoint against one gbm per table
     graphnorm panel compare REF RUN... --out DIR   # backbones endpoint by endpoint
     graphnorm panel card RUN           # MODEL_CARD.md from the run's records
@@ -10,7 +11,7 @@ a trained pre-training run, one command per step, each with its own flags.
     graphnorm panel versus MEASURED.csv --match asap-admet-ai --admet-ai-python PY --out DIR
                                        # Spearman per quantity against a peer (ADMET-AI)
 
-The work is graphnorm/panel/'s (build.py, readouts.py and hybrid.py, versus_gbm.py,
+The work is graphnorm/panel/'s (build.py, readouts.py and hybrid.py, refit.py, versus_gbm.py,
 compare.py, card.py, ship.py, versus.py; the file format: record.py, boosters.py), on a run
 that graphnorm/pretrain/ trained.
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-STEPS = ("build", "readouts", "versus-gbm", "compare", "card", "ship", "versus")
+STEPS = ("build", "readouts", "refit", "versus-gbm", "compare", "card", "ship", "versus")
 
 
 def _data_flags(p: argparse.ArgumentParser) -> None:
@@ -48,6 +49,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "reads the network's embedding and outputs, set against that panel")
     r.add_argument("--threads", type=int, default=1)
     _data_flags(r)
+    f = steps.add_parser("refit", help="carry a held-out build's panel (its choices, scores, "
+                         "intervals) to REFIT, the same recipe trained on every row (pretrain "
+                         "--val-percent 0): its boosters and far-from-training yardstick are "
+                         "fitted again on every row; writes REFIT/panel.json")
+    f.add_argument("run", metavar="RUN", help="the held-out build, its panel built")
+    f.add_argument("refit", metavar="REFIT", help="the run trained on every row")
+    f.add_argument("--threads", type=int, default=1)
+    _data_flags(f)
     v = steps.add_parser("versus-gbm", help="each judged endpoint against one --model gbm "
                          "(MapLight features, that endpoint's training molecules alone); "
                          "resumable; RUN/versus_gbm.jsonl and .md")
@@ -130,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
     from graphnorm.pretrain.cli import open_run
 
     progress = not args.quiet
+    if args.step == "refit":
+        return _refit(args, folder, progress)
     run_ = open_run(folder, args.raw_dir, args.tdc_dir, max(1, args.workers), progress)
     if args.step == "build":
         return _build(run_, folder, args.raw_dir)
@@ -156,4 +167,17 @@ def _build(run_, folder: Path, raw_dir) -> int:
     judged = sum(e.judged for e in panel.endpoints)
     print(f"[graphnorm panel] {panel.shown} of {len(panel.endpoints)} endpoints hold up on "
           f"held-out molecules ({judged} had enough labels to be judged) -> {path}")
+    return 0
+
+
+def _refit(args, held: Path, progress: bool) -> int:
+    from graphnorm.panel.refit import refit_panel
+    from graphnorm.pretrain.cli import open_run
+
+    refit = Path(args.refit)
+    run_ = open_run(refit, args.raw_dir, args.tdc_dir, max(1, args.workers), progress)
+    panel = refit_panel(held, run_, refit, max(1, args.threads), progress)
+    print(f"[graphnorm panel] {refit / 'panel.json'}: {panel.shown} endpoints carried from "
+          f"{held} (scores measured there, on held-out molecules); "
+          f"{len(panel.booster_tasks())} boosters refitted on every row")
     return 0

@@ -104,19 +104,27 @@ def _sigmoid(z) -> np.ndarray:
     return expit(np.asarray(z, float))
 
 
-def domain_yardstick(train_embeddings: np.ndarray, select_embeddings: np.ndarray,
-                     seed: int = 0) -> Domain:
-    """K-means centroids of the training embeddings, and S's `DOMAIN_QUANTILE` distance to
-    the nearest of them as the threshold."""
+def domain_centroids(train_embeddings: np.ndarray, seed: int = 0) -> np.ndarray:
+    """float32 [K, D]: `CENTROIDS` k-means centroids of the training embeddings."""
     from sklearn.cluster import MiniBatchKMeans
 
     k = min(CENTROIDS, len(train_embeddings))
     km = MiniBatchKMeans(n_clusters=k, random_state=seed, n_init=3).fit(train_embeddings)
-    centroids = km.cluster_centers_.astype(np.float32)
-    distance = nearest_distance(select_embeddings, centroids)
+    return km.cluster_centers_.astype(np.float32)
+
+
+def stored_centroids(centroids: np.ndarray) -> list:
     # 5 decimals: distances of order 1-10 keep 4 significant digits, the file a third the size
-    return Domain([[round(float(v), 5) for v in row] for row in centroids],
-                  float(np.quantile(distance, DOMAIN_QUANTILE)))
+    return [[round(float(v), 5) for v in row] for row in centroids]
+
+
+def domain_yardstick(train_embeddings: np.ndarray, select_embeddings: np.ndarray,
+                     seed: int = 0) -> Domain:
+    """K-means centroids of the training embeddings, and S's `DOMAIN_QUANTILE` distance to
+    the nearest of them as the threshold."""
+    centroids = domain_centroids(train_embeddings, seed)
+    distance = nearest_distance(select_embeddings, centroids)
+    return Domain(stored_centroids(centroids), float(np.quantile(distance, DOMAIN_QUANTILE)))
 
 
 def task_descriptions(raw_dir) -> dict[str, str]:

@@ -124,6 +124,28 @@ def _predictor(e) -> str:
     return "booster+network" if e.reads_network else "booster"
 
 
+def _training_lines(spec: dict, log: list, best: dict, panel) -> list[str]:
+    """How the checkpoint was trained: the lowest held-out loss's, or a refit's last."""
+    last = log[-1] if log else {}
+    if panel.refit_of:
+        which = (f"- Trained on every row (no scaffold held out; a refit of the held-out build "
+                 f"`{panel.refit_of[:16]}…`): the last checkpoint, step {last.get('step', 0):,}")
+        row, scores = last, "."
+    else:
+        which = (f"- The checkpoint of the lowest held-out loss: step {best.get('step', 0):,} of "
+                 f"{last.get('step', 0):,} trained")
+        row = best
+        scores = (f"; held-out scaffolds: loss {_fmt(best.get('val_loss'))}, mean ROC-AUC "
+                  f"{_fmt(best.get('val_auroc'))}, mean R² {_fmt(best.get('val_r2'))}.")
+    return [
+        f"{which}, batches of {spec['batch_size']} molecules ({row.get('seen', 0):,} molecules "
+        f"seen), {row.get('cpu_s', 0) / 3600:.2f} CPU-hours as logged (a shared 2-core "
+        f"machine), seed {spec['seed']}.",
+        *_device_lines(log),
+        f"- Objective: masked multi-task BCE (binary) and standardized L1 (regression), each "
+        f"molecule weighing one (`{spec['weighting']}` weighting){scores}"]
+
+
 def model_card(run: Path, raw_dir=None) -> str:
     """The card's Markdown (raises FileNotFoundError naming what the run lacks)."""
     from .versus_gbm import read_rows
@@ -152,15 +174,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         f"- Graphormer with its [VNode], {spec['num_layers']} blocks x {spec['hidden']} (FFN "
         f"{spec['ffn_hidden']}), norm `{spec['norm']}`, {data.get('parameters', 0):,} parameters; "
         f"one head output per corpus task ({data.get('tasks')}).",
-        f"- The checkpoint of the lowest held-out loss: step {best.get('step', 0):,} of "
-        f"{log[-1].get('step', 0) if log else 0:,} trained, batches of {spec['batch_size']} molecules "
-        f"({best.get('seen', 0):,} molecules seen), {best.get('cpu_s', 0) / 3600:.2f} CPU-hours as "
-        "logged (a shared 2-core machine), seed " + str(spec["seed"]) + ".",
-        *_device_lines(log),
-        f"- Objective: masked multi-task BCE (binary) and standardized L1 (regression), each "
-        f"molecule weighing one (`{spec['weighting']}` weighting); held-out scaffolds: "
-        f"loss {_fmt(best.get('val_loss'))}, mean ROC-AUC {_fmt(best.get('val_auroc'))}, "
-        f"mean R² {_fmt(best.get('val_r2'))}.",
+        *_training_lines(spec, log, best, panel),
         f"- Checkpoint sha256 `{panel.checkpoint_sha256[:16]}…`; corpus sha256 "
         f"`{data.get('corpus_sha256', '')[:16]}…`.", "",
         "## Intended use", "",
@@ -192,6 +206,11 @@ def model_card(run: Path, raw_dir=None) -> str:
     th = panel.thresholds
     lines += [
         "", "## Endpoints and their held-out scores", "",
+        *([f"Measured by the held-out build (checkpoint `{panel.refit_of[:16]}…`) on its "
+           "held-out molecules, before this model was trained again on every row with the "
+           "same recipe (`graphnorm panel refit`): the scores, intervals and calibration "
+           "describe that build; the boosters and the far-from-training yardstick were fitted "
+           "again.", ""] if panel.refit_of else []),
         f"{len(shown)} of {len(panel.endpoints)} trained endpoints held up"
         f" ({sum(e.judged for e in panel.endpoints)} had enough held-out labels to be judged)"
         " on "
@@ -217,7 +236,10 @@ def model_card(run: Path, raw_dir=None) -> str:
               "graphnorm panel build RUN",
               *([f"graphnorm panel readouts RUN{' --backbone' if readouts else ''}"]
                 if hybrid else []),
-              "graphnorm panel card RUN",
+              *([f"graphnorm pretrain --out REFIT {rebuild_flags(spec)} --max-steps "
+                 f"{log[-1].get('step', 0) if log else 0}",
+                 "graphnorm panel refit RUN REFIT"] if panel.refit_of else []),
+              f"graphnorm panel card {'REFIT' if panel.refit_of else 'RUN'}",
               "```", ""]
     return "\n".join(lines)
 

@@ -148,6 +148,9 @@ class Panel:
     endpoints: list = field(default_factory=list)  # [Endpoint]
     readouts_sha256: Optional[str] = None  # the booster bundle it names (a hybrid panel)
     readout_rule: Optional[str] = None
+    # a refit (`panel.refit`): the checkpoint of the held-out build whose choices, scores,
+    # intervals and calibrations this panel carries; None: measured on this checkpoint
+    refit_of: Optional[str] = None
 
     @property
     def shown(self) -> int:
@@ -173,6 +176,8 @@ class Panel:
              "domain": {"centroids": self.domain.centroids, "threshold": self.domain.threshold}}
         if self.readouts_sha256 is not None:
             d.update(readouts_sha256=self.readouts_sha256, readout_rule=self.readout_rule)
+        if self.refit_of is not None:
+            d["refit_of"] = self.refit_of
         d["endpoints"] = [e.to_dict() for e in self.endpoints]
         return d
 
@@ -183,7 +188,8 @@ class Panel:
             endpoints = [Endpoint.from_dict(e) for e in d["endpoints"]]
             panel = cls(d["checkpoint_sha256"], d["corpus_sha256"], int(d["held_out_molecules"]),
                         int(d["selection_molecules"]), d["rule"], dict(d["thresholds"]), domain,
-                        endpoints, d.get("readouts_sha256"), d.get("readout_rule"))
+                        endpoints, d.get("readouts_sha256"), d.get("readout_rule"),
+                        d.get("refit_of"))
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, PanelFileError):
                 raise
