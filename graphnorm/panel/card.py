@@ -61,6 +61,10 @@ def rebuild_flags(spec: dict) -> str:
         flags.append("--train-every-task")
     if not spec.get("exclude_tdc", True):
         flags.append("--keep-tdc")
+    if spec.get("tdc_tables"):
+        flags.append("--with-tdc-tables")
+    if spec.get("leave_out"):
+        flags.append("--leave-out " + ",".join(spec["leave_out"]))
     return " ".join(flags)
 
 

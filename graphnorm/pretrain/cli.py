@@ -65,6 +65,9 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
                    help="processes making the training batches (what keeps a GPU fed; "
                    "default 0: this process)")
     p.add_argument("--corpora", help="comma-separated corpus folders (default: all)")
+    p.add_argument("--leave-out", dest="leave_out", metavar="TASKS", help="comma-separated "
+                   "corpus tasks (<corpus>/<column>) whose labels the run never reads: the "
+                   "leave-source-out yardstick (default: none)")
     p.add_argument("--keep-tdc", action="store_true", help="keep TDC ADMET molecules in the "
                    "corpus (then no choice may be made on TDC validation splits with it)")
     p.add_argument("--with-tdc-tables", dest="tdc_tables", action="store_true",
@@ -119,6 +122,8 @@ def spec_from_args(args: argparse.Namespace) -> PretrainSpec:
     values = {k: getattr(args, k) for k in FLAG_FIELDS if getattr(args, k, None) is not None}
     if args.corpora:
         values["corpora"] = tuple(c.strip() for c in args.corpora.split(",") if c.strip())
+    if getattr(args, "leave_out", None):
+        values["leave_out"] = tuple(t.strip() for t in args.leave_out.split(",") if t.strip())
     if getattr(args, "descriptors", None):
         from graphnorm.chem.descriptors import descriptor_set
 
@@ -177,6 +182,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
         given += ["descriptors"] if args.descriptors else []
         given += ["init_from", "schedule_offset"] if args.init_from else []
         given += ["tdc_tables"] if args.tdc_tables else []
+        given += ["leave_out"] if args.leave_out else []
         diff = {k: (saved[k], asked[k]) for k in given if saved[k] != asked[k]}
         if diff:
             raise ValueError(f"{out} holds a run with other settings (run, asked): {diff}; "

@@ -77,6 +77,22 @@ class Corpus:
         return Corpus([self.smiles[i] for i in rows], self.task_names, self.task_kinds, indptr,
                       self.task[flat], self.value[flat], dict(self.sources))
 
+    def without_tasks(self, names: Iterable[str]) -> "Corpus":
+        """Every molecule, less every label of the tasks ``names`` (the tasks stay, with no
+        label): what a run reads that must never learn from those sources (the
+        leave-source-out yardstick); CorpusError naming a task the corpus does not have."""
+        index = {n: t for t, n in enumerate(self.task_names)}
+        unknown = [n for n in names if n not in index]
+        if unknown:
+            raise CorpusError(f"no task {unknown[0]!r} in the corpus to leave out (tasks are "
+                              f"<corpus>/<column>, e.g. {self.task_names[0]!r})")
+        drop = np.isin(self.task, [index[n] for n in names])
+        molecule = np.repeat(np.arange(len(self)), np.diff(self.indptr))
+        kept = np.bincount(molecule[~drop], minlength=len(self))
+        indptr = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
+        return Corpus(self.smiles, self.task_names, self.task_kinds, indptr, self.task[~drop],
+                      self.value[~drop], dict(self.sources))
+
     def checksum(self) -> str:
         """sha256 over the source files' checksums, in corpus order: the data's identity."""
         text = "\n".join(f"{k} {v}" for k, v in sorted(self.sources.items()))

@@ -89,6 +89,8 @@ class PretrainRun:
         if spec.descriptors:
             self.featurizer = dataclasses.replace(self.featurizer, descriptors=spec.descriptors)
         payload = featurized_corpus(corpus, self.featurizer, cache, workers, progress)
+        if spec.leave_out:  # after featurizing: the cache is keyed by the corpus files
+            corpus = corpus.without_tasks(spec.leave_out)
         # converted after featurizing: the cache is keyed by the corpus files, not the units
         self.quantity_of, self.groups = None, None
         if spec.targets == "quantities":
@@ -110,6 +112,9 @@ class PretrainRun:
                             dtype=np.int64)
             self.excluded = len(payload["rows"]) - len(keep)
             assert splits.leaked((keys[i] for i in keep), excluded) == 0
+        if spec.leave_out:  # molecules only the left-out sources measured: nothing to learn
+            labelled = np.diff(corpus.indptr) > 0
+            keep = keep[labelled[np.asarray(payload["rows"], dtype=np.int64)[keep]]]
         stage(progress, f"admet_corpus: {len(keep):,} molecules kept ({self.excluded:,} TDC "
                         f"molecules, {len(payload['failed']):,} unparsable, "
                         f"{payload['too_large']:,} too large left out)")

@@ -40,6 +40,9 @@ class PretrainSpec:
     # (corpus.tdc_table); such a model is never a TDC entry nor a `train` start
     tdc_tables: bool = False
     corpora: Optional[tuple] = None  # None: every corpus of admet_corpus
+    # corpus tasks ("<corpus>/<column>") whose labels the run never reads: the leave-source-out
+    # yardstick builds without one source of a quantity and scores its molecules zero-shot
+    leave_out: Optional[tuple] = None
     seed: int = 0
     # of scaffold groups held out (splits.scaffold_holdout); 0: none, every row trained (a
     # refit of a run whose choices were made on its held-out molecules)
@@ -55,6 +58,9 @@ class PretrainSpec:
     schedule_offset: int = 0
 
     def __post_init__(self):
+        for name in ("corpora", "leave_out"):  # tuples: a spec is hashable, lists compare equal
+            if isinstance(getattr(self, name), list):
+                object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}")
         if self.tdc_tables and self.exclude_tdc:
@@ -69,6 +75,7 @@ class PretrainSpec:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["corpora"] = list(self.corpora) if self.corpora else None
+        d["leave_out"] = list(self.leave_out) if self.leave_out else None
         return d
 
     @classmethod
@@ -78,6 +85,7 @@ class PretrainSpec:
         if unknown:
             raise ValueError(f"unknown pre-training settings {unknown}; known: {sorted(known)}")
         d = dict(d)
-        if d.get("corpora"):
-            d["corpora"] = tuple(d["corpora"])
+        for name in ("corpora", "leave_out"):
+            if d.get(name):
+                d[name] = tuple(d[name])
         return cls(**d)

@@ -202,7 +202,9 @@ def test_the_rebuild_flags_make_the_same_spec():
     for spec in (PretrainSpec(), PretrainSpec(descriptors="fast", held_out_tasks=False,
                                               val_percent=15, batch_size=2048, lr=2e-3),
                  PretrainSpec(descriptors=True, exclude_tdc=False, corpora=("a", "b"),
-                              sampling="task", num_layers=6, hidden=96, ffn_hidden=192)):
+                              sampling="task", num_layers=6, hidden=96, ffn_hidden=192),
+                 PretrainSpec(exclude_tdc=False, tdc_tables=True,
+                              leave_out=("a/logd", "tdc/lipophilicity_astrazeneca"))):
         flags = rebuild_flags(spec.to_dict()).split()
         assert spec_from_args(p.parse_args(["--out", "x", *flags])) == spec, flags
 

@@ -2,6 +2,7 @@
 that `load_checkpoint` and ``train --init-from`` read, benchmark molecules left out."""
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -301,3 +302,23 @@ def test_a_run_that_holds_nothing_out_trains_every_row(make_run, tmp_path):
         held_out_predictions(every, every.model)
     with pytest.raises(ValueError, match="val_percent must be in"):
         PretrainSpec(val_percent=100)
+
+
+def test_a_left_out_source_is_never_read(make_run):
+    """--leave-out: the source's labels are gone from training and held-out scoring alike;
+    molecules only it measured are not trained on; an unknown source is named."""
+    from graphnorm.pretrain.corpus import CorpusError
+
+    full = make_run()
+    out = make_run(PretrainSpec(**{**SPEC.to_dict(), "corpora": None, "leave_out": ["alpha/logS"]}))
+    t = out.corpus.task_names.index("alpha/logS")
+    assert out.corpus.labels_per_task()[t] == 0 and full.corpus.labels_per_task()[t] > 0
+    assert not out.scaling.trained[t]
+    others = np.delete(np.arange(out.corpus.num_tasks), t)
+    assert (out.corpus.labels_per_task()[others] == full.corpus.labels_per_task()[others]).all()
+    for positions in (out.train_positions, out.held_out_positions):
+        rows = out.corpus_rows(positions)
+        assert (np.diff(out.corpus.indptr)[rows] > 0).all()  # a label left to learn from
+    assert out.spec.leave_out == ("alpha/logS",)
+    with pytest.raises(CorpusError, match="no task 'alpha/nope'"):
+        make_run(PretrainSpec(**{**SPEC.to_dict(), "corpora": None, "leave_out": ["alpha/nope"]}))
