@@ -1,0 +1,100 @@
+"""Issue 68's leave-source-out yardstick: for a quantity several sources measure, build the
+panel without one source (``graphnorm pretrain --leave-out SOURCE``) and score that source's
+molecules zero-shot against ADMET-AI (``graphnorm panel versus``), source by source.
+The protocol is fixed in experiments/results/zero_shot/RULE.md ("Leave-source-out").
+
+    python experiments/leave_source_out.py plan                       # the sources it would score
+    python experiments/leave_source_out.py table --source S --out DIR  # DIR/measured.csv + commands
+
+A source's zero-shot molecules are those it measured that no other source of the quantity
+measured (else the build learned their value under another name); its values are read in
+the quantity's unit (`graphnorm.quantities`). Reads $GRAPHNORM_RAW_DIR (admet_corpus/ and
+the TDC ADMET group).
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+# ADMET-AI 2.0.1's column for each quantity the rule scores: TDC endpoints that run the same
+# way as the quantity (fixed with the rule, before any score)
+ADMET_AI = {"logd74": "Lipophilicity_AstraZeneca", "solubility": "Solubility_AqSolDB",
+            "clint_microsomal_human": "Clearance_Microsome_AZ", "papp_caco2": "Caco2_Wang"}
+MIN_MOLECULES = 200  # zero-shot molecules a source needs to be scored
+
+
+def quantity_corpus():
+    """(the corpus with the TDC tables, every mapped endpoint in its quantity's unit; the
+    quantity of each task or None)."""
+    from graphnorm.data.tdc import admet_group_dir
+    from graphnorm.pretrain.corpus import load_corpus
+    from graphnorm.quantities import to_quantity_units
+
+    converted = to_quantity_units(load_corpus(None, None, admet_group_dir(None, None)))
+    return converted.corpus, converted.quantity_of
+
+
+def zero_shot(corpus, quantity_of, source: str) -> pd.DataFrame:
+    """smiles and value (the quantity's unit) of the molecules ``source`` measured and no
+    other source of its quantity did."""
+    t = corpus.task_names.index(source)
+    q = quantity_of[t]
+    if q is None:
+        raise ValueError(f"{source} measures no quantity of the map")
+    molecule = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
+    siblings = [u for u, name in enumerate(quantity_of) if name == q and u != t]
+    elsewhere = set(molecule[np.isin(corpus.task, siblings)].tolist())
+    mine = np.flatnonzero(corpus.task == t)
+    kept = [k for k in mine if molecule[k] not in elsewhere]
+    return pd.DataFrame({"smiles": [corpus.smiles[molecule[k]] for k in kept],
+                         q: corpus.value[kept].astype(float)})
+
+
+def plan(corpus, quantity_of) -> pd.DataFrame:
+    """Per source of a scored quantity with two or more sources: its labels, its zero-shot
+    molecules, and whether the rule scores it (a corpus source, not TDC: ADMET-AI learned
+    from the TDC tables; at least `MIN_MOLECULES`)."""
+    rows = []
+    for q in ADMET_AI:
+        sources = [n for n, name in zip(corpus.task_names, quantity_of) if name == q]
+        for s in sources if len(sources) > 1 else []:
+            n = len(zero_shot(corpus, quantity_of, s))
+            rows.append({"quantity": q, "source": s,
+                         "labels": int((corpus.task == corpus.task_names.index(s)).sum()),
+                         "zero_shot": n,
+                         "scored": not s.startswith("tdc/") and n >= MIN_MOLECULES})
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="step", required=True)
+    sub.add_parser("plan")
+    t = sub.add_parser("table")
+    t.add_argument("--source", required=True)
+    t.add_argument("--out", type=Path, required=True)
+    args = p.parse_args()
+    corpus, quantity_of = quantity_corpus()
+    if args.step == "plan":
+        print(plan(corpus, quantity_of).to_string(index=False))
+        return
+    table = zero_shot(corpus, quantity_of, args.source)
+    q = table.columns[1]
+    args.out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out / "measured.csv", index=False)
+    run = args.out / "run"
+    print(f"{len(table)} molecules -> {args.out / 'measured.csv'}; then:\n"
+          f"graphnorm pretrain --out {run} --leave-out {args.source} --keep-tdc "
+          "--with-tdc-tables --targets quantities --descriptors fast --train-every-task "
+          "--val-percent 15   # the product recipe; a start that never saw the source\n"
+          f"graphnorm panel build {run}\n"
+          f"graphnorm panel versus {args.out / 'measured.csv'} --model {run} --all "
+          f"--match {q}=quantity/{q}:{ADMET_AI[q]} --admet-ai-python PY --out {args.out}/versus "
+          "--ledger experiments/results/zero_shot/ledger.csv")
+
+
+if __name__ == "__main__":
+    main()
