@@ -88,6 +88,12 @@ def refit_panel(held_folder: Path, refit_run, refit_folder: Path, threads: int =
     from graphnorm.pretrain.spec import PretrainSpec
 
     held_folder, refit_folder = Path(held_folder), Path(refit_folder)
+    for folder, names in ((held_folder, (SPEC_FILE, BEST_FILE, PANEL_FILE)),
+                          (refit_folder, (SPEC_FILE, BEST_FILE))):
+        missing = [n for n in names if not (folder / n).is_file()]
+        if missing:
+            raise RefitError(f"{folder}: no {', '.join(missing)} (the held-out build needs its "
+                             "run and its panel built; the refit its run trained)")
     held = Panel.read(held_folder / PANEL_FILE)
     held_spec = PretrainSpec.from_dict(json.loads((held_folder / SPEC_FILE).read_text()))
     check_refit(held_spec, refit_run.spec, held, refit_run.corpus.checksum())

@@ -134,6 +134,10 @@ def test_runs_that_are_not_a_held_build_and_its_refit_are_refused(held, tmp_path
         check_refit(run.spec, every.spec, panel, "0" * 64)
     with pytest.raises(RefitError, match="itself a refit"):
         check_refit(run.spec, every.spec, panel.replace(refit_of="ab" * 32), sha)
+    from graphnorm.panel.refit import refit_panel
+
+    with pytest.raises(RefitError, match="no pretrain.json, best.ckpt, panel.json"):
+        refit_panel(tmp_path, every, out, progress=False)
 
 
 def test_the_refits_card_says_whose_scores_it_reports(held, tmp_path):
