@@ -152,3 +152,20 @@ def test_the_refits_card_says_whose_scores_it_reports(held, tmp_path):
     assert f"a refit of the held-out build `{panel.refit_of[:16]}" in card
     assert "Measured by the held-out build" in card and "graphnorm panel refit RUN REFIT" in card
     assert "lowest held-out loss" not in card
+
+
+def test_the_command_carries_the_panel(held, tmp_path, monkeypatch, capsys):
+    from graphnorm.cli import main
+    from graphnorm.panel import Panel
+
+    folder, run, out, every, raw = held
+    refit = tmp_path / "refit"
+    shutil.copytree(out, refit)
+    monkeypatch.setenv("GRAPHNORM_CACHE", str(raw / "cache"))
+    assert main(["panel", "refit", str(folder), str(refit), "--raw-dir", str(raw),
+                 "--quiet"]) == 0
+    assert "2 boosters refitted on every row" in capsys.readouterr().out
+    assert Panel.read(refit).refit_of == Panel.read(folder).checkpoint_sha256
+    assert main(["panel", "refit", str(refit), str(refit), "--raw-dir", str(raw),
+                 "--quiet"]) == 2  # a refit is no held-out build: named, not a traceback
+    assert "itself a refit" in capsys.readouterr().err
