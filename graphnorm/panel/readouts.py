@@ -204,7 +204,7 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
                 row[half] = _half(binary, held["y"][m, t], theirs[m], base[m])
             row["chosen"] = row["select"]["lo"] is not None and row["select"]["lo"] > 0
             if row["chosen"]:
-                text = compact_model_text(_model_text(est), x_train[:2000])
+                text = stored_text(est, x_train)
                 path = booster_file(out, number, variant)
                 tmp = path.with_suffix(".tmp")
                 tmp.write_bytes(gzip.compress(text.encode(), mtime=0))
@@ -239,7 +239,8 @@ def _half(binary: bool, y: np.ndarray, booster: np.ndarray, head: np.ndarray) ->
     return out
 
 
-def _model_text(estimator) -> str:
-    """A fitted readout's stored form as text (`graphnorm.baselines.booster_store`)."""
+def stored_text(estimator, x: np.ndarray) -> str:
+    """A fitted readout's stored form as text (`graphnorm.baselines.booster_store`), compacted
+    where that predicts ``x`` (its first 2,000 training rows) the same (`compact_model_text`)."""
     # a Log10Target's model is its inner booster's (in log10 units)
-    return as_text(encode(estimator.model))
+    return compact_model_text(as_text(encode(estimator.model)), x[:2000])

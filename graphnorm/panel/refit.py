@@ -131,7 +131,7 @@ def _refit_boosters(held_folder: Path, held: Panel, run, out: Path, model, threa
     from graphnorm.tasks import CLASSIFICATION
 
     from .boosters import BACKBONE, booster_estimator, read_bundle, write_bundle
-    from .readouts import CorpusFeatures, _model_text, compact_model_text
+    from .readouts import CorpusFeatures, stored_text
 
     stored = read_bundle(held_folder, held, run.spec.descriptors)
     corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
@@ -149,6 +149,6 @@ def _refit_boosters(held_folder: Path, held: Panel, run, out: Path, model, threa
         x = features.of(rows, index[task], b["features"])
         est = booster_estimator(b["kind"] == CLASSIFICATION.stored, b["transform"],
                                threads).fit(x, y)
-        boosters[task] = dict(b, model=compact_model_text(_model_text(est), x[:2000]))
+        boosters[task] = dict(b, model=stored_text(est, x))
         stage(progress, f"refit: booster {k}/{len(stored)} {task} on {len(rows):,} molecules")
     return write_bundle(out, boosters, run.spec.descriptors)
