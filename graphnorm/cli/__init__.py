@@ -1,5 +1,5 @@
 """Command line: ``graphnorm train | predict | embed | admet | benchmark | hpopt | compare |
-analyze | explain | serve | pretrain | panel``.
+board | analyze | explain | serve | pretrain | panel``.
 
 One module per command (``graphnorm/cli/<command>.py``): ``add_parser(sub)`` registers the
 command and its flags, ``run(args) -> int`` runs it; what they share is in ``common.py``.
@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from graphnorm.cli import (admet, analyze, benchmark, compare, embed, explain, hpopt, panel,
+from graphnorm.cli import (admet, analyze, benchmark, board, compare, embed, explain, hpopt, panel,
                            predict, pretrain, serve, train)
 
 DESCRIPTION = ("Graphormer with separate normalization (SepNorm) for molecular property "
@@ -22,7 +22,7 @@ DESCRIPTION = ("Graphormer with separate normalization (SepNorm) for molecular p
                "the ZINC, MolHIV and TDC ADMET benchmarks.")
 
 # the order of `graphnorm --help`
-COMMANDS = (train, predict, embed, admet, benchmark, hpopt, compare, analyze, explain, serve,
+COMMANDS = (train, predict, embed, admet, benchmark, hpopt, compare, board, analyze, explain, serve,
             pretrain, panel)
 
 
