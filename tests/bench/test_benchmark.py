@@ -11,33 +11,7 @@ import graphnorm.bench.benchmark as bench
 import graphnorm.bench.summary as summary
 from graphnorm.bench.benchmark import run_benchmark
 from graphnorm.train.config import TrainConfig
-
-
-def _fake_train(cfg) -> None:
-    """Stands in for a training run: writes the metrics.json a real run writes."""
-    test = 0.5 + 0.1 * cfg.seed + (0.05 if cfg.norm == "ln" else 0.0)
-    result = {"dataset": cfg.dataset, "norm": cfg.norm, "seed": cfg.seed, "metric": "mae",
-              "val_mae": test - 0.02, "test_mae": test, "best_epoch": 3, "epochs": 3,
-              "steps": 30, "wall_time_s": 12.5, "budget_s": None, "model": cfg.model_name,
-              "params": 1234, "train_graphs_per_s": 100.0, "hardware": "cpu",
-              "git_sha": "abc", "data_checksum": "0" * 64, "config": cfg.to_dict()}
-    Path(cfg.out).mkdir(parents=True, exist_ok=True)
-    (Path(cfg.out) / "metrics.json").write_text(json.dumps(result))
-    # predictions whose errors cancel over seeds 0-2: offsets -0.3, 0, +0.3 (a gine run's
-    # are the opposite, so a Graphormer + gine pair cancels on every seed)
-    y = np.array([0.0, 1.0, 2.0, 3.0])
-    sign = -1.0 if cfg.model_name == "gine" else 1.0
-    pd.DataFrame({"smiles": ["C", "CC", "CCC", "CCCC"], "y:target": y,
-                  "pred:target": y + sign * 0.3 * (cfg.seed - 1)}).to_csv(
-        Path(cfg.out) / "predictions_test.csv.gz", index=False)
-
-
-@pytest.fixture
-def faked(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(bench, "train_run", _fake_train)
-    cfg = TrainConfig(dataset="zinc-subset", preset="tiny", max_epochs=3, progress=False)
-    df = bench.run_benchmark(cfg, norms=["ln", "sep:bn+ln"], seeds=3, out=tmp_path)
-    return tmp_path, df, capsys.readouterr().out
+from faked_bench import _fake_train
 
 
 def _strict(text: str):
@@ -183,50 +157,6 @@ def test_each_finished_run_prints_its_test_metric(faked):
     assert "run 6/6: sep:bn+ln seed 2 finished: test mae 0.7000" in lines[5]
     # seed-major: seed 0 of both norms runs before seed 1 of either (pairs finish together)
     assert "run 2/6: sep:bn+ln seed 0" in lines[1] and "run 3/6: ln seed 1" in lines[2]
-
-
-def test_summary_plot_starts_at_zero_and_names_dataset_budget_and_seeds(faked):
-    out, df, _ = faked
-    runs = summary.load_runs(out)
-    title = summary.plot_title(runs, "zinc-subset")
-    assert "zinc-subset" in title and "3 epochs" in title and "seeds 0-2 (n=3)" in title
-    fig = summary.plot_summary(df, "mae", out / "again.png", title=title)
-    low, high = fig.axes[0].get_ylim()
-    assert low == 0 and high >= (df.test_mae_mean + df.test_mae_std).max()
-    assert fig.axes[0].get_title() == title and (out / "summary.png").stat().st_size > 0
-
-
-def test_curves_draw_every_logged_run_and_the_mean_per_variant(faked):
-    import pandas as pd
-
-    out, _, _ = faked
-    runs = summary.load_runs(out)
-    assert summary.plot_curves(summary.run_logs(out, runs), "mae", out / "c.png") is None  # no logs
-    assert not (out / "c.png").exists() and not (out / "curves.png").exists()
-    for seed, vals in ((0, [0.9, 0.7, 0.6]), (1, [1.1, 0.9])):  # seed 1 stopped earlier
-        logs = out / "runs" / "ln" / f"seed{seed}" / "logs"
-        logs.mkdir(parents=True)
-        rows = [{"epoch": e, "step": 10 * e, "train/loss": 1.0} for e in range(len(vals))]
-        rows += [{"epoch": e, "step": 10 * e + 9, "val/mae": v} for e, v in enumerate(vals)]
-        pd.DataFrame(rows).to_csv(logs / "metrics.csv", index=False)
-    fig = summary.plot_curves(summary.run_logs(out, runs), "mae", out / "c.png", title="t")
-    ax = fig.axes[0]
-    thin, mean = ax.lines[:2], ax.lines[2]
-    assert [list(line.get_xdata()) for line in thin] == [[1, 2, 3], [1, 2]]
-    assert list(mean.get_ydata()) == pytest.approx([1.0, 0.8, 0.6])
-    assert mean.get_label() == "ln (n=2)" and len(ax.lines) == 3 and (out / "c.png").is_file()
-    tail = fig.axes[1]  # the second half (epochs 1.5-3) with the y-range of what is there
-    assert tail.get_xlim() == pytest.approx((1.5, 3.0)) and len(tail.lines) == 3
-    low, high = tail.get_ylim()
-    assert low < 0.6 < 0.9 < high and high < 1.1  # epoch 2-3 values only, not epoch 1's 1.1
-
-
-def test_plot_title_names_a_time_budget():
-    import pandas as pd
-
-    runs = pd.DataFrame({"seed": [0, 2], "budget_s": [1500.0, 1500.0], "epochs": [9, 8]})
-    assert summary.plot_title(runs, "ogbg-molhiv") == \
-        "ogbg-molhiv: 25 min per run, seeds 0,2 (n=2), mean ± std"
 
 
 # ---- real (tiny) training runs -------------------------------------------------------
