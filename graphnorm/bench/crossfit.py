@@ -115,8 +115,10 @@ def _members(run: Path):
     return traces, np.stack(trees) if trees else np.zeros((0,)), ensemble, ensemble.tree
 
 
-def crossfit_run(run, folds: int = FOLDS) -> CrossFit:
-    """The cross-fitted validation score of a run folder (module docstring)."""
+def crossfit_run(run, folds: int = FOLDS, weights: Optional[list[float]] = None) -> CrossFit:
+    """The cross-fitted validation score of a run folder (module docstring); with ``weights``
+    (one per member, in ensemble.json's order), the score the ensemble would have at those
+    fixed weights: nothing refitted (e.g. another tree weight for a recipe, RULE.md O)."""
     import torch
 
     from graphnorm.tasks import compute_metric
@@ -134,10 +136,15 @@ def crossfit_run(run, folds: int = FOLDS) -> CrossFit:
         value = float(record[f"val_{metric}"])
         return CrossFit(metric, value, value, [], [], False)
     traces, trees, ensemble, tree = _members(run)
+    if weights is not None:
+        if ensemble is None:
+            raise ValueError(f"{run}: member weights for a run that is not an ensemble")
+        ensemble = ensemble.weighted(weights)
     y = traces[0]["y"]
     fold = folds_of(traces[0]["smiles"], y, folds)
     refit, prior = tree_weight_rule(config.get("tree_weight", "equal"))
-    refit = bool(refit) and ensemble is not None and any(tree) and not all(tree)
+    refit = (bool(refit) and weights is None and ensemble is not None and any(tree)
+             and not all(tree))
 
     def combined(step_index: list, rows: np.ndarray, weights_from: Optional[np.ndarray]):
         """The ensemble's prediction on ``rows`` with each graph member at its step; the tree

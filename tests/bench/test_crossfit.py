@@ -1,5 +1,7 @@
 """Cross-fitted validation scores (graphnorm/bench/crossfit.py) and the validation trace they
 read (graphnorm/train/val_trace.py)."""
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -103,6 +105,14 @@ def test_an_ensemble_trace_matches_its_predictions_and_its_recorded_score(
     assert result.plain == pytest.approx(read_record(out).val, abs=1e-6)
     assert all(s in trace["steps"] for fold in result.steps for s in fold)
     assert 0.0 <= result.crossfit <= 1.0
+    # at the run's own weights the same score; with the tree alone, the tree's validation score
+    assert crossfit_run(out, weights=[0.4, 0.6]).plain == pytest.approx(result.plain, abs=1e-9)
+    tree_only = crossfit_run(out, weights=[0.0, 1.0])
+    assert tree_only.plain == tree_only.crossfit == pytest.approx(
+        json.loads((out / "forest" / "metrics.json").read_text())["val_rocauc"], abs=1e-6)
+    assert crossfit_run(out, weights=[1.0, 0.0]).plain != pytest.approx(result.plain, abs=1e-9)
+    with pytest.raises(ValueError, match="2 members"):
+        crossfit_run(out, weights=[1.0])
 
 
 def _suite_run(suite, task, seed, val, metric="mae", test=None, trace=None):
