@@ -40,9 +40,16 @@ class CorpusDataModule(L.LightningDataModule):
     forked processes (they share the featurized corpus) or in this one."""
 
     def __init__(self, run, workers: int = 0):
+        from graphnorm.graph.collate import collate_graphs
+        from graphnorm.graph.structural import RandomWalkCollate
+
         super().__init__()
         self.run, self.workers = run, workers
         self._batches, self._resume = None, None
+        # the model's random-walk PE per molecule, in the loader processes, as train's loaders
+        # compute it: done by the model per padded batch it was ~11 % of a pre-training step
+        steps = int(run.model_config.get("rwpe_steps") or 0)
+        self._collate_graphs = RandomWalkCollate(steps) if steps else collate_graphs
 
     def state_dict(self) -> dict:
         """The random state and the run's shape, saved in every checkpoint."""
@@ -54,9 +61,7 @@ class CorpusDataModule(L.LightningDataModule):
         self._resume = state or None
 
     def collate(self, items) -> tuple:
-        from graphnorm.graph.collate import collate_graphs
-
-        batch = collate_graphs(items)
+        batch = self._collate_graphs(items)
         return batch, self.run.labels_of(batch.y)
 
     def train_dataloader(self):

@@ -322,3 +322,15 @@ def test_a_left_out_source_is_never_read(make_run):
     assert out.spec.leave_out == ("alpha/logS",)
     with pytest.raises(CorpusError, match="no task 'alpha/nope'"):
         make_run(PretrainSpec(**{**SPEC.to_dict(), "corpora": None, "leave_out": ["alpha/nope"]}))
+
+
+def test_the_loader_computes_the_random_walk_pe_the_model_would(make_run):
+    from graphnorm.graph.structural import random_walk_pe
+    from graphnorm.pretrain.datamodule import CorpusDataModule
+
+    run = make_run()
+    steps = run.model_config["rwpe_steps"]
+    assert steps > 0  # the shipped backbone's shape: the PE is part of it
+    batch, labels = CorpusDataModule(run).collate([run.train_set[i] for i in range(6)])
+    assert batch.rwpe is not None and labels.shape[0] == 6
+    torch.testing.assert_close(batch.rwpe, random_walk_pe(batch, steps))
