@@ -5,6 +5,7 @@ The protocol is fixed in experiments/results/zero_shot/RULE.md ("Leave-source-ou
 
     python experiments/leave_source_out.py plan                       # the sources it would score
     python experiments/leave_source_out.py table --source S --out DIR  # DIR/measured.csv + commands
+    python experiments/leave_source_out.py joint --out DIR             # all scored sources, one build
 
 A source's zero-shot molecules are those it measured that no other source of the quantity
 measured (else the build learned their value under another name); its values are read in
@@ -69,10 +70,35 @@ def plan(corpus, quantity_of) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _safe(name: str) -> str:
+    return name.replace("/", "__")
+
+
+def joint(corpus, quantity_of, out: Path) -> str:
+    """The amendment's form (RULE.md): every scored source's zero-shot molecules in
+    OUT/<source>/measured.csv, and the commands of the one build that leaves them all out."""
+    scored = plan(corpus, quantity_of).query("scored")
+    run = out / "run"
+    lines = [f"graphnorm pretrain --out {run} --leave-out {','.join(scored['source'])} "
+             "--keep-tdc --with-tdc-tables --targets quantities --descriptors fast "
+             "--train-every-task --val-percent 15 --max-steps 22000   # resumable",
+             f"graphnorm panel build {run}"]
+    for _, r in scored.iterrows():
+        folder = out / _safe(r["source"])
+        folder.mkdir(parents=True, exist_ok=True)
+        zero_shot(corpus, quantity_of, r["source"]).to_csv(folder / "measured.csv", index=False)
+        q = r["quantity"]
+        lines.append(f"graphnorm panel versus {folder / 'measured.csv'} --model {run} --all "
+                     f"--match {q}=quantity/{q}:{ADMET_AI[q]} --admet-ai-python PY "
+                     f"--out {folder}/versus --ledger experiments/results/zero_shot/ledger.csv")
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="step", required=True)
     sub.add_parser("plan")
+    sub.add_parser("joint").add_argument("--out", type=Path, required=True)
     t = sub.add_parser("table")
     t.add_argument("--source", required=True)
     t.add_argument("--out", type=Path, required=True)
@@ -80,6 +106,9 @@ def main() -> None:
     corpus, quantity_of = quantity_corpus()
     if args.step == "plan":
         print(plan(corpus, quantity_of).to_string(index=False))
+        return
+    if args.step == "joint":
+        print(joint(corpus, quantity_of, args.out))
         return
     table = zero_shot(corpus, quantity_of, args.source)
     q = table.columns[1]
