@@ -21,24 +21,19 @@ appended to ``experiments/results/asap_admet/ledger.csv``.
 from __future__ import annotations
 
 import argparse
-import datetime
 import hashlib
 import json
 import os
-import platform
 import resource
 import shutil
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from graphnorm.bench.pooled import (error_of, improvements, pooled_interval, pooled_verdict,
-                                    relative_improvement)
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = Path(os.environ.get("GRAPHNORM_RAW_DIR", ROOT.parent / "shared" / "datasets"))
@@ -204,190 +199,6 @@ def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind
             "command": " ".join(cmd[1:])}
 
 
-def ledger_asap(work: Path, commit: str, rule_name: str = "L") -> None:
-    """One ledger row per ASAP test scoring of the rule's seeds not yet in the ledger (keyed
-    by run)."""
-    rows = [json.loads(x) for x in (work / "results.jsonl").read_text().splitlines() if x.strip()]
-    LEDGER.parent.mkdir(parents=True, exist_ok=True)
-    have = pd.read_csv(LEDGER)["run"].tolist() if LEDGER.exists() else []
-    seeds = RULES[rule_name]["seeds"]["asap"]
-    new = []
-    for r in rows:
-        name = f"rule_{rule_name.lower()}/{r['recipe']}/init-from-{r['arm']}/seed{r['seed']}"
-        if r["suite"] != "asap" or name in have or "scores" not in r or r["seed"] not in seeds:
-            continue
-        new.append({"date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                    "commit": commit, "run": name, "command": r["command"],
-                    **{f"mae_{k}": round(v, 4) for k, v in r["scores"].items()},
-                    "aggregated_mae": round(float(np.mean(list(r["scores"].values()))), 4)})
-    if new:
-        pd.DataFrame(new).to_csv(LEDGER, mode="a", header=not LEDGER.exists(), index=False)
-
-
-# ---- the summary: a rule's verdict per suite, the decision, the cost --------------------
-
-RULE_G = ROOT / "experiments" / "results" / "pretrain" / "rule_g" / "versus_small.json"
-# what each rule reads (RULE.md L as amended, M, N): the statistic, the seeds per suite (TDC:
-# benchmark seed indices), the arms' folder under W/tdc, and the arms as (recipe, label) in
-# results.jsonl (None: the summary's --recipe, and its --arm for the second)
-RULES = {
-    "L": {"statistic": "relative", "seeds": {"tdc_validation": (0, 1, 2), "corpus": (0,),
-                                             "asap": (0, 1, 2)}, "tdc": ("scratch", "pre-9c04996f"),
-          "arms": ((None, "none"), (None, None))},
-    "M": {"statistic": "bounded", "seeds": {"tdc_validation": (3, 4), "corpus": (1,),
-                                            "asap": (3, 4, 5)}, "tdc": ("scratch", None),
-          "arms": ((None, "none"), (None, None))},
-    # N: arm A is today's default (recipe auto, from scratch), C the admet recipe (its start)
-    "N": {"statistic": "bounded", "seeds": {"tdc_validation": (0, 1), "corpus": (2,),
-                                            "asap": (6, 7, 8)}, "tdc": ("small-table", "admet-x"),
-          "arms": (("auto", "none"), ("admet", "admet-x"))},
-}
-
-
-def tdc_suite(work: Path, rule: dict, new: str) -> dict[str, list[float]]:
-    """Suite 1: per task, r of each of the rule's seeds both arms finished (validation
-    cross-fitted under 2,000 rows); W/tdc/<new arm folder> against W/tdc/scratch."""
-    from graphnorm.bench.tdc_versus import versus
-    from graphnorm.data.tdc import admet_group_dir
-
-    base, folder = rule["tdc"]
-    table = versus(work / "tdc" / (folder or new), work / "tdc" / base, admet_group_dir(None),
-                   rule="pooled")
-    wanted = rule["seeds"]["tdc_validation"]
-    out = {}
-    for _, r in table.iterrows():
-        pairs = [(b, a) for seed, b, a in zip(r["seed_list"], r["b_scores"], r["a_scores"])
-                 if seed in wanted]
-        if pairs:
-            out[r["task"]] = improvements(r["metric"], *zip(*pairs), statistic=rule["statistic"])
-    return out
-
-
-def rule_g_reference() -> dict[str, float]:
-    """Rule G's per-task r (the earlier backbone af181f17, 5 seeds): reported, not decided on."""
-    rows = json.loads(RULE_G.read_text())
-    return {r["task"]: relative_improvement(error_of(r["metric"], r["b_mean"]),
-                                            error_of(r["metric"], r["a_mean"])) for r in rows}
-
-
-def rule_arms(rule: dict, recipe: str, new: str) -> tuple[tuple[str, str], tuple[str, str]]:
-    """The (recipe, label) of the rule's base and fine-tuned arms in results.jsonl."""
-    (rb, lb), (rn, ln) = rule["arms"]
-    return (rb or recipe, lb), (rn or recipe, ln or new)
-
-
-def suite_improvements(rows: list[dict], suite: str, arms: tuple, rule: dict
-                       ) -> tuple[dict[str, list[float]], list]:
-    """Per task (an ASAP endpoint, a corpus endpoint), r of each seed both ``arms`` (base,
-    new; each a (recipe, label)) scored."""
-    scored = defaultdict(dict)
-    dropped = []
-    for r in rows:
-        arm = (r["recipe"], r["arm"])
-        if r["suite"] != suite or arm not in arms or r["seed"] not in rule["seeds"][suite]:
-            continue
-        if "dropped" in r:
-            dropped.append((r["task"], r["seed"], r["dropped"]))
-            continue
-        for name, value in r["scores"].items():
-            task = name if suite == "asap" else r["task"]
-            scored[(task, r["seed"], r["metric"])][arm] = value
-    base, new = arms
-    by_task = defaultdict(list)
-    for (task, seed, metric), score in sorted(scored.items()):
-        if base in score and new in score:
-            by_task[task] += improvements(metric, [score[base]], [score[new]],
-                                          statistic=rule["statistic"])
-    return dict(by_task), sorted(set(dropped))
-
-
-def _cost(rows: list[dict], suite: str, arms) -> dict:
-    out = {}
-    for recipe, arm in arms:
-        mine = [r for r in rows if r["suite"] == suite and r["recipe"] == recipe
-                and r["arm"] == arm and "cpu_s" in r]
-        if mine:
-            cpu = [r["cpu_s"] for r in mine]
-            out[arm] = {"runs": len(cpu), "cpu_s_median": float(np.median(cpu)),
-                        "cpu_s_total": float(np.sum(cpu)),
-                        "load_median": float(np.median([r["load"] for r in mine]))}
-    return out
-
-
-def summarize(work: Path, out: Path, recipe: str, commit: str, rule_name: str = "L",
-              new: str = "admet") -> dict:
-    rule = RULES[rule_name]
-    arms = rule_arms(rule, recipe, new)
-    rows = [json.loads(x) for x in (work / "results.jsonl").read_text().splitlines() if x.strip()]
-    suites, dropped = {}, {}
-    if arms[1][0] == "admet" and (work / "tdc").is_dir():
-        suites["tdc_validation"] = tdc_suite(work, rule, new)
-    for suite in ("corpus", "asap"):
-        suites[suite], dropped[suite] = suite_improvements(rows, suite, arms, rule)
-    result = {"rule": f"experiments/results/pretrain/RULE.md, {rule_name}", "recipe": recipe,
-              "arms": [arm for _, arm in arms], "statistic": rule["statistic"], "seeds": rule["seeds"],
-              "commit": commit, "host": f"{platform.processor() or platform.machine()}, "
-                                        f"{os.cpu_count()} CPUs", "suites": {}}
-    if arms[0][0] != arms[1][0]:  # arms of two recipes (N)
-        result["recipes"] = [recipe for recipe, _ in arms]
-    if rule_name == "L":  # L's record as it was written (its arms and seeds were fixed)
-        for k in ("arms", "statistic", "seeds"):
-            result.pop(k)
-    for name, by_task in suites.items():
-        if not by_task:
-            continue
-        interval = pooled_interval(by_task)
-        result["suites"][name] = {**interval, "verdict": pooled_verdict(interval),
-                                  "per_task": {t: float(np.mean(v)) for t, v in by_task.items()},
-                                  "dropped": dropped.get(name, [])}
-    verdicts = [s["verdict"] for s in result["suites"].values()]
-    result["adopted"] = len(verdicts) == 3 and verdicts.count("helps") >= 2 and "hurts" not in verdicts
-    result["cost"] = {s: _cost(rows, s, arms) for s in ("corpus", "asap")}
-    if recipe == "admet" and rule_name == "L":
-        g = rule_g_reference()
-        result["rule_g_reference"] = {"per_task": g, "mean": float(np.mean(list(g.values())))}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / "summary.md").write_text(markdown(result, rule_name, new))
-    print(markdown(result, rule_name, new))
-    return result
-
-
-def markdown(result: dict, rule_name: str = "L", new: str = "admet") -> str:
-    title = (f"# Rule {rule_name}, recipe `{result['recipe']}`: fine-tuned (`--init-from {new}`) "
-             "against scratch (`--init-from none`)")
-    if "recipes" in result:
-        (rb, rn), (lb, ln) = result["recipes"], result["arms"]
-        title = f"# Rule {rule_name}: `--recipe {rn}` ({ln}) against `--recipe {rb}` ({lb})"
-    lines = [title, "",
-             "| suite | tasks | (task, seed) pairs | mean relative improvement | 95 % interval | verdict |",
-             "|---|---|---|---|---|---|"]
-    for name, s in result["suites"].items():
-        lines.append(f"| {name} | {s['tasks']} | {s['pairs']} | {s['mean']:+.4f} | "
-                     f"[{s['low']:+.4f}, {s['high']:+.4f}] | {s['verdict']} |")
-    lines += ["", f"**Adopted: {'yes' if result['adopted'] else 'no'}** (helps on at least two "
-              "suites, hurts on none).", ""]
-    for name, s in result["suites"].items():
-        per = ", ".join(f"{t.split('/')[-1]} {v:+.3f}" for t, v in sorted(s["per_task"].items(),
-                                                                           key=lambda kv: kv[1]))
-        lines += [f"- {name}, per task (mean r over seeds): {per}"]
-        if s["dropped"]:
-            lines += [f"  - dropped: {s['dropped']}"]
-    if "rule_g_reference" in result:
-        g = result["rule_g_reference"]
-        lines += [f"- for reference, rule G's runs (earlier backbone af181f17, 5 seeds, decide "
-                  f"nothing): mean r over 13 tasks {g['mean']:+.4f}"]
-    lines += [""]
-    for suite, arms in result["cost"].items():
-        for arm, c in arms.items():
-            lines.append(f"- cost, {suite}, `--init-from {arm}`: {c['runs']} runs, median "
-                         f"{c['cpu_s_median']:.0f} CPU-s per run (train + predict), "
-                         f"{c['cpu_s_total'] / 3600:.2f} CPU-h in all, load average "
-                         f"{c['load_median']:.1f}")
-    lines += ["", f"Code {result['commit'][:8]}; {result['host']}."]
-    return "\n".join(lines) + "\n"
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("step", choices=("tables", "run", "summary"))
@@ -397,7 +208,7 @@ def main(argv=None) -> None:
                         "checkpoint path); summary: the fine-tuned arm's label")
     parser.add_argument("--label", help="run: the arm's name in results.jsonl when --arm is "
                         "a path (default: --arm)")
-    parser.add_argument("--rule", default="L", choices=tuple(RULES))
+    parser.add_argument("--rule", default="L", choices=("L", "M", "N"))
     parser.add_argument("--recipe", default="admet", choices=("admet", "auto"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--seeds", type=int, nargs="+", help="run: only these seeds")
@@ -411,6 +222,8 @@ def main(argv=None) -> None:
     else:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                 cwd=ROOT).stdout.strip()
+        from finetune_summary import ledger_asap, summarize
+
         ledger_asap(args.work, commit, args.rule)
         summarize(args.work, args.out, args.recipe, commit, args.rule, args.arm or "admet")
 
