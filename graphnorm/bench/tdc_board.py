@@ -109,6 +109,20 @@ def validation_row(task: str, metric: str, variant: str, val, cpu) -> dict:
             "cpu_s_per_seed": round(float(np.mean(cpu)), 1) if None not in cpu else None}
 
 
+def test_scored(task: str, runs: list[dict]) -> list[dict]:
+    """The runs of ``task`` that scored test (a selection run, no ``--final``, did not)."""
+    metric = TDC_ADMET_TASKS[task]
+    return [r for r in runs if r.get(f"test_{metric}") is not None]
+
+
+def scored_row(task: str, variant: str, runs: list[dict], lb) -> dict:
+    """`board_row` of ``runs`` (test-scored runs of one task and variant)."""
+    metric = TDC_ADMET_TASKS[task]
+    return board_row(task, metric, variant, [r[f"test_{metric}"] for r in runs],
+                     [r[f"val_{metric}"] for r in runs], [r.get("cpu_time_s") for r in runs],
+                     lb, code_of(runs))
+
+
 def board(out: Path, leaderboard: Optional[Path] = None, final: bool = True) -> pd.DataFrame:
     """One row per (task, variant) with finished seeds: test-scored ones (``final``), or
     validation scores alone, never a test score (not ``final``)."""
@@ -121,11 +135,9 @@ def board(out: Path, leaderboard: Optional[Path] = None, final: bool = True) -> 
                 rows.append(validation_row(task, metric, variant,
                                            [r[f"val_{metric}"] for r in runs], cpu))
                 continue
-            runs = [r for r in runs if r[f"test_{metric}"] is not None]  # not selection runs
+            runs = test_scored(task, runs)
             if runs:
-                rows.append(board_row(task, metric, variant, [r[f"test_{metric}"] for r in runs],
-                                      [r[f"val_{metric}"] for r in runs],
-                                      [r.get("cpu_time_s") for r in runs], lb, code_of(runs)))
+                rows.append(scored_row(task, variant, runs, lb))
     return pd.DataFrame(rows)
 
 

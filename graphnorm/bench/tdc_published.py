@@ -16,7 +16,8 @@ from typing import Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from graphnorm.bench.tdc_board import board_markdown, board_row, better, code_of, variant_runs
+from graphnorm.bench.tdc_board import (board_markdown, better, scored_row, test_scored,
+                                        variant_runs)
 from graphnorm.data.tdc import TDC_ADMET_TASKS
 
 
@@ -35,9 +36,8 @@ def scored_runs(folder: Path, variant: Optional[str] = None) -> dict[str, list[d
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such benchmark folder")
     out = {}
-    for task, metric in TDC_ADMET_TASKS.items():
-        by_variant = {v: [r for r in runs if r.get(f"test_{metric}") is not None]
-                      for v, runs in variant_runs(folder / task).items()
+    for task in TDC_ADMET_TASKS:
+        by_variant = {v: test_scored(task, runs) for v, runs in variant_runs(folder / task).items()
                       if variant is None or v == variant}
         by_variant = {v: runs for v, runs in by_variant.items() if runs}
         if len(by_variant) > 1:
@@ -59,13 +59,6 @@ def beats(a: list[dict], b: list[dict], metric: str, higher: bool) -> bool:
                   higher)
 
 
-def _row(task: str, label: str, runs: list[dict], lb: pd.DataFrame) -> dict:
-    metric = TDC_ADMET_TASKS[task]
-    return board_row(task, metric, label, [r[f"test_{metric}"] for r in runs],
-                     [r[f"val_{metric}"] for r in runs], [r.get("cpu_time_s") for r in runs],
-                     lb, code_of(runs))
-
-
 def published_board(folders: Sequence[str | Path], leaderboard: Path, label: str = "default",
                     reference: Optional[str | Path] = None) -> tuple[pd.DataFrame, Optional[dict]]:
     """The board's table and, with a reference, {label: tasks where it beats the reference}."""
@@ -76,14 +69,14 @@ def published_board(folders: Sequence[str | Path], leaderboard: Path, label: str
             chosen.setdefault(task, runs)
     if not chosen:
         raise ValueError(f"no test-scored TDC ADMET run in {', '.join(map(str, folders))}")
-    rows = [_row(t, label, chosen[t], lb) for t in sorted(chosen)]
+    rows = [scored_row(t, label, chosen[t], lb) for t in sorted(chosen)]
     wins = None
     if reference is not None:
         ref_folder, ref_variant = folder_and_variant(reference)
         if ref_variant is None:
             raise ValueError(f"--reference {reference}: name the variant, DIR:VARIANT")
         ref = scored_runs(ref_folder, ref_variant)
-        rows += [_row(t, ref_variant, ref[t], lb) for t in sorted(ref)]
+        rows += [scored_row(t, ref_variant, ref[t], lb) for t in sorted(ref)]
         wins = {label: sum(beats(chosen[t], ref[t], TDC_ADMET_TASKS[t],
                                  lb.loc[t, "better"] == "higher")
                            for t in chosen if t in ref and not isinstance(lb.loc[t].get("note"), str))}
