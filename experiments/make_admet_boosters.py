@@ -1,5 +1,9 @@
 """The shipped ADMET boosters (`graphnorm.baselines.admet_boosters`): one LightGBM booster per
-column of ``experiments/make_aux_table.py``'s table of measured labels, on MapLight features.
+column of a table of measured labels, on MapLight features.
+
+``table`` writes that table: the large TDC tasks' labels (and MolHIV's) on molecules that no
+evaluated task holds (`graphnorm.data.tdc_aux` says what keeps it clean; also read by
+``graphnorm train --data`` as a multitask table). ``boosters`` fits them.
 
 Each booster (the ``gbm`` kind's settings, seed 0) is fitted on all labelled rows of its
 column; 0/1 columns are binary (they predict a probability). ``--features-csv`` also writes
@@ -8,7 +12,9 @@ own ``Drug`` strings: the features the 14 small tasks were judged with (the scri
 appended them to gbm's input, ``tdc_embedding_features.py``, is at commit ff74c75). No
 evaluated molecule is in the table, so those are out-of-sample.
 
-    GRAPHNORM_RAW_DIR=../shared/datasets python experiments/make_admet_boosters.py \\
+    GRAPHNORM_RAW_DIR=../shared/datasets python experiments/make_admet_boosters.py table \\
+        --out data/derived/tdc_aux.csv
+    GRAPHNORM_RAW_DIR=../shared/datasets python experiments/make_admet_boosters.py boosters \\
         --aux data/derived/tdc_aux.csv --out graphnorm.baselines.admet_boosters.json.xz \\
         --features-csv data/derived/tdc_aux_gbm_features.csv
 """
@@ -26,8 +32,8 @@ import pandas as pd
 from graphnorm.baselines.boosted import fit_boosted
 from graphnorm.chem.tabular import signature
 from graphnorm.data.feature_cache import table_features
-from graphnorm.data.tdc import admet_group_dir, task_table
-from graphnorm.data.tdc_aux import booster_name
+from graphnorm.data.tdc import TDC_ADMET_TASKS, admet_group_dir, task_table
+from graphnorm.data.tdc_aux import aux_table, booster_name, read_hiv, task_frame
 from graphnorm.baselines.admet_boosters import admet_columns, admet_features, save_admet_boosters
 
 FEATURES = "maplight"
@@ -42,13 +48,36 @@ def eval_smiles(tasks: list[str]) -> list[str]:
     return list(seen)
 
 
+def write_table(out: Path, hiv: bool) -> None:
+    """The table of measured labels (CSV) and its report (``.json``: rows, sha256, ...)."""
+    group = admet_group_dir()
+    molhiv = read_hiv() if hiv else None
+    if molhiv is None and hiv:
+        raise SystemExit("no MolHIV file in $GRAPHNORM_RAW_DIR (molhiv/HIV.csv.gz); "
+                         "give --no-hiv to build the table without it")
+    table, report = aux_table({t: task_frame(t, group) for t in TDC_ADMET_TASKS}, molhiv)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out, index=False)
+    report["sha256"] = hashlib.sha256(out.read_bytes()).hexdigest()
+    out.with_suffix(".json").write_text(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--aux", required=True, help="make_aux_table.py's CSV")
-    p.add_argument("--out", required=True, help="the boosters' file (.json.xz)")
-    p.add_argument("--features-csv", help="also: predictions for the evaluated tasks' molecules")
-    p.add_argument("--threads", type=int, default=1)
+    sub = p.add_subparsers(dest="step", required=True)
+    t = sub.add_parser("table", help="the table of measured labels")
+    t.add_argument("--out", required=True)
+    t.add_argument("--no-hiv", action="store_true", help="leave MolHIV's labels out")
+    b = sub.add_parser("boosters", help="one booster per column of the table")
+    b.add_argument("--aux", required=True, help="the `table` step's CSV")
+    b.add_argument("--out", required=True, help="the boosters' file (.json.xz)")
+    b.add_argument("--features-csv", help="also: predictions for the evaluated tasks' molecules")
+    b.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
+    if args.step == "table":
+        write_table(Path(args.out), not args.no_hiv)
+        return 0
     aux_path = Path(args.aux)
     aux = pd.read_csv(aux_path)
     report = json.loads(aux_path.with_suffix(".json").read_text())

@@ -8,8 +8,8 @@ mutagenicity (the TDC ADMET group's 8 tables of 2,500+ molecules, train_val rows
 HIV replication inhibition (MoleculeNet HIV) -- fitted on the MapLight features; a small
 table's model then reads what those tables measured about its molecules. The file, its data
 and exclusions (no molecule of the 14 smaller TDC tasks, none of any TDC test set) are
-described in ``graphnorm/pretrained/README.md``; ``experiments/make_aux_table.py`` and
-``experiments/make_admet_boosters.py`` rebuild it.
+described in ``graphnorm/pretrained/README.md``; ``experiments/make_admet_boosters.py`` (``table``,
+then ``boosters``) rebuilds it.
 
 One xz-compressed JSON file (`graphnorm.data.files.json_xz_bytes`): each booster in
 LightGBM's text model format (no pickle), its column, kind (regression or binary: a

@@ -10,7 +10,7 @@ molecule has no label. What keeps it clean (molecules compared as canonical SMIL
 - an auxiliary task's own labels come from its ``train_val.csv`` only (MolHIV: all rows);
 - duplicate molecules in one auxiliary task: the mean label (binary: rounded).
 
-``experiments/make_aux_table.py`` writes it as a CSV (the shipped boosters' data);
+``experiments/make_admet_boosters.py table`` writes it as a CSV (the shipped boosters' data);
 `graphnorm.baselines.admet_loto` rebuilds it in memory to refit the boosters without one
 large task's molecules.
 """
