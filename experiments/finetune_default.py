@@ -39,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 RAW = Path(os.environ.get("GRAPHNORM_RAW_DIR", ROOT.parent / "shared" / "datasets"))
 GRAPHNORM = str(Path(sys.executable).parent / "graphnorm")
 PANEL = ROOT / "graphnorm" / "pretrained" / "admet" / "panel.json"
-LEDGER = ROOT / "experiments" / "results" / "asap_admet" / "ledger.csv"
 MIN_HELD, CAP, ASIDE_FOLDS, MIN_CLASS = 300, 1200, 5, 10
 VAL_PERCENT = 15  # the shipped backbone's held-out scaffolds (source.json spec)
 SEEDS = {"corpus": (0, 1, 2), "asap": tuple(range(9))}

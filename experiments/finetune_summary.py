@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from finetune_default import LEDGER, ROOT
 from graphnorm.bench.pooled import (error_of, improvements, pooled_interval, pooled_verdict,
                                     relative_improvement)
 
 
+ROOT = Path(__file__).resolve().parents[1]
+LEDGER = ROOT / "experiments" / "results" / "asap_admet" / "ledger.csv"
 RULE_G = ROOT / "experiments" / "results" / "pretrain" / "rule_g" / "versus_small.json"
 # what each rule reads (RULE.md L as amended, M, N): the statistic, the seeds per suite (TDC:
 # benchmark seed indices), the arms' folder under W/tdc, and the arms as (recipe, label) in

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from finetune_default import ASAP_TARGETS, LEDGER, ROOT, _safe, _score
+from finetune_default import ASAP_TARGETS, ROOT, _safe, _score
+from finetune_summary import LEDGER
 from graphnorm.bench.pooled import improvements, pooled_interval, pooled_verdict
 
 BASE = 0.7

@@ -27,6 +27,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from graphnorm.stats.bootstrap import HELPS_HURTS, verdict
 from graphnorm.tasks import HIGHER_IS_BETTER
 
 RESAMPLES, LEVEL, SEED = 10_000, 0.95, 0
@@ -101,8 +102,4 @@ def pooled_interval(by_task: Mapping[str, Sequence[float]], resamples: int = RES
 
 def pooled_verdict(interval: Mapping[str, float]) -> str:
     """``helps`` when the interval lies above 0, ``hurts`` when below, else ``neutral``."""
-    if interval["low"] > 0:
-        return "helps"
-    if interval["high"] < 0:
-        return "hurts"
-    return "neutral"
+    return verdict(interval["low"], interval["high"], HELPS_HURTS)

@@ -25,6 +25,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from graphnorm.stats.bootstrap import verdict as interval_verdict
+
 CROSSFIT_BELOW_ROWS = 2000
 PAIRED_SEEDS = 5  # rule G: a task with fewer common seeds is tied
 RULES = ("spread", "paired", "pooled")
@@ -68,7 +70,7 @@ def verdict(xa: np.ndarray, xb: np.ndarray, higher_is_better: bool, rule: str) -
     if rule in ("paired", "pooled"):  # pooled: the suite's verdict is `pooled_summary`'s
         if len(xa) < PAIRED_SEEDS or not np.isfinite(columns["d_low"]):
             return "tied", columns
-        return ("A" if columns["d_low"] > 0 else "B" if columns["d_high"] < 0 else "tied"), columns
+        return interval_verdict(columns["d_low"], columns["d_high"], ("A", "B", "tied")), columns
     if rule != "spread":
         raise ValueError(f"rule {rule!r}: one of {', '.join(RULES)}")
     gain, spread = sign * (xa.mean() - xb.mean()), max(xa.std(), xb.std())

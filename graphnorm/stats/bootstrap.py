@@ -69,5 +69,13 @@ def paired_interval(metric: str, y: np.ndarray, a: np.ndarray, b: np.ndarray,
     return float(lo), float(hi)
 
 
-def verdict(lo: float, hi: float) -> str:
-    return "better" if lo > 0 else "worse" if hi < 0 else "tied"
+# the words of a verdict, (interval above 0, below 0, holding 0), for the reader at hand: a
+# model against another, a default's pooled effect, one arm of a paired comparison
+BETTER_WORSE = ("better", "worse", "tied")
+HELPS_HURTS = ("helps", "hurts", "neutral")
+
+
+def verdict(lo: float, hi: float, words: tuple[str, str, str] = BETTER_WORSE) -> str:
+    """The one verdict of a 95 % interval of a difference (signed: above 0 is better): the
+    first word when it lies above 0, the second when below, else the third."""
+    return words[0] if lo > 0 else words[1] if hi < 0 else words[2]

@@ -31,6 +31,9 @@ def test_the_paired_bootstrap_calls_better_worse_and_tied():
     assert B.verdict(*B.paired_interval("rocauc", y, noise, good, np.random.default_rng(0))) == "worse"
     assert B.paired_interval("rocauc", y, good, good, np.random.default_rng(0)) == (0.0, 0.0)
     assert B.verdict(0.0, 0.0) == "tied"
+    # one verdict, the reader's words: a default's pooled effect reads helps / hurts / neutral
+    assert [B.verdict(*i, B.HELPS_HURTS) for i in ((0.1, 0.3), (-0.3, -0.1), (-0.1, 0.1))] == [
+        "helps", "hurts", "neutral"]
     v = rng.normal(0, 1, 200)
     lo, hi = B.paired_interval("spearman", v, v + rng.normal(0, 0.3, 200), rng.normal(0, 1, 200),
                                np.random.default_rng(0))
