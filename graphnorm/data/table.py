@@ -144,6 +144,7 @@ def _read_text(path: Path, fmt: str, smiles_column: Optional[str], strict: bool)
             raise TableError(f"{path} cannot be read as {fmt[1:].upper()}: {err}") from err
         frame = frame.fillna("")
         first_line = 2
+        _refuse_repeated_columns(path, lines[0], sep)
     # a quoted cell spanning lines breaks "row k = line k + first_line": fall back to rows
     if first_line - 1 + len(frame) == len(lines):
         labels = [f"line {first_line + k}" for k in range(len(frame))]
@@ -154,6 +155,20 @@ def _read_text(path: Path, fmt: str, smiles_column: Optional[str], strict: bool)
         if bad_lines:  # cannot tell which rows hold the bad lines: refuse, naming one
             raise TableError(f"{path}: {next(iter(bad_lines.values()))}; save it as UTF-8")
     return MoleculeTable(path, frame, "", labels, bad)
+
+
+def _refuse_repeated_columns(path: Path, header: str, sep: str) -> None:
+    """pandas renames a second ``y`` to ``y.1`` and reads it as another column: a table whose
+    header names a column twice is refused instead, naming the column and its positions."""
+    import csv
+
+    names = [n.strip() for n in next(csv.reader([header], delimiter=sep))]
+    for name in dict.fromkeys(names):
+        where = [k + 1 for k, n in enumerate(names) if n == name]
+        if len(where) > 1 and name:
+            raise TableError(f"{path}: the header names column {name!r} {len(where)} times "
+                             f"(columns {', '.join(map(str, where))}); give each column its "
+                             "own name")
 
 
 def _read_smi(lines: list[str], smiles_column: Optional[str]) -> tuple[pd.DataFrame, int]:
@@ -251,7 +266,12 @@ def pick_smiles_column(table: MoleculeTable, name: Optional[str]) -> str:
     matches = [c for c in cols if c.lower() == "smiles"]
     if matches:
         return matches[0]
-    hint = " (if the file has no header line, save it as .smi)" if len(cols) == 1 else ""
+    hint = ""
+    if len(cols) == 1:  # one column: another separator, or no header line
+        other = next((f"{c!r}" for c in (";", "\t", "|") if c in cols[0]), None)
+        hint = (f" (the header looks {other}-separated: save the file comma-separated, or "
+                "tab-separated as .tsv)" if other else
+                " (if the file has no header line, save it as .smi)")
     raise TableError(f"{table.path}: no 'smiles' column; columns found: {', '.join(cols)}. "
                      f"Pick the SMILES column with --smiles-column NAME{hint}")
 
@@ -273,8 +293,9 @@ def read_targets(table: MoleculeTable, columns: Sequence[str], task: str,
         others = [str(c) for c in table.frame.columns if c not in skip]
         names = [c for c in others if _mostly_numeric(table.frame[c])]  # not ids or names
         if not names:
+            why = "; ".join(f"{c!r} {_why_not_numeric(table.frame[c])}" for c in others)
             raise TableError(f"{table.path}: no numeric column besides {table.smiles_column!r} "
-                             f"to learn; columns found: {', '.join(map(str, table.frame.columns))}. "
+                             f"to learn{f' ({why})' if why else ''}. "
                              "Name the targets with --target-columns A B ...")
     dupes = sorted({c for c in names if names.count(c) > 1})
     if dupes:
@@ -291,6 +312,15 @@ def _mostly_numeric(cells: pd.Series) -> bool:
     cells = cells.astype(str).str.strip()
     cells = cells[~cells.str.lower().isin(MISSING)]
     return len(cells) > 0 and pd.to_numeric(cells, errors="coerce").notna().mean() > 0.5
+
+
+def _why_not_numeric(cells: pd.Series) -> str:
+    cells = cells.astype(str).str.strip()
+    cells = cells[~cells.str.lower().isin(MISSING)]
+    if not len(cells):
+        return "is empty"
+    text = cells[pd.to_numeric(cells, errors="coerce").isna()]
+    return f"holds text, e.g. {text.iloc[0]!r} ({len(text)} of {len(cells)} filled cells)"
 
 
 def _numeric_column(table: MoleculeTable, name: str, task: str) -> np.ndarray:

@@ -78,6 +78,20 @@ def test_missing_columns_list_the_columns_found(table_csv, tmp_path):
         read_targets(t, ["pIC50"], "regression")
 
 
+def test_repeated_column_other_separator_and_no_target_say_what_is_wrong(tmp_path):
+    # pandas would read a second 'y' as 'y.1', a second target nobody named
+    (tmp_path / "twice.csv").write_text("smiles,y,y\nCCO,1,2\nCCC,2,3\n")
+    with pytest.raises(TableError, match=r"names column 'y' 2 times \(columns 2, 3\)"):
+        read_table(tmp_path / "twice.csv")
+    (tmp_path / "semi.csv").write_text("smiles;y\nCCO;1\n")
+    with pytest.raises(TableError, match=r"no 'smiles' column.*looks ';'-separated"):
+        read_table(tmp_path / "semi.csv")
+    (tmp_path / "text.csv").write_text("smiles,y,note\nCCO,abc,\nCCC,def,\n")
+    with pytest.raises(TableError, match=r"no numeric column besides 'smiles' to learn \('y' holds "
+                                         r"text, e.g. 'abc' \(2 of 2 filled cells\); 'note' is empty\)"):
+        read_targets(read_table(tmp_path / "text.csv"), [], "regression")
+
+
 @pytest.mark.parametrize("cell, message", [
     ("abc", r"target column 'logp' is not numeric: line 5 holds 'abc'"),
     ("inf", r"target column 'logp' is not numeric: line 5 holds 'inf'"),
