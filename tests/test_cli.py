@@ -260,3 +260,19 @@ def test_an_unknown_descriptor_set_is_refused_by_name(capsys):
     with pytest.raises(SystemExit):
         build_parser().parse_args(["train", "--data", "m.csv", "--descriptors", "mordred"])
     assert "one of ['fast', 'rdkit2d'], got 'mordred'" in capsys.readouterr().err
+
+
+def test_graphnorm_warnings_read_like_its_errors_third_party_ones_keep_pythons_form(monkeypatch):
+    import warnings
+
+    import graphnorm
+    import graphnorm.cli as cli
+
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)  # restored after
+    ours = os.path.join(os.path.dirname(graphnorm.__file__), "train", "tree_run.py")
+    theirs = os.path.join(os.path.dirname(pytest.__file__), "x.py")
+    cli._plain_warnings("train")
+    assert warnings.formatwarning("boosters saw 3 test molecules", UserWarning, ours, 72,
+                                  "overlap = f()") == "graphnorm train: warning: boosters saw 3 test molecules\n"
+    shown = warnings.formatwarning("deprecated", DeprecationWarning, theirs, 9, "x()")
+    assert shown.startswith(f"{theirs}:9: DeprecationWarning: deprecated")

@@ -49,6 +49,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(argv).parse_args(argv)
+    _plain_warnings(args.command)
     try:
         return args.func(args)
     except (FileNotFoundError, FileExistsError, ValueError, RuntimeError) as err:
@@ -57,3 +58,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"graphnorm {args.command}: error: {err}", file=sys.stderr)
         return 2
 
+
+def _plain_warnings(command: str) -> None:
+    """graphnorm's own warnings read as its errors do (``graphnorm CMD: warning: ...``), not
+    as Python's ``file.py:72: UserWarning: ...`` followed by a line of our source; a
+    third-party warning keeps Python's form, which names the package it came from."""
+    import warnings
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    python_format = warnings.formatwarning
+
+    def format(message, category, filename, lineno, line=None):
+        if os.path.abspath(filename).startswith(package + os.sep):
+            return f"graphnorm {command}: warning: {message}\n"
+        return python_format(message, category, filename, lineno, line)
+
+    warnings.formatwarning = format

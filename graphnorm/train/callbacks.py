@@ -94,13 +94,21 @@ class EpochLines(L.Callback):
     def __init__(self, stream):  # progress_callbacks picks the stream (stdout by default)
         self.stream = stream
         self._t0 = time.time()
+        self._validated = False
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        self._validated = self._validated or not trainer.sanity_checking
 
     def on_train_epoch_end(self, trainer, pl_module) -> None:  # after this epoch's validation
         if trainer.global_rank != 0:
             return
+        # validation scores only in the line of an epoch that validated (a run validating
+        # every N steps skips epochs): a repeated stale score reads as a flat curve
+        shown_keys = ("train/loss", "val/") if self._validated else ("train/loss",)
+        self._validated = False
         m = trainer.callback_metrics
         shown = "  ".join(f"{k} {float(v):.4f}" for k, v in sorted(m.items())
-                          if k.startswith(("train/loss", "val/")))
+                          if k.startswith(shown_keys))
         print(f"epoch {trainer.current_epoch + 1}: {shown}  ({time.time() - self._t0:.0f} s)",
               file=self.stream, flush=True)
 

@@ -28,6 +28,14 @@ def test_log_output_is_a_line_per_epoch(raw_dir, cache_root, zinc_subset, tmp_pa
     assert [line.split(":")[0] for line in epoch_lines] == ["epoch 1", "epoch 2", "epoch 3"]
     assert all("val/mae" in line for line in epoch_lines)
     assert "it/s" not in out and "\r" not in out
+    # validating every 4 steps (2 an epoch): scores in the lines of the epochs that validated,
+    # not the last one repeated
+    train(TrainConfig(dataset="zinc-subset", preset="tiny", raw_dir=str(raw_dir),
+                      cache_root=str(cache_root), max_epochs=4, batch_size=64, limit_train=128,
+                      limit_eval=64, val_every_steps=4, out=str(tmp_path / "sparse"), progress=True))
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("epoch ")]
+    assert ["val/mae" in x for x in lines] == [False, True, False, True]
+    assert all("train/loss" in x for x in lines)
 
 
 @pytest.mark.filterwarnings("error:Experiment logs directory")
