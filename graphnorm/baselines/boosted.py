@@ -72,7 +72,7 @@ class BoostedTarget:
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         if isinstance(self.model, float):
-            return np.full(len(X), self.model)
+            return np.full(X.shape[0], self.model)
         return self.model.predict(X)  # a binary booster predicts the probability of 1
 
     @classmethod

@@ -133,6 +133,9 @@ def test_admet_predicts_replaced_endpoints_with_their_boosters(hybrid):
     logs = np.empty(3)
     logs[view.rows] = panel.boosters.predict(view)["alpha/logS"]
     assert np.allclose(frame["alpha/logS"][ok], logs)  # the booster's value, in its units
+    # the boosters read the shared Morgan columns sparse: the same values as the dense rows
+    est = panel.boosters.estimators["alpha/logS"][1]
+    assert np.array_equal(panel.boosters.predict(view)["alpha/logS"], est.predict(view.base))
     assert np.isnan(frame["alpha/logS"][1])
     assert morgan_counts(["CCO"]).dtype == np.uint8
     assert isinstance(panel.boosters, PanelBoosters)
