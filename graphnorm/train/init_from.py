@@ -30,6 +30,9 @@ FREE_FIELDS = ("num_tasks", "dropout", "attention_dropout", "fingerprint_dropout
 HEAD_PREFIX = "head."
 # featurizer/model field -> weight prefix of an input a fine-tuning run may add at the head
 ADDABLE_AT_HEAD = {"descriptors": "descriptors."}
+# the weights a fine-tuning run trains from their start at the full --lr (--backbone-lr
+# scales the rest): the head and the head-side inputs
+HEAD_SIDE = (HEAD_PREFIX,) + tuple(ADDABLE_AT_HEAD.values())
 SCRATCH = "; or --init-from none to train from scratch"
 RECORD = "init_from.json"  # in the run folder: what was loaded, for metrics.json and --resume
 

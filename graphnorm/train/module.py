@@ -103,10 +103,10 @@ class GraphormerModule(L.LightningModule):
     # ---- optimisation -----------------------------------------------------------------
     def configure_optimizers(self) -> dict[str, Any]:
         tc = self.tc
-        decay, no_decay = decay_groups(self.model)
-        opt = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": tc["weight_decay"]},
-             {"params": no_decay, "weight_decay": 0.0}], lr=tc["lr"], fused=True)
+        groups = [{"params": p, "weight_decay": wd, "lr": tc["lr"] * scale}
+                  for p, wd, scale in param_groups(self.model, tc["weight_decay"],
+                                                   backbone_lr_of(tc)) if p]
+        opt = torch.optim.AdamW(groups, lr=tc["lr"], fused=True)
         if tc.get("max_time"):  # a time budget: the schedule follows the elapsed fraction
             sched = warmup_linear_decay(opt, 0, 0, tc["lr"], tc["end_lr"],
                                         warmup_fraction=tc["warmup_fraction"],
@@ -154,6 +154,34 @@ class GraphormerModule(L.LightningModule):
         from graphnorm.checkpoints import upgrade_checkpoint
 
         upgrade_checkpoint(checkpoint, self.model)
+
+
+def backbone_lr_of(tc: dict) -> float:
+    """The copied weights' share of the learning rate: ``backbone_lr`` in a fine-tuning run,
+    1 otherwise; a share outside [0, 1], or one set for a run from scratch, is refused."""
+    share = float(tc.get("backbone_lr", 1.0))
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"backbone_lr must lie in [0, 1] (0: frozen), got {share}")
+    if share != 1.0 and not tc.get("init_from"):
+        raise ValueError(f"backbone_lr {share} applies to a fine-tuning run, and this one trains "
+                         "from scratch (no --init-from, or the recipe's backbone stepped aside)")
+    return share
+
+
+def param_groups(model: torch.nn.Module, weight_decay: float,
+                 backbone_lr: float = 1.0) -> list[tuple[list, float, float]]:
+    """(parameters, weight decay, learning-rate share) groups: `decay_groups` split into the
+    head side (`init_from.HEAD_SIDE`, full rate) and the rest at ``backbone_lr`` -- the
+    discriminative rates of fine-tuning (Howard & Ruder 2018, https://arxiv.org/abs/1801.06146);
+    one group each when the share is 1. A frozen share (0) takes no step and no decay."""
+    from .init_from import HEAD_SIDE
+
+    decay, no_decay = decay_groups(model)
+    if backbone_lr == 1.0:
+        return [(decay, weight_decay, 1.0), (no_decay, 0.0, 1.0)]
+    head = {id(p) for name, p in model.named_parameters() if name.startswith(HEAD_SIDE)}
+    return [([p for p in ps if (id(p) in head) == at_head], wd, 1.0 if at_head else backbone_lr)
+            for at_head in (True, False) for ps, wd in ((decay, weight_decay), (no_decay, 0.0))]
 
 
 def decay_groups(model: torch.nn.Module) -> tuple[list, list]:

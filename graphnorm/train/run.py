@@ -27,7 +27,7 @@ from .val_trace import ValidationTrace
 from .init_from import RECORD as INIT_RECORD, init_from_checkpoint
 from .memory import hold_freed_memory
 from .model_config import model_config_for
-from .module import GraphormerModule
+from .module import GraphormerModule, backbone_lr_of
 from .plan import step_budget
 from graphnorm.provenance import code_sha, cpu_model
 from graphnorm.run_folder import (BEST_CHECKPOINT, KEPT_CHECKPOINTS, LAST_CHECKPOINT, RunRecord,
@@ -92,6 +92,7 @@ def train(cfg: TrainConfig) -> dict:
     refuse_overwrite(out, cfg.resume)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
+    backbone_lr_of(cfg.to_dict())  # a share that cannot apply is refused before any work
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     dm = GraphDataModule.from_config(cfg)
     dm.setup()

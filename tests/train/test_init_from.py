@@ -209,3 +209,32 @@ def test_a_product_build_is_never_a_fine_tuning_start(pretrained, tmp_path):
     config = dict(loaded.meta["model_config"], num_tasks=1)
     with pytest.raises(InitFromError, match="product build .*never saw a TDC molecule"):
         init_from_checkpoint(build_model(config), config, loaded.featurizer, product)
+
+
+def test_backbone_lr_scales_the_copied_weights_and_zero_freezes_them(tiny_run, raw_dir, cache_root,
+                                                                     tmp_path):
+    from tiny_runs import tiny_config
+
+    from graphnorm.train.init_from import HEAD_SIDE
+    from graphnorm.train.module import param_groups
+    from graphnorm.train.run import train
+
+    source, _ = tiny_run
+    before = load_checkpoint(source / "best.ckpt").model
+    groups = param_groups(before, 0.01, 0.1)
+    ids = [id(p) for ps, _, _ in groups for p in ps]
+    assert sorted(ids) == sorted(id(p) for p in before.parameters())  # each once
+    for ps, _, share in groups:
+        names = [n for n, p in before.named_parameters() if any(p is q for q in ps)]
+        assert all(n.startswith(HEAD_SIDE) == (share == 1.0) for n in names)
+
+    frozen = train(tiny_config(raw_dir, cache_root, tmp_path / "frozen", max_epochs=1,
+                               init_from=str(source), backbone_lr=0.0))
+    after = load_checkpoint(tmp_path / "frozen" / "best.ckpt").model
+    old, new = dict(before.named_parameters()), dict(after.named_parameters())
+    copied = [n for n in old if not n.startswith(HEAD_SIDE)]
+    assert copied and all(torch.equal(old[n], new[n]) for n in copied)
+    assert frozen["config"]["backbone_lr"] == 0.0
+    with pytest.raises(ValueError, match="applies to a fine-tuning run"):
+        train(tiny_config(raw_dir, cache_root, tmp_path / "scratch", backbone_lr=0.5))
+    assert not (tmp_path / "scratch").exists()
