@@ -9,6 +9,8 @@ and seeds on three development suites (experiments/results/pretrain/rule_l/, rul
     python experiments/finetune_default.py summary --work W --out experiments/results/pretrain/rule_l
     python experiments/finetune_default.py summary --work W --rule M --arm q-SHA8 --out .../rule_m
     python experiments/finetune_default.py run     --work W --suite asap --recipe auto --arm none --seeds 6 7 8   # N
+    python experiments/finetune_default.py run     --work W --suite asap --arm admet --label blr0.1 \
+        --flags "--backbone-lr 0.1" --seeds 9 10 11                # P
 
 ``summary`` pools each suite (`graphnorm.bench.pooled`: one interval per suite), applies the
 rule, and writes ``OUT/summary.json`` and ``OUT/summary.md``.
@@ -25,6 +27,7 @@ import hashlib
 import json
 import os
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -41,7 +44,7 @@ GRAPHNORM = str(Path(sys.executable).parent / "graphnorm")
 PANEL = ROOT / "graphnorm" / "pretrained" / "admet" / "panel.json"
 MIN_HELD, CAP, ASIDE_FOLDS, MIN_CLASS = 300, 1200, 5, 10
 VAL_PERCENT = 15  # the shipped backbone's held-out scaffolds (source.json spec)
-SEEDS = {"corpus": (0, 1, 2), "asap": tuple(range(9))}
+SEEDS = {"corpus": (0, 1, 2, 3), "asap": tuple(range(12))}
 ASAP_TARGETS = ("LogD", "KSOL_uM", "HLM_CLint", "MLM_CLint", "MDR1_MDCKII_Papp")
 
 
@@ -141,9 +144,11 @@ def _score(kind: str, y: np.ndarray, p: np.ndarray) -> tuple[str, float]:
     return "mae", float(np.mean(np.abs(y - p)))
 
 
-def run_suite(work: Path, suite: str, arm: str, recipe: str, seeds=None, label=None) -> None:
+def run_suite(work: Path, suite: str, arm: str, recipe: str, seeds=None, label=None,
+              flags: str = "") -> None:
     """Train and score every (task, seed) of ``suite`` not yet in results.jsonl, starting from
-    ``arm`` (``--init-from``: none, admet or a checkpoint path), recorded as ``label``."""
+    ``arm`` (``--init-from``: none, admet or a checkpoint path), recorded as ``label``;
+    ``flags``: more ``train`` flags (rule P: ``--backbone-lr 0.1``)."""
     label = label or arm
     results = work / "results.jsonl"
     done = _done(results)
@@ -159,13 +164,14 @@ def run_suite(work: Path, suite: str, arm: str, recipe: str, seeds=None, label=N
                    "dropped": f"fewer than {MIN_CLASS} of a class aside"}
         else:
             row = _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind,
-                                   label)
+                                   label, flags)
         with results.open("a") as f:
             f.write(json.dumps(row) + "\n")
         print(json.dumps(row), flush=True)
 
 
-def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind, label) -> dict:
+def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind, label,
+                     flags: str = "") -> dict:
     out = work / "runs" / suite / recipe / label / _safe(task) / f"seed{seed}"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.time()
@@ -175,6 +181,7 @@ def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind
            "--no-progress", "--out", str(out)]
     if recipe != "auto":
         cmd += ["--recipe", recipe]
+    cmd += shlex.split(flags)
     if not (out / "metrics.json").exists():
         shutil.rmtree(out, ignore_errors=True)  # a run cut short: train it again whole
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -207,7 +214,9 @@ def main(argv=None) -> None:
                         "checkpoint path); summary: the fine-tuned arm's label")
     parser.add_argument("--label", help="run: the arm's name in results.jsonl when --arm is "
                         "a path (default: --arm)")
-    parser.add_argument("--rule", default="L", choices=("L", "M", "N"))
+    parser.add_argument("--flags", default="", help="run: more train flags, e.g. "
+                        "'--backbone-lr 0.1' (rule P; give the arm its own --label)")
+    parser.add_argument("--rule", default="L", choices=("L", "M", "N", "P"))
     parser.add_argument("--recipe", default="admet", choices=("admet", "auto"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--seeds", type=int, nargs="+", help="run: only these seeds")
@@ -217,7 +226,7 @@ def main(argv=None) -> None:
         asap_tables(args.work)
         print(json.dumps(corpus_tables(args.work), indent=1))
     elif args.step == "run":
-        run_suite(args.work, args.suite, args.arm, args.recipe, args.seeds, args.label)
+        run_suite(args.work, args.suite, args.arm, args.recipe, args.seeds, args.label, args.flags)
     else:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                 cwd=ROOT).stdout.strip()

@@ -35,6 +35,10 @@ RULES = {
     "N": {"statistic": "bounded", "seeds": {"tdc_validation": (0, 1), "corpus": (2,),
                                             "asap": (6, 7, 8)}, "tdc": ("small-table", "admet-x"),
           "arms": (("auto", "none"), ("admet", "admet-x"))},
+    # P: both arms the admet recipe from X, B as shipped, P with --backbone-lr 0.1
+    "P": {"statistic": "bounded", "seeds": {"tdc_validation": (0, 1), "corpus": (3,),
+                                            "asap": (9, 10, 11)}, "tdc": ("p-base", "blr0.1"),
+          "arms": (("admet", "p-base"), ("admet", "blr0.1"))},
 }
 
 
@@ -153,6 +157,9 @@ def markdown(result: dict, rule_name: str = "L", new: str = "admet") -> str:
     if "recipes" in result:
         (rb, rn), (lb, ln) = result["recipes"], result["arms"]
         title = f"# Rule {rule_name}: `--recipe {rn}` ({ln}) against `--recipe {rb}` ({lb})"
+    elif result.get("arms", ["none"])[0] != "none":  # two fine-tuned arms (P)
+        lb, ln = result["arms"]
+        title = f"# Rule {rule_name}, recipe `{result['recipe']}`: {ln} against {lb}"
     lines = [title, "",
              "| suite | tasks | (task, seed) pairs | mean relative improvement | 95 % interval | verdict |",
              "|---|---|---|---|---|---|"]
