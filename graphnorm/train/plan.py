@@ -21,7 +21,7 @@ from typing import Callable, Optional, Sequence
 from graphnorm.run_folder import member_dir
 
 from .config import TrainConfig
-from .recipes import recipe_backbone, settle_backbone
+from .recipes import features_it_reads, recipe_backbone, settle_backbone
 
 __all__ = ["PlannedRun", "benchmark_grid", "benchmark_runs", "ensemble_members",
            "for_worker", "step_budget", "trial_config", "with_boosters"]
@@ -144,6 +144,8 @@ def _benchmark_run(cfg: TrainConfig, model: str, norm: str, seed: int, run_dir: 
                                   # a tree model is an ensemble of trees already
                                   ensemble=1 if tree else cfg.ensemble,
                                   tree_member=cfg.tree_member and not tree,
+                                  tree_features=(features_it_reads(model, cfg.tree_features)
+                                                 if tree else cfg.tree_features),
                                   model=dict(cfg.model) if own else {})
     # the recipe's backbone serves the variants it fits; the others train from scratch
     return settle_backbone(run_cfg, given=init_from != recipe_backbone(cfg))

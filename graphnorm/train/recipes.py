@@ -166,6 +166,33 @@ def print_note(text: str) -> None:
     print(f"[graphnorm] {text}", flush=True)
 
 
+# what a recipe adds around its graph members: nothing of it applies to a tree model alone
+_MEMBER_KEYS = ("tree_member", "tree_model", "tree_weight", "tree_refit", "member_average",
+                "init_from")
+
+
+def _trees_alone(base: dict, model_name: str) -> None:
+    """``--model gbm`` or ``rf`` under a recipe: the trees are the model, so the recipe's tree
+    member, its weight and its backbone go; its tree features stay where the kind reads them."""
+    from graphnorm.models import MODEL_KINDS
+
+    if model_name not in MODEL_KINDS or not MODEL_KINDS[model_name].tree:
+        return  # a graph baseline keeps the member; an unknown name fails by name later
+    for key in _MEMBER_KEYS:
+        base.pop(key, None)
+    if "tree_features" in base:
+        base["tree_features"] = features_it_reads(model_name, base["tree_features"])
+
+
+def features_it_reads(tree_model: str, features: Optional[str]) -> Optional[str]:
+    """A recipe's ``tree_features`` for the tree model ``tree_model`` trained alone: kept
+    where that kind reads them, else None (its own set: ``rf`` reads Morgan counts only)."""
+    from graphnorm.models import tree_kind
+
+    reads = tree_kind(tree_model).implementation()
+    return features if features in (None, reads.feature_set, *reads.also_reads) else None
+
+
 def apply_recipe(values: dict, recipe: Optional[str]) -> dict:
     """``values`` (a config file's keys and the flags given) over the recipe's; None: no
     recipe, ``values`` as they are. Dict blocks (``featurizer``, ``model``) merge key by key.
@@ -183,6 +210,7 @@ def apply_recipe(values: dict, recipe: Optional[str]) -> dict:
     if values.get("model_name") not in (None, DEFAULT_MODEL):  # a baseline keeps its own shape
         for key in ("preset", "readout", "rwpe_steps", "local_mp"):
             base.pop(key, None)
+        _trees_alone(base, values["model_name"])
     merged = dict(base)
     for key, value in values.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):

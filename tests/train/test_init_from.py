@@ -177,7 +177,7 @@ def test_benchmark_gives_a_recipe_backbone_to_the_variants_it_fits(tmp_path, mon
     seen = []
     monkeypatch.setattr(bench, "run_one", lambda cfg: seen.append((cfg.model_name, cfg.norm, cfg.init_from)))
     monkeypatch.setattr(bench, "summarize", lambda *a, **k: None)
-    cfg = TrainConfig.from_dict(apply_recipe({"data": "t.csv", "progress": False}, "auto"))
+    cfg = TrainConfig.from_dict(apply_recipe({"data": "t.csv", "progress": False}, "small-table"))
     bench.run_benchmark(cfg, norms=["sep:bn+bn", "ln"], seeds=1, out=tmp_path,
                         models=["graphormer", "gin-vn"])
     assert sorted(seen) == [("gin-vn", "sep:bn+bn", None), ("graphormer", "ln", None),

@@ -30,6 +30,7 @@ def _rows(rule: SizeRule) -> int:
 ADMET_LONG = _rule("admet", "max_steps")  # admet: at least this many steps on large tables
 ADMET_LONG_ROWS = _rows(ADMET_LONG)
 ENSEMBLE = _rule("small-table", "ensemble")  # small-table: an ensemble on small tables
+ST = ["--recipe", "small-table"]  # what the small-table tests train, whatever auto picks
 
 
 def _table(folder, rows: int) -> str:
@@ -40,8 +41,9 @@ def _table(folder, rows: int) -> str:
 
 
 def test_auto_picks_by_the_data():
-    table = _cfg(["--data", "mols.csv"])
-    assert table.recipe == "small-table" and table.featurizer == {"descriptors": True}
+    assert _cfg(["--data", "mols.csv"]).recipe == "small-table"  # RULE.md N decides this
+    table = _cfg(["--data", "mols.csv", *ST])
+    assert table.featurizer == {"descriptors": True}
     assert table.preset == "fast" and table.max_steps == RECIPES["small-table"]["max_steps"]
     assert table.loss == RECIPES["small-table"].get("loss", "l1")
     assert table.min_epochs == RECIPES["small-table"]["min_epochs"]
@@ -63,11 +65,11 @@ def test_the_admet_recipe_is_one_graphormer_and_gbm_on_the_boosters(tmp_path):
     assert (cfg.tree_member, cfg.tree_model, cfg.tree_weight) == (True, "gbm", "0.7")
     assert cfg.tree_features == "maplight+admet" and cfg.tree_refit is True
     assert _cfg(["--data", str(small), "--recipe", "admet", "--no-tree-refit"]).tree_refit is False
-    assert _cfg(["--data", str(small)]).tree_refit is False  # small-table: not measured there
+    assert _cfg(["--data", str(small), *ST]).tree_refit is False  # not measured there
     assert cfg.member_average == "logodds"  # classification: the members' mean log-odds
     assert _cfg(["--data", str(small), "--recipe", "admet", "--member-average", "mean"]
                 ).member_average == "mean"
-    assert _cfg(["--data", str(small)]).member_average == "mean"  # a forest's 0/1 would rule
+    assert _cfg(["--data", str(small), *ST]).member_average == "mean"  # a forest's 0/1 would rule
     assert cfg.ensemble == 1  # no small-table size rule: one Graphormer, not three
     assert (cfg.max_steps, cfg.min_epochs) == (RECIPES["admet"]["max_steps"], 15)
     assert cfg.patience == RECIPES["admet"]["patience"] > 0  # stops early on small tables
@@ -122,7 +124,7 @@ def test_the_admet_recipe_trains_longer_on_large_tables(tmp_path):
     epochs = _cfg(["--data", large, "--recipe", "admet", "--max-epochs", "4"])
     assert (epochs.max_steps, epochs.max_epochs) == (None, 4)
     # the small-table recipe keeps its own length on the same table
-    assert _cfg(["--data", large]).max_steps == RECIPES["small-table"]["max_steps"]
+    assert _cfg(["--data", large, *ST]).max_steps == RECIPES["small-table"]["max_steps"]
 
 
 def test_flags_override_the_recipe_and_slim_is_the_paper():
@@ -154,27 +156,28 @@ def test_small_tables_get_an_ensemble(tmp_path):
     small, large = tmp_path / "small.csv", tmp_path / "large.csv"
     small.write_text("smiles,y\n" + "CCO,1.5\n" * (_rows(ENSEMBLE) - 1))  # not 0/1: regression
     large.write_text("smiles,y\n" + "CCO,1.5\n" * _rows(ENSEMBLE))
-    assert _cfg(["--data", str(small)]).ensemble == ENSEMBLE.set["ensemble"] > 1
-    assert _cfg(["--data", str(large)]).ensemble == 1
-    assert _cfg(["--data", str(small), "--ensemble", "1"]).ensemble == 1  # explicit wins
-    assert _cfg(["--data", str(small), "--model", "gin-vn"]).ensemble == 1
+    assert _cfg(["--data", str(small), *ST]).ensemble == ENSEMBLE.set["ensemble"] > 1
+    assert _cfg(["--data", str(large), *ST]).ensemble == 1
+    assert _cfg(["--data", str(small), *ST, "--ensemble", "1"]).ensemble == 1  # explicit wins
+    assert _cfg(["--data", str(small), *ST, "--model", "gin-vn"]).ensemble == 1
     assert _cfg(["--data", str(small), "--recipe", "cpu-fast"]).ensemble == 1
-    assert _cfg(["--data", str(tmp_path / "missing.csv")]).ensemble == 1  # fails later, named
+    assert _cfg(["--data", str(tmp_path / "missing.csv"), *ST]).ensemble == 1  # fails later, named
 
 
 def test_classification_tables_add_the_forest(tmp_path):
     small = tmp_path / "small.csv"
     small.write_text("smiles,y\n" + "CCO,1\n" * 50)
-    cls = ["--data", str(small), "--task", "classification"]
+    cls = ["--data", str(small), *ST, "--task", "classification"]
     cfg = _cfg(cls)
     assert cfg.tree_member is True and cfg.ensemble == 1  # the measured pair, not 3 + forest
-    assert cfg.tree_model == "rf" and _cfg(["--data", str(small)]).tree_member is True  # auto: 0/1
+    assert cfg.tree_model == "rf" and _cfg(["--data", str(small), *ST]).tree_member is True  # 0/1
     assert _cfg(cls + ["--no-tree-member"]).tree_member is False  # explicit wins
     assert _cfg(cls + ["--ensemble", "3"]).ensemble == 3
     assert _cfg(cls + ["--model", "gin-vn"]).tree_member is False
-    assert _cfg(cls + ["--recipe", "cpu-fast"]).tree_member is False
+    assert _cfg(["--data", str(small), "--task", "classification", "--recipe", "cpu-fast"]
+                ).tree_member is False
     assert cfg.tree_weight == "equal"
-    reg = ["--data", str(small), "--task", "regression"]
+    reg = ["--data", str(small), *ST, "--task", "regression"]
     cfg = _cfg(reg)  # boosted trees, weighted on validation
     assert (cfg.tree_member, cfg.tree_model, cfg.tree_weight) == (True, "gbm", "val:equal")
     assert _cfg(reg + ["--tree-model", "rf"]).tree_model == "rf"  # explicit wins
@@ -223,7 +226,7 @@ def recipe_with_backbone(monkeypatch, tmp_path):
     monkeypatch.setitem(RECIPES, "small-table", dict(RECIPES["small-table"], init_from="zinc250k"))
     table = tmp_path / "t.csv"
     table.write_text("smiles,y\nCCO,1\nCCN,2\n")
-    return ["--data", str(table), "--target-columns", "y"]
+    return ["--data", str(table), "--target-columns", "y", *ST]
 
 
 def test_a_recipe_backbone_starts_the_default_run(recipe_with_backbone):
@@ -329,7 +332,7 @@ def test_the_admet_rules_switch_at_one_table_size(rows, task):
 @pytest.mark.parametrize("rows", [_rows(ENSEMBLE) - 1, _rows(ENSEMBLE)])
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_the_small_table_rules_by_task_and_size(rows, task):
-    merged = apply_recipe({"data": "t.csv", "task": task}, "auto")
+    merged = apply_recipe({"data": "t.csv", "task": task}, "small-table")
     cfg = TrainConfig.from_dict(table_size_rules(merged, {"data": "t.csv", "task": task}, rows))
     regression = task == "regression"
     small = regression and rows < _rows(ENSEMBLE)
@@ -341,3 +344,15 @@ def test_the_small_table_rules_by_task_and_size(rows, task):
     given = {"data": "t.csv", "task": task, "tree_member": True}
     cfg = TrainConfig.from_dict(table_size_rules(dict(merged, tree_member=True), given, rows))
     assert (cfg.tree_model, cfg.tree_weight) == ("rf", "equal")
+
+
+def test_a_tree_model_alone_under_a_recipe_drops_the_member_and_the_backbone(tmp_path):
+    small = _table(tmp_path, 50)
+    gbm = _cfg(["--data", small, "--recipe", "admet", "--model", "gbm"])
+    assert (gbm.model_name, gbm.tree_member, gbm.init_from) == ("gbm", False, None)
+    assert gbm.tree_features == "maplight+admet"  # gbm reads the recipe's features itself
+    rf = _cfg(["--data", small, "--recipe", "admet", "--model", "rf"])
+    assert (rf.tree_member, rf.init_from, rf.tree_features) == (False, None, None)  # Morgan only
+    # a graph baseline keeps the recipe's tree member (its backbone steps aside: another model)
+    gine = _cfg(["--data", small, "--recipe", "admet", "--model", "gine"])
+    assert gine.tree_member is True and gine.init_from is None

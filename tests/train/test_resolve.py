@@ -41,8 +41,8 @@ def test_dict_blocks_merge_key_by_key_across_layers():
 def test_data_rules_come_last_and_explicit_values_win():
     table = _table([1.5, 2.5, 3.5])
     notes = []
-    cfg = resolve_config(None, {"data": "t.csv"}, read_table=lambda path, col: table,
-                         note=notes.append)
+    cfg = resolve_config(None, {"data": "t.csv", "recipe": "small-table"},
+                         read_table=lambda path, col: table, note=notes.append)
     members = next(r.set["ensemble"] for r in recipes.RECIPE_BOOK["small-table"].size_rules
                    if "ensemble" in r.set)
     assert (cfg.task, cfg.ensemble, cfg.tree_model, cfg.tree_weight) == (
@@ -52,19 +52,21 @@ def test_data_rules_come_last_and_explicit_values_win():
                                            "tree_weight": "equal"},
                          read_table=lambda path, col: table)
     assert (cfg.ensemble, cfg.tree_weight) == (1, "equal")
-    classes = resolve_config(None, {"data": "t.csv"}, read_table=lambda p, c: _table([0, 1, 1]))
+    classes = resolve_config(None, {"data": "t.csv", "recipe": "small-table"},
+                             read_table=lambda p, c: _table([0, 1, 1]))
     assert (classes.task, classes.tree_member, classes.ensemble) == ("classification", True, 1)
 
 
 def test_pure_without_a_reader_and_quiet_on_a_table_it_cannot_read(capsys):
-    plain = resolve_config(None, {"data": "missing.csv"})
+    plain = resolve_config(None, {"data": "missing.csv", "recipe": "small-table"})
     assert (plain.task, plain.ensemble, plain.tree_member) == ("auto", 1, False)
 
     def broken(path, column):
         raise FileNotFoundError(path)
 
     # the run reads the table again and fails there with the reader's own message
-    assert resolve_config(None, {"data": "missing.csv"}, read_table=broken) == plain
+    assert resolve_config(None, {"data": "missing.csv", "recipe": "small-table"},
+                          read_table=broken) == plain
     assert capsys.readouterr().out == ""
 
 
