@@ -154,7 +154,7 @@ class TrainConfig:
     lr: float = setting(2e-4, "optimization", "peak learning rate (AdamW)")
     end_lr: float = setting(1e-9, "optimization", "learning rate at the end of the linear decay",
                             flag=False)
-    # graphnorm/train/module.py: decay_groups (the head side: init_from.HEAD_SIDE)
+    # graphnorm/train/module.py: param_groups (the head side: init_from.HEAD_SIDE)
     backbone_lr: float = setting(1.0, "optimization", "fine-tuning (--init-from): the copied "
                                  "weights' learning rate as a share of --lr (0: frozen)")
     weight_decay: float = setting(0.01, "optimization", "AdamW weight decay (nn.Linear weights "
