@@ -32,7 +32,7 @@ from graphnorm.panel.boosters import (BACKBONE, MORGAN, booster_estimator, logit
                                       write_bundle)
 from graphnorm.tasks import CLASSIFICATION
 
-from .readouts import CorpusFeatures, booster_file, compact_model_text, fit_readouts
+from .readouts import CorpusFeatures, booster_file, compact_model_text, fit_readouts, pooled_held
 
 HEAD_PANEL, SUMMARY_FILE = "panel.head.json", "readout.md"
 MAX_BOOSTER_BYTES = 6_000_000
@@ -78,17 +78,17 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     index = {n: t for t, n in enumerate(run.corpus.task_names)}
     stored = {}  # (variant, task) -> (model text, held-out predictions)
     for r in (r for r in j_rows if r["chosen"]):
-        stored[MORGAN, r["task"]] = _stored(out, r, MORGAN, features, held, index[r["task"]])
+        stored[MORGAN, r["task"]] = _stored(out, r, MORGAN, features, held, index)
     j_kept = within_budget([_sized(r, stored[MORGAN, r["task"]]) for r in j_rows
                             if r["chosen"]])
     k_rows, k_kept = [], []
     if backbone:
         # K is set against the panel J made: its booster where J kept one, else the head
         k_rows = fit_readouts(run, out, threads, progress, BACKBONE,
-                              {r["task"]: stored[MORGAN, r["task"]][1] for r in j_kept}, held)
+                              {r["task"]: stored[MORGAN, r["task"]][1] for r in j_kept
+                               if "sources" not in r}, held)
         for r in (r for r in k_rows if r["chosen"]):
-            stored[BACKBONE, r["task"]] = _stored(out, r, BACKBONE, features, held,
-                                                  index[r["task"]])
+            stored[BACKBONE, r["task"]] = _stored(out, r, BACKBONE, features, held, index)
         k_kept = within_budget([_sized(r, stored[BACKBONE, r["task"]]) for r in k_rows
                                 if r["chosen"]], shipped=j_kept)
     final = {r["task"]: r for r in j_kept}
@@ -99,15 +99,18 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
         if r is None:
             entries.append(e)
             continue
-        t, binary = index[e.task], r["kind"] == CLASSIFICATION.stored
+        binary = r["kind"] == CLASSIFICATION.stored
+        t = index[e.output] if e.is_quantity else index[e.task]  # the output it stands for
         variant = r.get("variant", MORGAN)  # rows of J's first runs do not name it
-        text, pred = stored[variant, e.task]
-        new = endpoint(e.task, binary, held["y"][:, t], pred, held["select"], e.units)
+        text, pred, (y, pooled, select) = stored[variant, e.task]
+        new = endpoint(e.task, binary, y, pooled, select, e.units)
         entries.append(dataclasses.replace(
-            new, readout=BOOSTER, features=variant,
+            new, readout=BOOSTER, features=variant, quantity=e.quantity, output=e.output,
             head={"score_select": e.score_select, "score": e.score, "shown": e.shown}))
         boosters[e.task] = {"model": text, "kind": r["kind"], "transform": r["transform"],
-                            "features": variant, "own": t}
+                            "features": variant, "own": t,
+                            # a quantity's: its sources' offsets to the scale it predicts
+                            **({"sources": r["sources"]} if "sources" in r else {})}
     sha = write_bundle(out, boosters, run.spec.descriptors)
     panel = head.replace(endpoints=entries, readouts_sha256=sha,
                          readout_rule="graphnorm.panel.readouts: a one-table booster where it "
@@ -124,11 +127,17 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     return path
 
 
-def _stored(out: Path, row: dict, variant: str, features, held: dict, t: int) -> tuple:
-    """(the compact model text of a chosen booster, its predictions of every held-out
-    molecule labelled for its endpoint: logits or values; NaN elsewhere)."""
+def _stored(out: Path, row: dict, variant: str, features, held: dict, index: dict) -> tuple:
+    """(the compact model text of a chosen booster; its predictions of every held-out
+    molecule labelled for its endpoint, logits or values, NaN elsewhere (None for a
+    quantity); (labels, predictions, S mask) of the endpoint's held-out labels, a quantity's
+    sources pooled, each source's predictions moved to its scale (`readouts.pooled_held`))."""
     binary = row["kind"] == CLASSIFICATION.stored
-    have = ~np.isnan(held["y"][:, t])
+    # a quantity's booster predicts on its reference source's scale (sources: offsets to it)
+    sources = [(index[name], d) for name, d in row.get("sources", [[row["task"], 0.0]])]
+    t = index[row.get("output", row["task"])]
+    have = ~np.isnan(held["y"][:, t]) if "sources" not in row else \
+        np.any([~np.isnan(held["y"][:, u]) for u, _ in sources], axis=0)
     x = features.of(held["rows"][have], t, variant)
     # booster files written before the compact format shrink here (same predictions)
     text = compact_model_text(gzip.decompress(booster_file(out, row["number"], variant)
@@ -137,7 +146,8 @@ def _stored(out: Path, row: dict, variant: str, features, held: dict, t: int) ->
     pred[have] = booster_estimator(binary, row["transform"], model=decode(text)).predict(x)
     if binary:
         pred[have] = logit_of(pred[have])
-    return text, pred
+    pooled = pooled_held(held, sources, lambda u, mask, d: pred[mask] + d)
+    return text, (None if "sources" in row else pred), pooled
 
 
 def _sized(row: dict, stored: tuple) -> dict:

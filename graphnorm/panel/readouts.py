@@ -15,7 +15,13 @@ selection half S says it is better:
   asks) in a compact `CONFIG`, so that the chosen ones ship inside the wheel; fitted on the
   endpoint's labelled training molecules of the run (none held out), seed 0;
 - **choice**: the booster when the 95 % paired bootstrap of (booster - head) on S has its lower
-  end above 0 (`bootstrap.paired_interval`); R is scored for the report, never for the choice.
+  end above 0 (`bootstrap.paired_interval`); R is scored for the report, never for the choice;
+- **a quantity** (a regression "quantity/<name>" column of a ``--targets quantities`` run): one
+  booster on all its sources' training labels, each source's moved onto the reference
+  source's scale by the head's offset between the two (`quantity_sources`), scored on all
+  their held-out labels as the head's column is (each prediction moved back to its source's
+  scale), and predicting the column on the reference's scale. A binary quantity keeps its
+  head: its offsets are log-odds, which 0/1 labels cannot be moved by.
 
 The ``backbone`` variant also reads the network's [VNode] embedding and its raw
 outputs, less the endpoint's own, and is set against the panel J made (``current``).
@@ -159,8 +165,11 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
         raise ValueError(f"{out}: readouts read the backbone's descriptors, and this run has "
                          "none (a --descriptors run's panel can take them)")
     rows_file, folder = VARIANT_FILES[variant]
-    # per source column: a quantity endpoint's labels are its sources' (boosted one by one)
-    judged = [e for e in Panel.read(out).endpoints if e.judged and not e.is_quantity]
+    # every judged source column, then (numbered after them, so earlier rows keep their
+    # files) each judged regression quantity: its sources' labels pooled on one scale
+    endpoints = Panel.read(out).endpoints
+    judged = [e for e in endpoints if e.judged and not e.is_quantity] + [
+        e for e in endpoints if e.judged and e.is_quantity and not e.binary and variant == MORGAN]
     done = {r["task"] for r in read_rows(out, variant)}
     todo = [(n, e) for n, e in enumerate(judged) if e.task not in done]
     stage(progress, f"readouts ({variant}): {len(judged)} judged endpoints, {len(done)} done, "
@@ -175,33 +184,43 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
         mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
         is_train = np.zeros(len(corpus), dtype=bool)
         is_train[run.corpus_rows(run.train_positions)] = True
-        labelled = {e.task: np.flatnonzero((corpus.task == index[e.task]) & is_train[mol_of])
-                    for _, e in todo}
-        features = CorpusFeatures(run, np.concatenate([mol_of[m] for m in labelled.values()]
-                                                      + [held["rows"]]), progress,
+        sources = {e.task: (quantity_sources(run, held, e) if e.is_quantity
+                            else [(index[e.task], 0.0)]) for _, e in todo}
+        labelled = {task: [np.flatnonzero((corpus.task == t) & is_train[mol_of]) for t, _ in s]
+                    for task, s in sources.items()}
+        features = CorpusFeatures(run, np.concatenate([mol_of[m] for parts in labelled.values()
+                                                       for m in parts] + [held["rows"]]), progress,
                                   model if variant == BACKBONE else None, held)
         (out / folder).mkdir(exist_ok=True)
         for k, (number, e) in enumerate(todo, 1):
-            t = index[e.task]
+            t = index[e.output] if e.is_quantity else index[e.task]  # the scale predicted
             binary = bool(run.scaling.binary[t])
             start = time.process_time()
-            rows, y = mol_of[labelled[e.task]], corpus.value[labelled[e.task]]
+            parts = labelled[e.task]
+            rows = mol_of[np.concatenate(parts)]
+            # a source's labels moved onto the reference source's assay scale
+            y = np.concatenate([corpus.value[m] - d for m, (_, d) in zip(parts, sources[e.task])])
             transform = None if binary else (target_transforms(REGRESSION, y[:, None])
                                              or [None])[0]
             x_train = features.of(rows, t, variant)
             est = booster_estimator(binary, transform, threads).fit(x_train, y)
-            have = ~np.isnan(held["y"][:, t])
-            theirs = np.full(len(have), np.nan)
-            theirs[have] = est.predict(features.of(held["rows"][have], t, variant))
-            if binary:
-                theirs[have] = logit_of(theirs[have])
+
+            def theirs(task, have, d, est=est, t=t):
+                p = est.predict(features.of(held["rows"][have], t, variant))
+                return (logit_of(p) if binary else p) + d
+
             against = "current" if current and e.task in current else "head"
-            base = current[e.task] if against == "current" else held["pred"][:, t]
+            base = ((lambda task, have, d: current[e.task][have]) if against == "current"
+                    else (lambda task, have, d: held["pred"][have, task]))
+            y_h, booster_h, select = pooled_held(held, sources[e.task], theirs)
+            _, base_h, _ = pooled_held(held, sources[e.task], base)
             row = {"task": e.task, "number": number, "kind": e.kind, "transform": transform,
                    "variant": variant, "against": against, "n_train": int(len(rows))}
-            for half, part in (("select", held["select"]), ("report", ~held["select"])):
-                m = have & part
-                row[half] = _half(binary, held["y"][m, t], theirs[m], base[m])
+            if e.is_quantity:  # the scale it predicts, and each source's offset to it
+                row["output"] = e.output
+                row["sources"] = [[run.corpus.task_names[u], d] for u, d in sources[e.task]]
+            for half, part in (("select", select), ("report", ~select)):
+                row[half] = _half(binary, y_h[part], booster_h[part], base_h[part])
             row["chosen"] = row["select"]["lo"] is not None and row["select"]["lo"] > 0
             if row["chosen"]:
                 text = stored_text(est, x_train)
@@ -218,6 +237,32 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
                             f"{_fmt(s_half['head'])} booster {_fmt(s_half['booster'])}"
                             f"{' (chosen)' if row['chosen'] else ''}")
     return read_rows(out, variant)
+
+
+def quantity_sources(run, held: dict, e) -> list[tuple[int, float]]:
+    """(task index, offset) of each trained source of the quantity endpoint ``e``, in the
+    order `build.quantity_endpoints` pools them. The offset is the head's difference between
+    that source's output and the reference's (``e.output``): sources share the quantity's
+    weights and scaling, so it is one number for every molecule -- the assay's offset, which
+    moves the source's labels onto the reference's scale (and the booster's predictions
+    back onto the source's, to score them against its labels)."""
+    from graphnorm.quantities import PREFIX
+
+    quantity, ref = e.task[len(PREFIX):], run.corpus.task_names.index(e.output)
+    return [(t, float(np.median(held["pred"][:, t] - held["pred"][:, ref])))
+            for t, q in enumerate(run.quantity_of)
+            if q == quantity and bool(run.scaling.trained[t])]
+
+
+def pooled_held(held: dict, sources: list[tuple[int, float]], values) -> tuple:
+    """(labels, predictions, S mask) of the labelled held-out molecules of ``sources``,
+    source after source (`build.quantity_endpoints`' order); ``values(task, have, offset)``
+    predicts source ``task``'s labelled held-out molecules (``have``, a mask)."""
+    parts = []
+    for t, d in sources:
+        have = ~np.isnan(held["y"][:, t])
+        parts.append((held["y"][have, t], values(t, have, d), held["select"][have]))
+    return tuple(np.concatenate(p) for p in zip(*parts))
 
 
 def _fmt(value) -> str:

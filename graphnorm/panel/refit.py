@@ -138,15 +138,19 @@ def _refit_boosters(held_folder: Path, held: Panel, run, out: Path, model, threa
     mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
     trained = np.zeros(len(corpus), dtype=bool)
     trained[run.corpus_rows(run.train_positions)] = True
-    labelled = {task: np.flatnonzero((corpus.task == index[task]) & trained[mol_of])
-                for task in stored}
+    # a quantity's booster pools its sources' labels, moved by the held build's offsets
+    sources = {task: b.get("sources", [[task, 0.0]]) for task, b in stored.items()}
+    labelled = {task: [(np.flatnonzero((corpus.task == index[name]) & trained[mol_of]), d)
+                       for name, d in s] for task, s in sources.items()}
     network = any(b["features"] == BACKBONE for b in stored.values())
-    features = CorpusFeatures(run, np.concatenate([mol_of[v] for v in labelled.values()]),
+    features = CorpusFeatures(run, np.concatenate([mol_of[v] for parts in labelled.values()
+                                                   for v, _ in parts]),
                               progress, model if network else None)
     boosters = {}
     for k, (task, b) in enumerate(sorted(stored.items()), 1):
-        rows, y = mol_of[labelled[task]], corpus.value[labelled[task]]
-        x = features.of(rows, index[task], b["features"])
+        rows = mol_of[np.concatenate([v for v, _ in labelled[task]])]
+        y = np.concatenate([corpus.value[v] - d for v, d in labelled[task]])
+        x = features.of(rows, b.get("own", index.get(task)), b["features"])
         est = booster_estimator(b["kind"] == CLASSIFICATION.stored, b["transform"],
                                threads).fit(x, y)
         boosters[task] = dict(b, model=stored_text(est, x))

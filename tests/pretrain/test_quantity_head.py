@@ -233,3 +233,93 @@ def test_a_resumed_run_reads_the_map_it_started_with(mapped, tmp_path):
     with pytest.raises(QuantityError, match="differently from this graphnorm's map"):
         sources_recorded({f"{PB}/logd_reg": "solubility"})
     assert recorded_quantity_map(tmp_path / "nowhere") is None
+
+
+def test_a_regression_quantity_gets_one_booster_on_its_sources_labels_on_one_scale(
+        mapped, tmp_path, monkeypatch):
+    """`panel readouts` on a quantity run: a regression quantity's booster fits every source's
+    training labels moved onto the reference source's scale by the head's offsets, is scored
+    on all their held-out labels (as the head's quantity column is), and predicts the column."""
+    import dataclasses
+
+    import graphnorm.panel.readouts as R
+    import graphnorm.stats.bootstrap as bootstrap
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.panel import Panel
+    from graphnorm.panel import build as P
+
+    run = mapped(dataclasses.replace(SPEC, descriptors="fast"))
+    run.write_records(tmp_path)
+    train(run, tmp_path, 600, max_steps=4, eval_every=2, progress=False)
+    for name, value in (("MIN_SELECT", 1), ("MIN_REPORT", 1), ("MIN_CLASS", 0),
+                        ("MIN_R2", -1e9), ("MIN_AUROC", -1.0)):
+        monkeypatch.setattr(P, name, value)
+    P.build_panel(run, tmp_path / BEST_FILE, tmp_path).write(tmp_path)
+    names = run.corpus.task_names
+    ref, other = names.index(f"{NK}/solubility_EPA-sol"), names.index(f"{PB}/water_sol_reg")
+    real = P.held_out_predictions
+
+    def shifted(run, model):  # a head whose PharmaBench source sits 0.5 log units higher
+        held = real(run, model)
+        held["pred"][:, other] += 0.5
+        return held
+
+    fitted = []
+
+    def spy(*args, **kwargs):
+        est = booster_estimator(*args, **kwargs)
+        fit = est.fit
+        est.fit = lambda x, y: fitted.append(np.array(y)) or fit(x, y)
+        return est
+
+    booster_estimator = R.booster_estimator
+    monkeypatch.setattr(P, "held_out_predictions", shifted)
+    monkeypatch.setattr(R, "booster_estimator", spy)
+    monkeypatch.setattr(bootstrap, "paired_interval", lambda *a, **k: (0.01, 0.02))  # S: booster
+    from graphnorm.panel.hybrid import write_readout_panel
+
+    write_readout_panel(run, tmp_path, progress=False)
+    rows = {r["task"]: r for r in R.read_rows(tmp_path)}
+    assert "quantity/ames" not in rows  # a binary quantity keeps its head (offsets are logits)
+    sol = rows["quantity/solubility"]
+    assert sol["output"] == names[ref]  # NK's 12 molecules against PB's 10: NK's scale
+    offsets = dict((n, d) for n, d in sol["sources"])
+    held = shifted(run, run.model)
+    assert offsets[names[ref]] == 0.0 and offsets[names[other]] > 0.4
+    # the booster fitted the reference's labels as they are and PB's moved by its offset
+    corpus = run.corpus
+    mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
+    is_train = np.zeros(len(corpus), dtype=bool)
+    is_train[run.corpus_rows(run.train_positions)] = True
+    labels = [corpus.value[np.flatnonzero((corpus.task == t) & is_train[mol_of])] for t in (ref, other)]
+    assert np.allclose(fitted[-1], np.concatenate([labels[0], labels[1] - offsets[names[other]]]))
+    labelled = int(sum((~np.isnan(held["y"][:, t])).sum() for t in (ref, other)))
+    assert sol["select"]["n"] + sol["report"]["n"] == labelled  # every source's held-out label
+    assert sol["n_train"] == len(fitted[-1])
+    entry = Panel.read(tmp_path).endpoint("quantity/solubility")
+    assert entry.by_booster and entry.output == names[ref] and entry.n + entry.n_select == labelled
+    loaded = AdmetPanel.load(tmp_path)
+    smiles = ["CCO", "c1ccccc1O", "CCCCN"]
+    frame = loaded.predict(smiles)
+    graphs, _ = loaded.predictor.featurize(smiles)
+    view = loaded.view(graphs, smiles)
+    expected = np.empty(len(smiles))
+    expected[view.rows] = loaded.boosters.predict(view)["quantity/solubility"]
+    assert np.allclose(frame["quantity/solubility"], expected)  # on the reference's scale
+    # the refit (the same recipe on every row) fits it again on all its sources' labels,
+    # moved by the held build's offsets (the scale its column was chosen and scored on)
+    from graphnorm.panel import boosters as B
+    from graphnorm.panel.refit import refit_panel
+
+    every = mapped(dataclasses.replace(SPEC, descriptors="fast", val_percent=0, seed=1))
+    refit = tmp_path / "refit"
+    refit.mkdir()
+    every.write_records(refit)
+    train(every, refit, 600, max_steps=4, eval_every=2, progress=False)
+    fitted.clear()
+    monkeypatch.setattr(B, "booster_estimator", spy)
+    refit_panel(tmp_path, every, refit, progress=False)
+    every_label = [corpus.value[corpus.task == t] for t in (ref, other)]
+    assert any(len(y) == sum(map(len, every_label)) and np.allclose(
+        y, np.concatenate([every_label[0], every_label[1] - offsets[names[other]]])) for y in fitted)
+    assert np.isfinite(AdmetPanel.load(refit).predict(smiles)["quantity/solubility"]).all()
