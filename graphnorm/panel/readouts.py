@@ -157,6 +157,7 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
 
     from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.panel import Panel
+    from graphnorm.quantities import PREFIX
 
     from .build import held_out_predictions
 
@@ -168,7 +169,11 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     # every judged source column, then (numbered after them, so earlier rows keep their
     # files) each judged regression quantity: its sources' labels pooled on one scale
     endpoints = Panel.read(out).endpoints
-    judged = [e for e in endpoints if e.judged and not e.is_quantity] + [
+    # a source folded into the quantity column shown in its place gets none: hidden, it
+    # would spend the boosters' bytes and CPU on a column nobody reads
+    shown_quantities = {e.task[len(PREFIX):] for e in endpoints if e.is_quantity and e.shown}
+    judged = [e for e in endpoints if e.judged and not e.is_quantity
+              and e.quantity not in shown_quantities] + [
         e for e in endpoints if e.judged and e.is_quantity and not e.binary and variant == MORGAN]
     done = {r["task"] for r in read_rows(out, variant)}
     todo = [(n, e) for n, e in enumerate(judged) if e.task not in done]

@@ -281,6 +281,9 @@ def test_a_regression_quantity_gets_one_booster_on_its_sources_labels_on_one_sca
     write_readout_panel(run, tmp_path, progress=False)
     rows = {r["task"]: r for r in R.read_rows(tmp_path)}
     assert "quantity/ames" not in rows  # a binary quantity keeps its head (offsets are logits)
+    # the sources folded into a shown quantity get none; a column of no quantity gets its own
+    assert f"{PB}/water_sol_reg" not in rows and f"{NK}/solubility_EPA-sol" not in rows
+    assert f"{NK}/toxic" in rows
     sol = rows["quantity/solubility"]
     assert sol["output"] == names[ref]  # NK's 12 molecules against PB's 10: NK's scale
     offsets = dict((n, d) for n, d in sol["sources"])
