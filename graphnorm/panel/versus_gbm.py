@@ -122,13 +122,16 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     from graphnorm.panel import PANEL_FILE, Panel
 
     from .build import held_out_predictions
+    from .readouts import quantity_sources
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
         raise FileNotFoundError(f"{out / PANEL_FILE}: versus-gbm judges the panel's "
                                 f"endpoints; build it first (graphnorm panel build {out})")
+    # a regression quantity against one gbm on its sources' pooled labels (`readouts`' scale);
+    # a binary one is left out (its sources' offsets are log-odds)
     judged = [e for e in Panel.read(out / PANEL_FILE).endpoints
-              if e.judged and not e.is_quantity][:endpoints]
+              if e.judged and not (e.is_quantity and e.binary)][:endpoints]
     done = {r["task"] for r in read_rows(out)}
     todo = [e for e in judged if e.task not in done]
     stage(progress, f"versus gbm: {len(judged)} judged endpoints, {len(done)} done, "
@@ -141,27 +144,35 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
         is_train = np.zeros(len(corpus), dtype=bool)
         is_train[run.corpus_rows(run.train_positions)] = True
         # label positions, not masks: 149 masks over 1.9 M labels would hold ~280 MB
-        labelled = {e.task: np.flatnonzero((corpus.task == index[e.task]) & is_train[mol_of])
-                    for e in todo}
-        on_r = report & ~np.isnan(held["y"][:, [index[e.task] for e in todo]]).all(1)
-        needed = np.unique(np.concatenate([mol_of[m] for m in labelled.values()]
-                                          + [held["rows"][on_r]]))
+        sources = {e.task: (quantity_sources(run, held, e) if e.is_quantity
+                            else [(index[e.task], 0.0)]) for e in todo}
+        labelled = {task: [(np.flatnonzero((corpus.task == t) & is_train[mol_of]), d)
+                           for t, d in parts] for task, parts in sources.items()}
+        columns = sorted({t for parts in sources.values() for t, _ in parts})
+        on_r = report & ~np.isnan(held["y"][:, columns]).all(1)
+        needed = np.unique(np.concatenate([mol_of[m] for parts in labelled.values()
+                                           for m, _ in parts] + [held["rows"][on_r]]))
         features = maplight_rows(corpus.smiles, needed, cache_root(cache) / "versus_gbm",
                                  workers, progress)
         for k, e in enumerate(todo, 1):
-            t = index[e.task]
+            t = index[e.output] if e.is_quantity else index[e.task]
             binary = bool(run.scaling.binary[t])
             task = CLASSIFICATION if binary else REGRESSION
             start = time.process_time()
-            train_rows, train_y = mol_of[labelled[e.task]], corpus.value[labelled[e.task]]
-            r = report & ~np.isnan(held["y"][:, t])
-            y_r, ours = held["y"][r, t], held["pred"][r, t]
+            train_rows = mol_of[np.concatenate([m for m, _ in labelled[e.task]])]
+            train_y = np.concatenate([corpus.value[m] - d for m, d in labelled[e.task]])
             # --model gbm's estimator, log10 where its rule asks (a skewed positive target)
             gbm = boosted_trees(task, SEED, threads,
                                 transforms=target_transforms(task, train_y[:, None]))
-            x_train = features[np.searchsorted(needed, train_rows)]
-            x_r = features[np.searchsorted(needed, held["rows"][r])]
-            theirs = gbm.fit(x_train, train_y[:, None]).predict(x_r)[:, 0]
+            gbm.fit(features[np.searchsorted(needed, train_rows)], train_y[:, None])
+            # R's labels of each source, the gbm's predictions moved to that source's scale
+            parts = []
+            for u, d in sources[e.task]:
+                r = report & ~np.isnan(held["y"][:, u])
+                x_r = features[np.searchsorted(needed, held["rows"][r])]
+                parts.append((held["y"][r, u], held["pred"][r, u],
+                              gbm.predict(x_r)[:, 0] + d))
+            y_r, ours, theirs = (np.concatenate(p) for p in zip(*parts))
             s_ours, s_gbm = score(metric_of(binary), y_r, ours), score(metric_of(binary), y_r, theirs)
             # a hybrid panel's booster entry keeps the head's scores under "head" (readouts)
             panel_says = e.head["score"] if e.by_booster else e.score
@@ -172,7 +183,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
             lo, hi = paired_interval(metric_of(binary), y_r, ours, theirs,
                                      np.random.default_rng(SEED))
             row = {"task": e.task, "kind": e.kind, "metric": e.metric,
-                   "n_train": int(len(train_rows)), "n_report": int(r.sum()),
+                   "n_train": int(len(train_rows)), "n_report": int(len(y_r)),
                    "backbone": s_ours, "single_table": s_gbm, "diff_lo": lo, "diff_hi": hi,
                    "verdict": "backbone" if lo > 0 else "single_table" if hi < 0 else "tied",
                    "shown": e.shown, "cpu_s": round(time.process_time() - start, 1)}

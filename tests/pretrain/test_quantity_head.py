@@ -309,6 +309,16 @@ def test_a_regression_quantity_gets_one_booster_on_its_sources_labels_on_one_sca
     expected = np.empty(len(smiles))
     expected[view.rows] = loaded.boosters.predict(view)["quantity/solubility"]
     assert np.allclose(frame["quantity/solubility"], expected)  # on the reference's scale
+    # against one gbm on the same pooled labels, on R: the head's side is the column's score
+    from graphnorm.panel import versus_gbm as V
+
+    monkeypatch.setattr(P, "held_out_predictions", real)  # the head as it is: no shift here
+    V.versus_gbm(run, tmp_path, threads=1, cache=tmp_path / "cache", progress=False)
+    judged = {r["task"]: r for r in V.read_rows(tmp_path)}
+    assert "quantity/ames" not in judged
+    head_sol = Panel.read(tmp_path / "panel.head.json").endpoint("quantity/solubility")
+    assert judged["quantity/solubility"]["backbone"] == pytest.approx(head_sol.score, abs=1e-6)
+    assert judged["quantity/solubility"]["n_report"] == head_sol.n
     # the refit (the same recipe on every row) fits it again on all its sources' labels,
     # moved by the held build's offsets (the scale its column was chosen and scored on)
     from graphnorm.panel import boosters as B
