@@ -55,7 +55,9 @@ class BoostedTarget:
                  seed: int = 0, threads: int = 1):
         self.binary, self.config, self.seed, self.threads = binary, config, seed, threads
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> "BoostedTarget":
+    def fit(self, X: np.ndarray, y: np.ndarray, init_score=None) -> "BoostedTarget":
+        """``init_score``: a per-row margin the trees start from (log-odds when binary) and
+        that prediction leaves out -- e.g. a source's offset to the scale predicted."""
         import lightgbm as lgb
 
         params = dict(self.config.to_dict(), random_state=self.seed, n_jobs=self.threads,
@@ -65,9 +67,9 @@ class BoostedTarget:
             if len(np.unique(y)) < 2:  # one class: nothing to learn, predict its rate
                 self.model = float(y.mean())
                 return self
-            self.model = lgb.LGBMClassifier(**params).fit(X, y).booster_
+            self.model = lgb.LGBMClassifier(**params).fit(X, y, init_score=init_score).booster_
         else:
-            self.model = lgb.LGBMRegressor(**params).fit(X, y).booster_
+            self.model = lgb.LGBMRegressor(**params).fit(X, y, init_score=init_score).booster_
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:

@@ -20,8 +20,9 @@ selection half S says it is better:
   booster on all its sources' training labels, each source's moved onto the reference
   source's scale by the head's offset between the two (`quantity_sources`), scored on all
   their held-out labels as the head's column is (each prediction moved back to its source's
-  scale), and predicting the column on the reference's scale. A binary quantity keeps its
-  head: its offsets are log-odds, which 0/1 labels cannot be moved by.
+  scale), and predicting the column on the reference's scale. A binary quantity's 0/1 labels
+  cannot be moved: each source's log-odds offset is the margin its rows start from
+  (LightGBM's ``init_score``), which prediction leaves out.
 
 The ``backbone`` variant also reads the network's [VNode] embedding and its raw
 outputs, less the endpoint's own, and is set against the panel J made (``current``).
@@ -167,14 +168,14 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
                          "none (a --descriptors run's panel can take them)")
     rows_file, folder = VARIANT_FILES[variant]
     # every judged source column, then (numbered after them, so earlier rows keep their
-    # files) each judged regression quantity: its sources' labels pooled on one scale
+    # files) each judged quantity: its sources' labels pooled on one scale
     endpoints = Panel.read(out).endpoints
     # a source folded into the quantity column shown in its place gets none: hidden, it
     # would spend the boosters' bytes and CPU on a column nobody reads
     shown_quantities = {e.task[len(PREFIX):] for e in endpoints if e.is_quantity and e.shown}
     judged = [e for e in endpoints if e.judged and not e.is_quantity
               and e.quantity not in shown_quantities] + [
-        e for e in endpoints if e.judged and e.is_quantity and not e.binary and variant == MORGAN]
+        e for e in endpoints if e.judged and e.is_quantity and variant == MORGAN]
     done = {r["task"] for r in read_rows(out, variant)}
     todo = [(n, e) for n, e in enumerate(judged) if e.task not in done]
     stage(progress, f"readouts ({variant}): {len(judged)} judged endpoints, {len(done)} done, "
@@ -203,12 +204,13 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
             start = time.process_time()
             parts = labelled[e.task]
             rows = mol_of[np.concatenate(parts)]
-            # a source's labels moved onto the reference source's assay scale
-            y = np.concatenate([corpus.value[m] - d for m, (_, d) in zip(parts, sources[e.task])])
+            y, margin = pooled_labels(corpus, parts, [d for _, d in sources[e.task]], binary)
             transform = None if binary else (target_transforms(REGRESSION, y[:, None])
                                              or [None])[0]
             x_train = features.of(rows, t, variant)
-            est = booster_estimator(binary, transform, threads).fit(x_train, y)
+            est = booster_estimator(binary, transform, threads)
+            est = (est.fit(x_train, y) if margin is None
+                   else est.fit(x_train, y, init_score=margin))
 
             def theirs(task, have, d, est=est, t=t):
                 p = est.predict(features.of(held["rows"][have], t, variant))
@@ -257,6 +259,17 @@ def quantity_sources(run, held: dict, e) -> list[tuple[int, float]]:
     return [(t, float(np.median(held["pred"][:, t] - held["pred"][:, ref])))
             for t, q in enumerate(run.quantity_of)
             if q == quantity and bool(run.scaling.trained[t])]
+
+
+def pooled_labels(corpus, parts: list, offsets: list, binary: bool) -> tuple:
+    """(labels, margins) of a booster on sources' training labels (``parts``: each source's
+    label positions) on the reference's scale: a regression source's labels moved by its
+    offset (margins None); a binary source's 0/1 labels as they are, its log-odds offset the
+    margin its rows start from (LightGBM's ``init_score``; None when every offset is 0)."""
+    if not binary:
+        return np.concatenate([corpus.value[m] - d for m, d in zip(parts, offsets)]), None
+    margin = np.concatenate([np.full(len(m), d) for m, d in zip(parts, offsets)])
+    return np.concatenate([corpus.value[m] for m in parts]), (margin if margin.any() else None)
 
 
 def pooled_held(held: dict, sources: list[tuple[int, float]], values) -> tuple:

@@ -131,7 +131,7 @@ def _refit_boosters(held_folder: Path, held: Panel, run, out: Path, model, threa
     from graphnorm.tasks import CLASSIFICATION
 
     from .boosters import BACKBONE, booster_estimator, read_bundle, write_bundle
-    from .readouts import CorpusFeatures, stored_text
+    from .readouts import CorpusFeatures, pooled_labels, stored_text
 
     stored = read_bundle(held_folder, held, run.spec.descriptors)
     corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
@@ -148,11 +148,13 @@ def _refit_boosters(held_folder: Path, held: Panel, run, out: Path, model, threa
                               progress, model if network else None)
     boosters = {}
     for k, (task, b) in enumerate(sorted(stored.items()), 1):
+        binary = b["kind"] == CLASSIFICATION.stored
         rows = mol_of[np.concatenate([v for v, _ in labelled[task]])]
-        y = np.concatenate([corpus.value[v] - d for v, d in labelled[task]])
+        y, margin = pooled_labels(corpus, [v for v, _ in labelled[task]],
+                                  [d for _, d in labelled[task]], binary)
         x = features.of(rows, b.get("own", index.get(task)), b["features"])
-        est = booster_estimator(b["kind"] == CLASSIFICATION.stored, b["transform"],
-                               threads).fit(x, y)
+        est = booster_estimator(binary, b["transform"], threads)
+        est = est.fit(x, y) if margin is None else est.fit(x, y, init_score=margin)
         boosters[task] = dict(b, model=stored_text(est, x))
         stage(progress, f"refit: booster {k}/{len(stored)} {task} on {len(rows):,} molecules")
     return write_bundle(out, boosters, run.spec.descriptors)

@@ -264,12 +264,13 @@ def test_a_regression_quantity_gets_one_booster_on_its_sources_labels_on_one_sca
         held["pred"][:, other] += 0.5
         return held
 
-    fitted = []
+    fitted, margins = [], []
 
     def spy(*args, **kwargs):
         est = booster_estimator(*args, **kwargs)
         fit = est.fit
-        est.fit = lambda x, y: fitted.append(np.array(y)) or fit(x, y)
+        est.fit = lambda x, y, **kw: (fitted.append(np.array(y)), margins.append(
+            kw.get("init_score"))) and fit(x, y, **kw)
         return est
 
     booster_estimator = R.booster_estimator
@@ -280,7 +281,8 @@ def test_a_regression_quantity_gets_one_booster_on_its_sources_labels_on_one_sca
 
     write_readout_panel(run, tmp_path, progress=False)
     rows = {r["task"]: r for r in R.read_rows(tmp_path)}
-    assert "quantity/ames" not in rows  # a binary quantity keeps its head (offsets are logits)
+    # the quantities come last, in the panel's order: logD, solubility, Ames
+    sol_fit, ames_fit, ames_margin = fitted[-2], fitted[-1], margins[-1]
     # the sources folded into a shown quantity get none; a column of no quantity gets its own
     assert f"{PB}/water_sol_reg" not in rows and f"{NK}/solubility_EPA-sol" not in rows
     assert f"{NK}/toxic" in rows
@@ -295,10 +297,20 @@ def test_a_regression_quantity_gets_one_booster_on_its_sources_labels_on_one_sca
     is_train = np.zeros(len(corpus), dtype=bool)
     is_train[run.corpus_rows(run.train_positions)] = True
     labels = [corpus.value[np.flatnonzero((corpus.task == t) & is_train[mol_of])] for t in (ref, other)]
-    assert np.allclose(fitted[-1], np.concatenate([labels[0], labels[1] - offsets[names[other]]]))
+    assert np.allclose(sol_fit, np.concatenate([labels[0], labels[1] - offsets[names[other]]]))
+    assert margins[-2] is None  # a regression quantity moves labels, not margins
+    # a binary quantity's 0/1 labels stay; each source's log-odds offset is its rows' margin
+    ames = rows["quantity/ames"]
+    ames_sources = [(names.index(n), d) for n, d in ames["sources"]]
+    ames_labels = [corpus.value[np.flatnonzero((corpus.task == t) & is_train[mol_of])]
+                   for t, _ in ames_sources]
+    assert np.array_equal(ames_fit, np.concatenate(ames_labels))
+    assert np.allclose(ames_margin, np.concatenate([np.full(len(v), d) for v, (_, d)
+                                                    in zip(ames_labels, ames_sources)]))
+    assert dict(ames["sources"])[ames["output"]] == 0.0 and np.any(ames_margin)
     labelled = int(sum((~np.isnan(held["y"][:, t])).sum() for t in (ref, other)))
     assert sol["select"]["n"] + sol["report"]["n"] == labelled  # every source's held-out label
-    assert sol["n_train"] == len(fitted[-1])
+    assert sol["n_train"] == len(sol_fit)
     entry = Panel.read(tmp_path).endpoint("quantity/solubility")
     assert entry.by_booster and entry.output == names[ref] and entry.n + entry.n_select == labelled
     loaded = AdmetPanel.load(tmp_path)
@@ -315,7 +327,7 @@ def test_a_regression_quantity_gets_one_booster_on_its_sources_labels_on_one_sca
     monkeypatch.setattr(P, "held_out_predictions", real)  # the head as it is: no shift here
     V.versus_gbm(run, tmp_path, threads=1, cache=tmp_path / "cache", progress=False)
     judged = {r["task"]: r for r in V.read_rows(tmp_path)}
-    assert "quantity/ames" not in judged
+    assert "quantity/ames" not in judged  # versus-gbm: regression quantities only
     head_sol = Panel.read(tmp_path / "panel.head.json").endpoint("quantity/solubility")
     assert judged["quantity/solubility"]["backbone"] == pytest.approx(head_sol.score, abs=1e-6)
     assert judged["quantity/solubility"]["n_report"] == head_sol.n
