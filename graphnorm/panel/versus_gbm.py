@@ -122,16 +122,15 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     from graphnorm.panel import PANEL_FILE, Panel
 
     from .build import held_out_predictions
-    from .readouts import quantity_sources
+    from .boosters import logit_of
+    from .readouts import pooled_labels, quantity_sources
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
         raise FileNotFoundError(f"{out / PANEL_FILE}: versus-gbm judges the panel's "
                                 f"endpoints; build it first (graphnorm panel build {out})")
-    # a regression quantity against one gbm on its sources' pooled labels (`readouts`' scale);
-    # a binary one is left out (its sources' offsets are log-odds)
-    judged = [e for e in Panel.read(out / PANEL_FILE).endpoints
-              if e.judged and not (e.is_quantity and e.binary)][:endpoints]
+    # a quantity against one gbm on its sources' pooled labels, on `readouts`' scale
+    judged = [e for e in Panel.read(out / PANEL_FILE).endpoints if e.judged][:endpoints]
     done = {r["task"] for r in read_rows(out)}
     todo = [e for e in judged if e.task not in done]
     stage(progress, f"versus gbm: {len(judged)} judged endpoints, {len(done)} done, "
@@ -160,18 +159,24 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
             task = CLASSIFICATION if binary else REGRESSION
             start = time.process_time()
             train_rows = mol_of[np.concatenate([m for m, _ in labelled[e.task]])]
-            train_y = np.concatenate([corpus.value[m] - d for m, d in labelled[e.task]])
-            # --model gbm's estimator, log10 where its rule asks (a skewed positive target)
+            train_y, margin = pooled_labels(corpus, [m for m, _ in labelled[e.task]],
+                                            [d for _, d in labelled[e.task]], binary)
+            # --model gbm's estimator (its one target's), log10 where its rule asks (a skewed
+            # positive target); a binary quantity's sources start from their offsets
             gbm = boosted_trees(task, SEED, threads,
-                                transforms=target_transforms(task, train_y[:, None]))
-            gbm.fit(features[np.searchsorted(needed, train_rows)], train_y[:, None])
+                                transforms=target_transforms(task, train_y[:, None])).make(0)
+            x_train = features[np.searchsorted(needed, train_rows)]
+            gbm = (gbm.fit(x_train, train_y) if margin is None
+                   else gbm.fit(x_train, train_y, init_score=margin))
             # R's labels of each source, the gbm's predictions moved to that source's scale
+            # (a binary quantity's in log-odds, where its offsets are)
+            to_scale = logit_of if binary and e.is_quantity else (lambda p: p)
             parts = []
             for u, d in sources[e.task]:
                 r = report & ~np.isnan(held["y"][:, u])
                 x_r = features[np.searchsorted(needed, held["rows"][r])]
                 parts.append((held["y"][r, u], held["pred"][r, u],
-                              gbm.predict(x_r)[:, 0] + d))
+                              to_scale(gbm.predict(x_r)) + d))
             y_r, ours, theirs = (np.concatenate(p) for p in zip(*parts))
             s_ours, s_gbm = score(metric_of(binary), y_r, ours), score(metric_of(binary), y_r, theirs)
             # a hybrid panel's booster entry keeps the head's scores under "head" (readouts)
