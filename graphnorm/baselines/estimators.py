@@ -28,8 +28,8 @@ class Log10Target:
     def __init__(self, estimator):
         self.estimator = estimator
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> "Log10Target":
-        self.estimator.fit(X, np.log10(y))
+    def fit(self, X: np.ndarray, y: np.ndarray, **fit_params) -> "Log10Target":
+        self.estimator.fit(X, np.log10(y), **fit_params)
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:

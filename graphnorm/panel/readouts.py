@@ -190,27 +190,24 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
         mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
         is_train = np.zeros(len(corpus), dtype=bool)
         is_train[run.corpus_rows(run.train_positions)] = True
-        sources = {e.task: (quantity_sources(run, held, e) if e.is_quantity
-                            else [(index[e.task], 0.0)]) for _, e in todo}
-        labelled = {task: [np.flatnonzero((corpus.task == t) & is_train[mol_of]) for t, _ in s]
-                    for task, s in sources.items()}
+        sources = {e.task: endpoint_sources(run, held, e, index) for _, e in todo}
+        labelled = {task: [(np.flatnonzero((corpus.task == t) & is_train[mol_of]), d)
+                           for t, d in s] for task, s in sources.items()}
         features = CorpusFeatures(run, np.concatenate([mol_of[m] for parts in labelled.values()
-                                                       for m in parts] + [held["rows"]]), progress,
+                                                       for m, _ in parts] + [held["rows"]]), progress,
                                   model if variant == BACKBONE else None, held)
         (out / folder).mkdir(exist_ok=True)
         for k, (number, e) in enumerate(todo, 1):
             t = index[e.output] if e.is_quantity else index[e.task]  # the scale predicted
             binary = bool(run.scaling.binary[t])
             start = time.process_time()
-            parts = labelled[e.task]
-            rows = mol_of[np.concatenate(parts)]
-            y, margin = pooled_labels(corpus, parts, [d for _, d in sources[e.task]], binary)
+            rows = mol_of[np.concatenate([m for m, _ in labelled[e.task]])]
+            y, margin = pooled_labels(corpus, labelled[e.task], binary)
             transform = None if binary else (target_transforms(REGRESSION, y[:, None])
                                              or [None])[0]
             x_train = features.of(rows, t, variant)
-            est = booster_estimator(binary, transform, threads)
-            est = (est.fit(x_train, y) if margin is None
-                   else est.fit(x_train, y, init_score=margin))
+            est = booster_estimator(binary, transform, threads).fit(x_train, y,
+                                                                    init_score=margin)
 
             def theirs(task, have, d, est=est, t=t):
                 p = est.predict(features.of(held["rows"][have], t, variant))
@@ -246,6 +243,12 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     return read_rows(out, variant)
 
 
+def endpoint_sources(run, held: dict, e, index: dict) -> list[tuple[int, float]]:
+    """(task index, offset) of what ``e``'s booster learns from: a quantity's sources
+    (`quantity_sources`), or the endpoint's own column at offset 0."""
+    return quantity_sources(run, held, e) if e.is_quantity else [(index[e.task], 0.0)]
+
+
 def quantity_sources(run, held: dict, e) -> list[tuple[int, float]]:
     """(task index, offset) of each trained source of the quantity endpoint ``e``, in the
     order `build.quantity_endpoints` pools them. The offset is the head's difference between
@@ -261,15 +264,16 @@ def quantity_sources(run, held: dict, e) -> list[tuple[int, float]]:
             if q == quantity and bool(run.scaling.trained[t])]
 
 
-def pooled_labels(corpus, parts: list, offsets: list, binary: bool) -> tuple:
-    """(labels, margins) of a booster on sources' training labels (``parts``: each source's
-    label positions) on the reference's scale: a regression source's labels moved by its
-    offset (margins None); a binary source's 0/1 labels as they are, its log-odds offset the
-    margin its rows start from (LightGBM's ``init_score``; None when every offset is 0)."""
+def pooled_labels(corpus, labelled: list, binary: bool) -> tuple:
+    """(labels, margins) of a booster on sources' training labels (``labelled``: each
+    source's (label positions, offset)) on the reference's scale: a regression source's
+    labels moved by its offset (margins None); a binary source's 0/1 labels as they are, its
+    log-odds offset the margin its rows start from (LightGBM's ``init_score``; None when
+    every offset is 0)."""
     if not binary:
-        return np.concatenate([corpus.value[m] - d for m, d in zip(parts, offsets)]), None
-    margin = np.concatenate([np.full(len(m), d) for m, d in zip(parts, offsets)])
-    return np.concatenate([corpus.value[m] for m in parts]), (margin if margin.any() else None)
+        return np.concatenate([corpus.value[m] - d for m, d in labelled]), None
+    margin = np.concatenate([np.full(len(m), d) for m, d in labelled])
+    return np.concatenate([corpus.value[m] for m, _ in labelled]), (margin if margin.any() else None)
 
 
 def pooled_held(held: dict, sources: list[tuple[int, float]], values) -> tuple:

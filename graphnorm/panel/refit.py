@@ -150,11 +150,9 @@ def _refit_boosters(held_folder: Path, held: Panel, run, out: Path, model, threa
     for k, (task, b) in enumerate(sorted(stored.items()), 1):
         binary = b["kind"] == CLASSIFICATION.stored
         rows = mol_of[np.concatenate([v for v, _ in labelled[task]])]
-        y, margin = pooled_labels(corpus, [v for v, _ in labelled[task]],
-                                  [d for _, d in labelled[task]], binary)
+        y, margin = pooled_labels(corpus, labelled[task], binary)
         x = features.of(rows, b.get("own", index.get(task)), b["features"])
-        est = booster_estimator(binary, b["transform"], threads)
-        est = est.fit(x, y) if margin is None else est.fit(x, y, init_score=margin)
+        est = booster_estimator(binary, b["transform"], threads).fit(x, y, init_score=margin)
         boosters[task] = dict(b, model=stored_text(est, x))
         stage(progress, f"refit: booster {k}/{len(stored)} {task} on {len(rows):,} molecules")
     return write_bundle(out, boosters, run.spec.descriptors)

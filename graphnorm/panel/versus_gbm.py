@@ -123,7 +123,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
 
     from .build import held_out_predictions
     from .boosters import logit_of
-    from .readouts import pooled_labels, quantity_sources
+    from .readouts import endpoint_sources, pooled_labels
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
@@ -143,8 +143,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
         is_train = np.zeros(len(corpus), dtype=bool)
         is_train[run.corpus_rows(run.train_positions)] = True
         # label positions, not masks: 149 masks over 1.9 M labels would hold ~280 MB
-        sources = {e.task: (quantity_sources(run, held, e) if e.is_quantity
-                            else [(index[e.task], 0.0)]) for e in todo}
+        sources = {e.task: endpoint_sources(run, held, e, index) for e in todo}
         labelled = {task: [(np.flatnonzero((corpus.task == t) & is_train[mol_of]), d)
                            for t, d in parts] for task, parts in sources.items()}
         columns = sorted({t for parts in sources.values() for t, _ in parts})
@@ -159,15 +158,12 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
             task = CLASSIFICATION if binary else REGRESSION
             start = time.process_time()
             train_rows = mol_of[np.concatenate([m for m, _ in labelled[e.task]])]
-            train_y, margin = pooled_labels(corpus, [m for m, _ in labelled[e.task]],
-                                            [d for _, d in labelled[e.task]], binary)
+            train_y, margin = pooled_labels(corpus, labelled[e.task], binary)
             # --model gbm's estimator (its one target's), log10 where its rule asks (a skewed
             # positive target); a binary quantity's sources start from their offsets
             gbm = boosted_trees(task, SEED, threads,
                                 transforms=target_transforms(task, train_y[:, None])).make(0)
-            x_train = features[np.searchsorted(needed, train_rows)]
-            gbm = (gbm.fit(x_train, train_y) if margin is None
-                   else gbm.fit(x_train, train_y, init_score=margin))
+            gbm.fit(features[np.searchsorted(needed, train_rows)], train_y, init_score=margin)
             # R's labels of each source, the gbm's predictions moved to that source's scale
             # (a binary quantity's in log-odds, where its offsets are)
             to_scale = logit_of if binary and e.is_quantity else (lambda p: p)

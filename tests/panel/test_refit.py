@@ -72,9 +72,9 @@ def test_the_refit_carries_the_choices_and_refits_boosters_on_every_row(held, tm
         est = real(binary, transform, threads, model)
         fit = est.fit
 
-        def fit_and_count(x, y):
+        def fit_and_count(x, y, **fit_params):  # e.g. init_score: a quantity's margins
             fitted[len(fitted)] = len(y)
-            return fit(x, y)
+            return fit(x, y, **fit_params)
 
         est.fit = fit_and_count
         return est
