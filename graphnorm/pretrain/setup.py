@@ -115,8 +115,10 @@ class PretrainRun:
         if spec.leave_out:  # molecules only the left-out sources measured: nothing to learn
             labelled = np.diff(corpus.indptr) > 0
             keep = keep[labelled[np.asarray(payload["rows"], dtype=np.int64)[keep]]]
-        stage(progress, f"admet_corpus: {len(keep):,} molecules kept ({self.excluded:,} TDC "
-                        f"molecules, {len(payload['failed']):,} unparsable, "
+        tdc = (f"{self.excluded:,} TDC molecules, " if spec.exclude_tdc
+               else "TDC molecules kept (--keep-tdc); ")  # "0 TDC molecules" read as none kept
+        stage(progress, f"admet_corpus: {len(keep):,} molecules kept ({tdc}"
+                        f"{len(payload['failed']):,} unparsable, "
                         f"{payload['too_large']:,} too large left out)")
         scaffolds = [payload["scaffolds"][i] for i in keep]
         smiles = [payload["graphs"]["smiles"][i] for i in keep]

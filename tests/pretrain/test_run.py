@@ -334,3 +334,12 @@ def test_the_loader_computes_the_random_walk_pe_the_model_would(make_run):
     batch, labels = CorpusDataModule(run).collate([run.train_set[i] for i in range(6)])
     assert batch.rwpe is not None and labels.shape[0] == 6
     torch.testing.assert_close(batch.rwpe, random_walk_pe(batch, steps))
+
+
+def test_the_corpus_line_says_whether_tdc_molecules_were_kept(tiny_corpus, tmp_path, capsys,
+                                                             monkeypatch):
+    monkeypatch.setattr(splits, "HELD_TASK_MIN", 5)
+    PretrainRun(SPEC, tiny_corpus, cache=tmp_path / "cache", progress=True)
+    said = capsys.readouterr()
+    line = next(t for t in (said.out + said.err).splitlines() if "molecules kept" in t)
+    assert "TDC molecules kept (--keep-tdc)" in line and "0 TDC molecules" not in line
