@@ -187,12 +187,8 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
             raise ValueError("current predictions must cover every held-out molecule, in "
                              "held_out_predictions' order")
         corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
-        mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
-        is_train = np.zeros(len(corpus), dtype=bool)
-        is_train[run.corpus_rows(run.train_positions)] = True
         sources = {e.task: endpoint_sources(run, held, e, index) for _, e in todo}
-        labelled = {task: [(np.flatnonzero((corpus.task == t) & is_train[mol_of]), d)
-                           for t, d in s] for task, s in sources.items()}
+        mol_of, labelled = training_labels(run, sources)
         features = CorpusFeatures(run, np.concatenate([mol_of[m] for parts in labelled.values()
                                                        for m, _ in parts] + [held["rows"]]), progress,
                                   model if variant == BACKBONE else None, held)
@@ -241,6 +237,20 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
                             f"{_fmt(s_half['head'])} booster {_fmt(s_half['booster'])}"
                             f"{' (chosen)' if row['chosen'] else ''}")
     return read_rows(out, variant)
+
+
+def training_labels(run, sources: dict) -> tuple[np.ndarray, dict]:
+    """(``mol_of``, ``labelled``): each corpus label's molecule, and for each endpoint of
+    ``sources`` (endpoint -> [(task index, offset)]) each source's training-label positions
+    with its offset -- what readouts, the refit and versus-gbm fit a booster on. Positions,
+    not masks: 149 masks over 1.9 M labels would hold ~280 MB."""
+    corpus = run.corpus
+    mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
+    is_train = np.zeros(len(corpus), dtype=bool)
+    is_train[run.corpus_rows(run.train_positions)] = True
+    on_train = is_train[mol_of]  # once, not per source
+    return mol_of, {task: [(np.flatnonzero((corpus.task == t) & on_train), d) for t, d in s]
+                    for task, s in sources.items()}
 
 
 def endpoint_sources(run, held: dict, e, index: dict) -> list[tuple[int, float]]:

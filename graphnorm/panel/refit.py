@@ -131,17 +131,14 @@ def _refit_boosters(held_folder: Path, held: Panel, run, out: Path, model, threa
     from graphnorm.tasks import CLASSIFICATION
 
     from .boosters import BACKBONE, booster_estimator, read_bundle, write_bundle
-    from .readouts import CorpusFeatures, pooled_labels, stored_text
+    from .readouts import CorpusFeatures, pooled_labels, stored_text, training_labels
 
     stored = read_bundle(held_folder, held, run.spec.descriptors)
     corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
-    mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
-    trained = np.zeros(len(corpus), dtype=bool)
-    trained[run.corpus_rows(run.train_positions)] = True
     # a quantity's booster pools its sources' labels, moved by the held build's offsets
-    sources = {task: b.get("sources", [[task, 0.0]]) for task, b in stored.items()}
-    labelled = {task: [(np.flatnonzero((corpus.task == index[name]) & trained[mol_of]), d)
-                       for name, d in s] for task, s in sources.items()}
+    mol_of, labelled = training_labels(run, {
+        task: [(index[name], d) for name, d in b.get("sources", [[task, 0.0]])]
+        for task, b in stored.items()})
     network = any(b["features"] == BACKBONE for b in stored.values())
     features = CorpusFeatures(run, np.concatenate([mol_of[v] for parts in labelled.values()
                                                    for v, _ in parts]),

@@ -123,7 +123,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
 
     from .build import held_out_predictions
     from .boosters import logit_of
-    from .readouts import endpoint_sources, pooled_labels
+    from .readouts import endpoint_sources, pooled_labels, training_labels
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
@@ -139,13 +139,8 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
         held = held_out_predictions(run, load_checkpoint(out / BEST_FILE).model)
         corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
         report = ~held["select"]
-        mol_of = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))  # each label's molecule
-        is_train = np.zeros(len(corpus), dtype=bool)
-        is_train[run.corpus_rows(run.train_positions)] = True
-        # label positions, not masks: 149 masks over 1.9 M labels would hold ~280 MB
         sources = {e.task: endpoint_sources(run, held, e, index) for e in todo}
-        labelled = {task: [(np.flatnonzero((corpus.task == t) & is_train[mol_of]), d)
-                           for t, d in parts] for task, parts in sources.items()}
+        mol_of, labelled = training_labels(run, sources)
         columns = sorted({t for parts in sources.values() for t, _ in parts})
         on_r = report & ~np.isnan(held["y"][:, columns]).all(1)
         needed = np.unique(np.concatenate([mol_of[m] for parts in labelled.values()
