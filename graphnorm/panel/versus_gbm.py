@@ -14,9 +14,12 @@ bootstrap over R's molecules (`bootstrap.paired_interval`) gives the verdict:
 
 The answer for each endpoint lands in ``RUN/versus_gbm.jsonl`` as it finishes (a rerun skips
 those: resumable); ``RUN/versus_gbm.md`` counts the verdicts, over all endpoints, the shown
-ones and by corpus. MapLight features of the corpus molecules are cached by chunk under the
-cache root (`graphnorm.data.cache`), since they cost more than the fits. The gbm side depends
-only on the run's splits, so two runs of one spec get the same gbm scores.
+ones and by corpus, and how often the predictor the panel ships (the head, or the one-table
+booster `panel readouts` chose) scores above the gbm (a rerun after ``panel readouts``
+counts the hybrid panel and fits nothing). MapLight features of the corpus molecules are
+cached by chunk under the cache root (`graphnorm.data.cache`), since they cost more than the
+fits. The gbm side depends only on the run's splits, so two runs of one spec get the same
+gbm scores.
 """
 from __future__ import annotations
 
@@ -77,25 +80,43 @@ def maplight_rows(smiles: list[str], rows: np.ndarray, cache: Path, workers: int
     return np.concatenate([np.load(folder / f"{s:07d}.npy") for s in starts])
 
 
-def summarize(rows: list[dict], total: int) -> str:
-    """Markdown: verdict counts over all endpoints done, the shown ones, and by corpus."""
+def summarize(rows: list[dict], total: int, panel: Optional[dict] = None) -> str:
+    """Markdown: verdict counts over all endpoints done, the shown ones, and by corpus. The
+    verdict sets the network's head against the gbm; ``panel`` (task -> its `Endpoint` in the
+    panel as it stands: a one-table booster predicts it where `panel readouts` chose one,
+    else the head) adds how often the panel as a user gets it scores above the gbm on the
+    same R molecules -- a comparison of means (the boosters' per-molecule predictions are not
+    kept), and which endpoints are shown now, not when the row was written."""
+    panel = panel or {}
+    panel_score = {t: e.score for t, e in panel.items() if e.score is not None}
+    shown = {r["task"]: panel[r["task"]].shown if r["task"] in panel else r["shown"]
+             for r in rows}
+
     def line(name, part):
         if not part:
-            return f"| {name} | 0 | | | | | |"
+            return f"| {name} | 0 | | | | | | | |"
         v = [r["verdict"] for r in part]
         diff = np.median([r["backbone"] - r["single_table"] for r in part])
         higher = sum(r["backbone"] > r["single_table"] for r in part)
+        ours = [(panel_score.get(r["task"], r["backbone"]), r["single_table"]) for r in part]
         return (f"| {name} | {len(part)} | {v.count('backbone')} | {v.count('single_table')} | "
-                f"{v.count('tied')} | {higher} | {diff:+.3f} |")
+                f"{v.count('tied')} | {higher} | {diff:+.3f} | {sum(a > b for a, b in ours)} | "
+                f"{np.median([a - b for a, b in ours]):+.3f} |")
 
     by_corpus = defaultdict(list)
     for r in rows:
         by_corpus[r["task"].split("/")[0]].append(r)
+    boosted = sum(r["task"] in panel and panel[r["task"]].by_booster for r in rows)
     lines = [f"{len(rows)} of {total} judged endpoints done; scores on the report half R of "
-             "the held-out scaffolds; verdict = 95 % paired bootstrap over R's molecules.", "",
-             "| endpoints | n | backbone better | gbm better | tied | backbone higher | median "
-             "backbone − gbm |", "|---|---|---|---|---|---|---|",
-             line("all done", rows), line("shown in the panel", [r for r in rows if r["shown"]])]
+             "the held-out scaffolds; verdict = 95 % paired bootstrap over R's molecules of "
+             "the head against the gbm. \"panel\": the predictor the panel ships (a one-table "
+             f"booster for {boosted} of these endpoints, else the head), its R score against "
+             "the gbm's.", "",
+             "| endpoints | n | head better | gbm better | tied | head higher | median "
+             "head − gbm | panel higher | median panel − gbm |",
+             "|---|---|---|---|---|---|---|---|---|",
+             line("all done", rows),
+             line("shown in the panel", [r for r in rows if shown[r["task"]]])]
     lines += [line(f"`{c}`", part) for c, part in sorted(by_corpus.items())]
     return "\n".join(lines) + "\n"
 
@@ -188,5 +209,5 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
             stage(progress, f"versus gbm: {k}/{len(todo)} {e.task}: backbone "
                             f"{s_ours:.3f}, gbm {s_gbm:.3f} ({row['verdict']})")
     path = out / SUMMARY_FILE
-    path.write_text(summarize(read_rows(out), len(judged)))
+    path.write_text(summarize(read_rows(out), len(judged), {e.task: e for e in judged}))
     return path

@@ -1,4 +1,4 @@
-"""`graphnorm pretrain --versus-gbm`: the backbone against one gbm per endpoint, on the
+"""`graphnorm panel versus-gbm`: the backbone against one gbm per endpoint, on the
 report half of the held-out scaffolds, resumable."""
 import copy
 import json
@@ -82,7 +82,37 @@ def test_the_cli_runs_it_on_a_run_folder(judged_panel, tmp_path, monkeypatch, ca
     monkeypatch.setattr(splits, "HELD_TASK_MIN", 100)  # as the tiny run was built
     raw = tmp_path / "admet_corpus"
     assert main(["panel", "versus-gbm", str(out), "--raw-dir", str(raw.parent), "--quiet"]) == 0
-    assert "backbone better" in capsys.readouterr().out
+    assert "head better" in capsys.readouterr().out
     assert (out / "versus_gbm.md").is_file()
     assert main(["panel", "versus-gbm", str(tmp_path / "nowhere")]) == 2
     assert "not a trained pre-training run" in capsys.readouterr().err
+
+
+def test_the_summary_sets_the_predictor_the_panel_ships_against_the_gbm():
+    """The verdict is the head's; the "panel" columns take a booster's R score where one
+    predicts the endpoint, and which endpoints are shown comes from the panel as it stands."""
+    from graphnorm.panel import BOOSTER
+    from graphnorm.panel.record import Endpoint
+    from graphnorm.panel.versus_gbm import summarize
+
+    def endpoint(task, score, shown, readout=None):
+        return Endpoint(task=task, kind="regression", units="", n_select=50, n=50, judged=True,
+                        metric="r2", score_select=score, score=score, shown=shown,
+                        readout=readout)
+
+    rows = [{"task": f"a/{k}", "backbone": 0.2, "single_table": 0.4, "verdict": "single_table",
+             "shown": False} for k in range(3)]
+    panel = {"a/0": endpoint("a/0", 0.5, True, BOOSTER),  # a booster above the gbm
+             "a/1": endpoint("a/1", 0.2, True),  # the head, below it
+             "a/2": endpoint("a/2", 0.2, False)}
+    table = {line.split(" | ")[0]: line.split(" | ")[1:] for line in
+             summarize(rows, 3, panel).splitlines() if line.startswith("| ")}
+    n, head_better, gbm_better, tied, head_higher, _, panel_higher, median = table["| all done"]
+    assert (n, gbm_better, head_higher, panel_higher) == ("3", "3", "0", "1")
+    shown = table["| shown in the panel"]
+    assert (shown[0], shown[6]) == ("2", "1")  # rows said not shown; the panel shows two
+    assert "a one-table booster for 1 of these" in summarize(rows, 3, panel)
+    # without the panel: its columns are the head's, the rows' shown flags stand
+    bare = {line.split(" | ")[0]: line.split(" | ")[1:] for line in
+            summarize(rows, 3).splitlines() if line.startswith("| ")}
+    assert bare["| all done"][6] == "0" and bare["| shown in the panel"][0] == "0"
