@@ -35,20 +35,6 @@ VARIANTS = ("head", *(f"{a}/{b}" for a in FEATURES for b in SIZES))
 LITE_COLUMNS = 1024 + 1024 + 315  # MapLight's Morgan, Avalon and ErG columns, before the 2D list
 
 
-def _gbm_molecules(run, held, judged, index):
-    """versus-gbm's molecule list (every judged endpoint's training molecules and R's labelled
-    ones), built as `panel.versus_gbm` builds it, so its MapLight cache is read."""
-    from graphnorm.panel.readouts import endpoint_sources, training_labels
-
-    sources = {e.task: endpoint_sources(run, held, e, index) for e in judged}
-    mol_of, labelled = training_labels(run, sources)
-    columns = sorted({t for parts in sources.values() for t, _ in parts})
-    on_r = ~held["select"] & ~np.isnan(held["y"][:, columns]).all(1)
-    needed = np.unique(np.concatenate([mol_of[m] for parts in labelled.values() for m, _ in parts]
-                                      + [held["rows"][on_r]]))
-    return sources, mol_of, labelled, needed
-
-
 class Maplight:
     """MapLight features of corpus rows: versus-gbm's cached molecules, and S's."""
 
@@ -86,6 +72,7 @@ def main(argv=None) -> int:
     from graphnorm.panel.boosters import booster_estimator, logit_of
     from graphnorm.panel.build import held_out_predictions
     from graphnorm.panel.readouts import CorpusFeatures, pooled_held, pooled_labels
+    from graphnorm.panel.versus_gbm import gbm_molecules
     from graphnorm.pretrain.cli import open_run
     from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.stats.bootstrap import metric_of, score
@@ -103,7 +90,7 @@ def main(argv=None) -> int:
         run = open_run(folder, args.raw_dir, None, 1, True)
         held = held_out_predictions(run, load_checkpoint(folder / BEST_FILE).model)
         index = {n: t for t, n in enumerate(run.corpus.task_names)}
-        sources, mol_of, labelled, needed = _gbm_molecules(run, held, judged, index)
+        sources, mol_of, labelled, needed = gbm_molecules(run, held, judged, index)
         maplight = Maplight(run, needed, held["rows"][held["select"]],
                             cache_root(None) / "versus_gbm", True)
         train_rows = np.concatenate([mol_of[m] for e in wanted for m, _ in labelled[e.task]])

@@ -121,6 +121,22 @@ def summarize(rows: list[dict], total: int, panel: Optional[dict] = None) -> str
     return "\n".join(lines) + "\n"
 
 
+def gbm_molecules(run, held: dict, endpoints: list, index: dict) -> tuple:
+    """(sources, mol_of, labelled, needed) of ``endpoints``: each one's sources
+    (`readouts.endpoint_sources`), `readouts.training_labels`, and the sorted corpus rows whose
+    MapLight features the gbm reads -- the training molecules and R's labelled ones; that
+    list keys the features' cache."""
+    from .readouts import endpoint_sources, training_labels
+
+    sources = {e.task: endpoint_sources(run, held, e, index) for e in endpoints}
+    mol_of, labelled = training_labels(run, sources)
+    columns = sorted({t for parts in sources.values() for t, _ in parts})
+    on_r = ~held["select"] & ~np.isnan(held["y"][:, columns]).all(1)
+    needed = np.unique(np.concatenate([mol_of[m] for parts in labelled.values()
+                                       for m, _ in parts] + [held["rows"][on_r]]))
+    return sources, mol_of, labelled, needed
+
+
 def read_rows(out: Path) -> list[dict]:
     path = Path(out) / ROWS_FILE
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] \
@@ -144,7 +160,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
 
     from .build import held_out_predictions
     from .boosters import logit_of
-    from .readouts import endpoint_sources, pooled_labels, training_labels
+    from .readouts import pooled_labels
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
@@ -160,12 +176,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
         held = held_out_predictions(run, load_checkpoint(out / BEST_FILE).model)
         corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
         report = ~held["select"]
-        sources = {e.task: endpoint_sources(run, held, e, index) for e in todo}
-        mol_of, labelled = training_labels(run, sources)
-        columns = sorted({t for parts in sources.values() for t, _ in parts})
-        on_r = report & ~np.isnan(held["y"][:, columns]).all(1)
-        needed = np.unique(np.concatenate([mol_of[m] for parts in labelled.values()
-                                           for m, _ in parts] + [held["rows"][on_r]]))
+        sources, mol_of, labelled, needed = gbm_molecules(run, held, todo, index)
         features = maplight_rows(corpus.smiles, needed, cache_root(cache) / "versus_gbm",
                                  workers, progress)
         for k, e in enumerate(todo, 1):
