@@ -144,18 +144,33 @@ def _score(kind: str, y: np.ndarray, p: np.ndarray) -> tuple[str, float]:
     return "mae", float(np.mean(np.abs(y - p)))
 
 
+def _claim(work: Path, unit: tuple) -> bool:
+    """True when this process may run ``unit``: an atomic mkdir, so two streams working
+    through one suite (one of them ``--reverse``) never train the same run twice."""
+    claims = work / "claims"
+    claims.mkdir(exist_ok=True)
+    try:
+        (claims / _safe("-".join(map(str, unit)))).mkdir()
+    except FileExistsError:
+        return False
+    return True
+
+
 def run_suite(work: Path, suite: str, arm: str, recipe: str, seeds=None, label=None,
-              flags: str = "") -> None:
+              flags: str = "", reverse: bool = False) -> None:
     """Train and score every (task, seed) of ``suite`` not yet in results.jsonl, starting from
     ``arm`` (``--init-from``: none, admet or a checkpoint path), recorded as ``label``;
-    ``flags``: more ``train`` flags (rule P: ``--backbone-lr 0.1``)."""
+    ``flags``: more ``train`` flags (rule P: ``--backbone-lr 0.1``); ``reverse``: from the
+    last unit, for a second stream on the same suite."""
     label = label or arm
     results = work / "results.jsonl"
-    done = _done(results)
     kinds = {t["task"]: t["kind"] for t in json.loads((work / "corpus" / "tables.json").read_text())} \
         if suite == "corpus" else {}
-    for task, seed, folder, targets in _units(work, suite):
-        if (suite, recipe, label, task, seed) in done or (seeds is not None and seed not in seeds):
+    units = _units(work, suite)
+    for task, seed, folder, targets in (units[::-1] if reverse else units):
+        unit = (suite, recipe, label, task, seed)
+        if unit in _done(results) or (seeds is not None and seed not in seeds) \
+                or not _claim(work, unit):
             continue
         aside = pd.read_csv(folder / "aside.csv")
         kind = kinds.get(task, "regression")
@@ -202,7 +217,16 @@ def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind
             "metric": metric, "scores": scores,
             "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
             "wall_s": round(time.time() - wall, 1), "load": round(load, 2),
-            "command": " ".join(cmd[1:])}
+            "command": " ".join(cmd[1:]), "code": _code()}
+
+
+def _code() -> str:
+    """The commit whose graphnorm the run imported (PYTHONPATH may point at a frozen
+    worktree, so it is read from the package's own folder)."""
+    import graphnorm
+
+    return subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], capture_output=True,
+                          text=True, cwd=Path(graphnorm.__file__).parent).stdout.strip()
 
 
 def main(argv=None) -> None:
@@ -220,13 +244,16 @@ def main(argv=None) -> None:
     parser.add_argument("--recipe", default="admet", choices=("admet", "auto"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--seeds", type=int, nargs="+", help="run: only these seeds")
+    parser.add_argument("--reverse", action="store_true", help="run: from the suite's last "
+                        "unit (a second stream; claims keep the two apart)")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.step == "tables":
         asap_tables(args.work)
         print(json.dumps(corpus_tables(args.work), indent=1))
     elif args.step == "run":
-        run_suite(args.work, args.suite, args.arm, args.recipe, args.seeds, args.label, args.flags)
+        run_suite(args.work, args.suite, args.arm, args.recipe, args.seeds, args.label, args.flags,
+                  args.reverse)
     else:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                 cwd=ROOT).stdout.strip()
