@@ -6,6 +6,7 @@ and seeds on three development suites (experiments/results/pretrain/rule_l/, rul
     python experiments/finetune_default.py run     --work W --suite asap   --arm none --seeds 3 4 5
     python experiments/finetune_default.py run     --work W --suite corpus --arm PATH/best.ckpt \\
         --label q-SHA8 --seeds 1                                   # a backbone by path (M)
+    python experiments/finetune_default.py tdc-rows --work W   # W/tdc as score rows (to commit)
     python experiments/finetune_default.py summary --work W --out experiments/results/pretrain/rule_l
     python experiments/finetune_default.py summary --work W --rule M --arm q-SHA8 --out .../rule_m
     python experiments/finetune_default.py run     --work W --suite asap --recipe auto --arm none --seeds 6 7 8   # N
@@ -231,7 +232,7 @@ def _code() -> str:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=("tables", "run", "summary"))
+    parser.add_argument("step", choices=("tables", "run", "tdc-rows", "summary"))
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--suite", choices=("corpus", "asap"))
     parser.add_argument("--arm", help="run: what --init-from is given (none, admet, a "
@@ -251,6 +252,10 @@ def main(argv=None) -> None:
     if args.step == "tables":
         asap_tables(args.work)
         print(json.dumps(corpus_tables(args.work), indent=1))
+    elif args.step == "tdc-rows":  # W/tdc's finished runs as score rows, to commit (N, s. 51)
+        from finetune_summary import tdc_rows
+
+        print(f"{len(tdc_rows(args.work))} rows in {args.work / 'tdc_rows.jsonl'}")
     elif args.step == "run":
         run_suite(args.work, args.suite, args.arm, args.recipe, args.seeds, args.label, args.flags,
                   args.reverse)

@@ -42,22 +42,51 @@ RULES = {
 }
 
 
+def tdc_rows(work: Path) -> list[dict]:
+    """Each finished (arm folder, task, seed) of W/tdc as one score row (cross-fitted on
+    validation under 2,000 rows, as `versus` scores it), merged with the rows already kept in
+    W/tdc_rows.jsonl: a row outlives the run folder whose member predictions it needs, so a
+    suite half run on a lost machine resumes from its committed rows (RULE.md, N, session 51)."""
+    from graphnorm.bench.tdc_versus import CROSSFIT_BELOW_ROWS, seed_scores, task_rows
+    from graphnorm.data.tdc import TDC_ADMET_TASKS, admet_group_dir
+    from graphnorm.run_folder import METRICS_FILE
+
+    kept = work / "tdc_rows.jsonl"
+    rows = {(r["folder"], r["task"], r["seed"]): r for r in
+            (json.loads(x) for x in (kept.read_text().splitlines() if kept.exists() else [])
+             if x.strip())}
+    group = admet_group_dir(None)
+    for task_dir in sorted((work / "tdc").glob("*/*")) if (work / "tdc").is_dir() else []:
+        task, folder = task_dir.name, task_dir.parent.name
+        if task not in TDC_ADMET_TASKS or not any(task_dir.glob(f"runs/*/seed*/{METRICS_FILE}")):
+            continue  # not a task, or no seed finished yet
+        crossfitted = task_rows(task, group) < CROSSFIT_BELOW_ROWS
+        _, scores = seed_scores(task_dir, crossfitted)
+        for seed, score in scores.items():
+            rows[(folder, task, seed)] = {"folder": folder, "task": task, "seed": int(seed),
+                                          "metric": TDC_ADMET_TASKS[task], "score": float(score),
+                                          "crossfitted": crossfitted}
+    ordered = [rows[k] for k in sorted(rows)]
+    kept.write_text("".join(json.dumps(r) + "\n" for r in ordered))
+    return ordered
+
+
 def tdc_suite(work: Path, rule: dict, new: str) -> dict[str, list[float]]:
     """Suite 1: per task, r of each of the rule's seeds both arms finished (validation
-    cross-fitted under 2,000 rows); W/tdc/<new arm folder> against W/tdc/scratch."""
-    from graphnorm.bench.tdc_versus import versus
-    from graphnorm.data.tdc import admet_group_dir
-
+    cross-fitted under 2,000 rows); W/tdc/<new arm folder> against W/tdc/<base folder>."""
     base, folder = rule["tdc"]
-    table = versus(work / "tdc" / (folder or new), work / "tdc" / base, admet_group_dir(None),
-                   rule="pooled")
-    wanted = rule["seeds"]["tdc_validation"]
+    folder = folder or new
+    scores = defaultdict(dict)  # (folder, task) -> {seed: score}
+    metric = {}
+    for r in tdc_rows(work):
+        scores[r["folder"], r["task"]][r["seed"]] = r["score"]
+        metric[r["task"]] = r["metric"]
     out = {}
-    for _, r in table.iterrows():
-        pairs = [(b, a) for seed, b, a in zip(r["seed_list"], r["b_scores"], r["a_scores"])
-                 if seed in wanted]
+    for task in sorted(metric):
+        a, b = scores.get((folder, task), {}), scores.get((base, task), {})
+        pairs = [(b[s], a[s]) for s in rule["seeds"]["tdc_validation"] if s in a and s in b]
         if pairs:
-            out[r["task"]] = improvements(r["metric"], *zip(*pairs), statistic=rule["statistic"])
+            out[task] = improvements(metric[task], *zip(*pairs), statistic=rule["statistic"])
     return out
 
 
@@ -118,7 +147,7 @@ def summarize(work: Path, out: Path, recipe: str, commit: str, rule_name: str = 
     arms = rule_arms(rule, recipe, new)
     rows = [json.loads(x) for x in (work / "results.jsonl").read_text().splitlines() if x.strip()]
     suites, dropped = {}, {}
-    if arms[1][0] == "admet" and (work / "tdc").is_dir():
+    if arms[1][0] == "admet" and ((work / "tdc").is_dir() or (work / "tdc_rows.jsonl").exists()):
         suites["tdc_validation"] = tdc_suite(work, rule, new)
     for suite in ("corpus", "asap"):
         suites[suite], dropped[suite] = suite_improvements(rows, suite, arms, rule)
