@@ -156,8 +156,9 @@ class Predictor:
             if m.kind.tree and done:  # one call per slice: trees vectorize
                 per_member[k, done] = m.predict_smiles([str(g.smiles) for _, g in graphs]).float()
         mean, std = np.full((n, len(cols)), np.nan), np.full((n, len(cols)), np.nan)
-        mean[done] = self.ensemble.combine(per_member[:, done].double().numpy())
-        std[done] = self.ensemble.spread(per_member[:, done]).double().numpy()
+        if done:  # a chunk where every row failed has nothing to average (torch warns on it)
+            mean[done] = self.ensemble.combine(per_member[:, done].double().numpy())
+            std[done] = self.ensemble.spread(per_member[:, done]).double().numpy()
         return RowPredictions(mean, std, errors, flags)
 
     def prediction_frame(self, smiles: Sequence[str], rows: RowPredictions) -> pd.DataFrame:

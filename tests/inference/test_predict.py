@@ -17,6 +17,20 @@ def test_predictor_rows_in_order_with_errors(tiny_run):
     assert df.prediction[[1, 2, 4]].isna().all() and df.prediction[[0, 3]].notna().all()
 
 
+def test_a_call_where_every_row_fails_gives_error_rows_and_no_warning(tiny_run, tmp_path):
+    """Nothing parsed: every row has its error and no number, and no library warning about
+    averaging an empty ensemble leaks to the user (an ensemble: its spread is computed too)."""
+    import warnings
+
+    out, _ = tiny_run
+    predictor = load_predictor([out / "best.ckpt", out / "best.ckpt"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df = predictor.predict(["C1CC", "not a smiles"])
+    assert df.prediction.isna().all() and df.prediction_std.isna().all()
+    assert "C1CC" in df.error[0] and "not a smiles" in df.error[1]
+
+
 def test_predict_refuses_molecules_rdkit_cannot_sanitize(tiny_run):
     """A five-valent carbon gets an error row with RDKit's reason, never a number."""
     out, _ = tiny_run
