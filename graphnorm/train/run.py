@@ -35,6 +35,13 @@ from graphnorm.run_folder import (BEST_CHECKPOINT, KEPT_CHECKPOINTS, LAST_CHECKP
 from graphnorm.tasks import HIGHER_IS_BETTER, target_names
 
 
+def model_line(model) -> str:
+    """``Graphormer, 199,489 parameters`` (``, 12 frozen`` where some are not trained)."""
+    total = sum(p.numel() for p in model.parameters())
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    return f"{type(model).__name__}, {total:,} parameters" + (f", {frozen:,} frozen" if frozen else "")
+
+
 def _hardware(trainer) -> str:
     """What the run actually used (``accelerator="auto"`` resolved), for metrics.json."""
     cpu = f"{cpu_model()}, {torch.get_num_threads()} threads"
@@ -159,8 +166,12 @@ def train(cfg: TrainConfig) -> dict:
         devices=cfg.devices, strategy=cfg.strategy, callbacks=callbacks,
         logger=CSVLogger(out, name="logs", version=""), gradient_clip_val=cfg.grad_clip,
         enable_progress_bar=any(isinstance(c, EpochProgressBar) for c in progress), log_every_n_steps=max(1, min(10, dm.steps_per_epoch())), deterministic=False,
-        enable_model_summary=cfg.progress,
-        use_distributed_sampler=False)  # GraphDataModule shards (size-bucketed) batches itself
+        # one line of our own instead of Lightning's table, whose FLOPs column reads 0 here (it
+        # counts them only for a module with an example input)
+        enable_model_summary=False,
+        use_distributed_sampler=False)
+    if cfg.progress:
+        print(f"[graphnorm] model: {model_line(module.model)}", flush=True)  # GraphDataModule shards (size-bucketed) batches itself
     if cfg.resume and not resuming:
         print(f"--resume: no {ckpt} yet, starting from scratch")
     trainer.fit(module, datamodule=dm, ckpt_path=str(ckpt) if resuming else None)

@@ -28,6 +28,12 @@ def test_log_output_is_a_line_per_epoch(raw_dir, cache_root, zinc_subset, tmp_pa
     assert [line.split(":")[0] for line in epoch_lines] == ["epoch 1", "epoch 2", "epoch 3"]
     assert all("val/mae" in line for line in epoch_lines)
     assert "it/s" not in out and "\r" not in out
+    # one model line with the model's own parameter count, not Lightning's table (FLOPs 0)
+    import json
+
+    params = json.loads((tmp_path / "metrics.json").read_text())["params"]
+    assert f"[graphnorm] model: Graphormer, {params:,} parameters" in out.splitlines()
+    assert "FLOPs" not in out
     # validating every 4 steps (2 an epoch): scores in the lines of the epochs that validated,
     # not the last one repeated
     train(TrainConfig(dataset="zinc-subset", preset="tiny", raw_dir=str(raw_dir),
