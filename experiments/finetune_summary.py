@@ -153,7 +153,8 @@ def summarize(work: Path, out: Path, recipe: str, commit: str, rule_name: str = 
         suites[suite], dropped[suite] = suite_improvements(rows, suite, arms, rule)
     result = {"rule": f"experiments/results/pretrain/RULE.md, {rule_name}", "recipe": recipe,
               "arms": [arm for _, arm in arms], "statistic": rule["statistic"], "seeds": rule["seeds"],
-              "commit": commit, "host": f"{platform.processor() or platform.machine()}, "
+              "commit": commit, "runs_code": sorted({r["code"] for r in rows if r.get("code")}),
+              "host": f"{platform.processor() or platform.machine()}, "
                                         f"{os.cpu_count()} CPUs", "suites": {}}
     if arms[0][0] != arms[1][0]:  # arms of two recipes (N)
         result["recipes"] = [recipe for recipe, _ in arms]
@@ -195,8 +196,10 @@ def markdown(result: dict, rule_name: str = "L", new: str = "admet") -> str:
     for name, s in result["suites"].items():
         lines.append(f"| {name} | {s['tasks']} | {s['pairs']} | {s['mean']:+.4f} | "
                      f"[{s['low']:+.4f}, {s['high']:+.4f}] | {s['verdict']} |")
-    lines += ["", f"**Adopted: {'yes' if result['adopted'] else 'no'}** (helps on at least two "
-              "suites, hurts on none).", ""]
+    verdicts = [s["verdict"] for s in result["suites"].values()]
+    lines += ["", f"**Adopted: {'yes' if result['adopted'] else 'no'}** (the rule adopts what "
+              f"helps on at least two suites and hurts on none; here it helps on "
+              f"{verdicts.count('helps')} and hurts on {verdicts.count('hurts')}).", ""]
     for name, s in result["suites"].items():
         per = ", ".join(f"{t.split('/')[-1]} {v:+.3f}" for t, v in sorted(s["per_task"].items(),
                                                                            key=lambda kv: kv[1]))
@@ -210,11 +213,12 @@ def markdown(result: dict, rule_name: str = "L", new: str = "admet") -> str:
     lines += [""]
     for suite, arms in result["cost"].items():
         for arm, c in arms.items():
-            lines.append(f"- cost, {suite}, `--init-from {arm}`: {c['runs']} runs, median "
+            lines.append(f"- cost, {suite}, arm `{arm}`: {c['runs']} runs, median "
                          f"{c['cpu_s_median']:.0f} CPU-s per run (train + predict), "
                          f"{c['cpu_s_total'] / 3600:.2f} CPU-h in all, load average "
                          f"{c['load_median']:.1f}")
-    lines += ["", f"Code {result['commit'][:8]}; {result['host']}."]
+    ran = ", ".join(result.get("runs_code", [])) or "not recorded"
+    lines += ["", f"Runs on code {ran}; summary at {result['commit'][:8]}; {result['host']}."]
     return "\n".join(lines) + "\n"
 
 
@@ -227,11 +231,13 @@ def ledger_asap(work: Path, commit: str, rule_name: str = "L") -> None:
     seeds = RULES[rule_name]["seeds"]["asap"]
     new = []
     for r in rows:
-        name = f"rule_{rule_name.lower()}/{r['recipe']}/init-from-{r['arm']}/seed{r['seed']}"
+        arm = f"init-from-{r['arm']}" if rule_name in ("L", "M") else r["arm"]  # N, P: a label
+        name = f"rule_{rule_name.lower()}/{r['recipe']}/{arm}/seed{r['seed']}"
         if r["suite"] != "asap" or name in have or "scores" not in r or r["seed"] not in seeds:
             continue
         new.append({"date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                    "commit": commit, "run": name, "command": r["command"],
+                    "commit": r.get("code") or commit,  # the code the run ran on, where kept
+                    "run": name, "command": r["command"],
                     **{f"mae_{k}": round(v, 4) for k, v in r["scores"].items()},
                     "aggregated_mae": round(float(np.mean(list(r["scores"].values()))), 4)})
     if new:
