@@ -10,6 +10,8 @@ and seeds on three development suites (experiments/results/pretrain/rule_l/, rul
     python experiments/finetune_default.py summary --work W --out experiments/results/pretrain/rule_l
     python experiments/finetune_default.py summary --work W --rule M --arm q-SHA8 --out .../rule_m
     python experiments/finetune_default.py run     --work W --suite asap --recipe auto --arm none --seeds 6 7 8   # N
+    python experiments/finetune_default.py run     --work W --suite corpus --recipe auto --arm none --seeds 2 --reverse
+                                                                   # a second stream, from the end
     python experiments/finetune_default.py run     --work W --suite asap --arm admet --label blr0.1 \
         --flags "--backbone-lr 0.1" --seeds 9 10 11                # P
 

@@ -1,4 +1,4 @@
-"""The summary of RULE.md L, M and N (`python experiments/finetune_default.py summary`): each
+"""The summary of RULE.md L, M, N and P (`python experiments/finetune_default.py summary`): each
 rule's arms and seeds, the pooled verdict per suite, the decision, the cost, and the ASAP
 ledger rows of the rule's test scorings. The runs are finetune_default.py's.
 """
