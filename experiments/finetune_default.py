@@ -26,6 +26,7 @@ appended to ``experiments/results/asap_admet/ledger.csv``.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -223,6 +224,7 @@ def _train_and_score(work, suite, arm, recipe, task, seed, folder, targets, kind
             "command": " ".join(cmd[1:]), "code": _code()}
 
 
+@functools.lru_cache(maxsize=None)  # one git call per process, not one per run
 def _code() -> str:
     """The commit whose graphnorm the run imported (PYTHONPATH may point at a frozen
     worktree, so it is read from the package's own folder)."""
