@@ -52,6 +52,9 @@ def add_pretrain_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-time", type=_duration, default=_duration("60m"),
                    help="wall budget of this call, e.g. 90m, 2h (default: 60m)")
     p.add_argument("--max-steps", type=int, help="stop at this many optimizer steps in all")
+    p.add_argument("--patience", type=int, metavar="K", help="stop once the held-out loss "
+                   "has not beaten its best for K evaluations in a row, counted across calls "
+                   "(best.ckpt stays the best model; default: no such stop)")
     p.add_argument("--eval-every", type=int, default=500, help="steps between held-out scores "
                    "and checkpoints (default: 500)")
     p.add_argument("--probe-every", type=int, default=1, help="probe the held-out tasks at "
@@ -189,6 +192,9 @@ def run_pretrain(args: argparse.Namespace) -> int:
                              "continue it without those flags, or pick a new --out")
         spec = before
     _check_device(args.device, args.loader_workers)
+    if args.patience is not None and (args.patience < 1 or not spec.val_percent):
+        raise ValueError(f"--patience {args.patience}: needs K >= 1 and held-out molecules to "
+                         f"judge by (this run holds out {spec.val_percent} %)")
     progress = not args.quiet
     from .setup import recorded_quantity_map
 
@@ -198,8 +204,12 @@ def run_pretrain(args: argparse.Namespace) -> int:
     if not spec_path.is_file():
         run.write_records(out)
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,
-                 args.probe_every, args.device, args.loader_workers)
-    if progress:
+                 args.probe_every, args.device, args.loader_workers, args.patience)
+    if progress and last["stopped_by"] == "patience":
+        print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}: the held-out loss "
+              f"has not beaten its best for {args.patience} evaluations; the model is "
+              f"{out / 'best.ckpt'}", flush=True)
+    elif progress:
         print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}; continue with the "
               f"same command (state in {out})", flush=True)
     return 0

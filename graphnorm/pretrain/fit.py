@@ -58,9 +58,9 @@ def _accelerator(device: str) -> tuple[str, object]:
 
 def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: int,
           progress: bool = True, probe_every: int = 1, device: str = "cpu",
-          loader_workers: int = 0) -> dict:
-    """Train ``run`` (a `setup.PretrainRun`) until this call's wall budget, ``max_steps`` or
-    a stop signal; returns the last log record with ``stopped_at`` (the step ``last.ckpt``
+          loader_workers: int = 0, patience: int | None = None) -> dict:
+    """Train ``run`` (a `setup.PretrainRun`) until this call's wall budget, ``max_steps``,
+    ``patience`` held-out evaluations in a row without a better loss, or a stop signal; returns the last log record with ``stopped_at`` (the step ``last.ckpt``
     holds). ``device``: where the model trains (states and checkpoints load on any);
     ``loader_workers``: processes making the batches (what feeds a GPU; the CPU time logged
     is then this process's alone)."""
@@ -93,7 +93,7 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
     hold_freed_memory()
     speed = Throughput(started, cpu_started)
     log = HeldOutLog(run, out, eval_every, probe_every, max_time_s, max_steps, progress, speed,
-                     device)
+                     device, patience)
     accelerator, devices = _accelerator(device)
     trainer = L.Trainer(
         max_epochs=-1, max_steps=max_steps if max_steps is not None else -1,
@@ -106,7 +106,17 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
                 ckpt_path=str(ckpt) if ckpt.is_file() else None,
                 weights_only=False)  # our own run's state: optimizer and loop state too
     _write_record(run, out, trainer, log)
-    return dict(log.last, stopped_at=trainer.global_step)
+    return dict(log.last, stopped_at=trainer.global_step, stopped_by=_stopped_by(trainer, log))
+
+
+def _stopped_by(trainer, log) -> str:
+    if log.stop_requested:
+        return "signal"
+    if log.out_of_patience:
+        return "patience"
+    if log.max_steps is not None and trainer.global_step >= log.max_steps:
+        return "max_steps"
+    return "max_time"
 
 
 def _write_record(run, out: Path, trainer, log) -> None:
@@ -115,13 +125,11 @@ def _write_record(run, out: Path, trainer, log) -> None:
     from graphnorm.run_folder import RunRecord
 
     wall, cpu = log.speed.wall_time, log.speed.cpu_time
-    stopped_by = ("signal" if log.stop_requested else "max_steps"
-                  if log.max_steps is not None and trainer.global_step >= log.max_steps
-                  else "max_time")
     RunRecord("loss", run.spec.seed, log.best_loss, None, model="graphormer",
               dataset="admet_corpus", norm=run.spec.norm, steps=trainer.global_step,
               wall_time_s=round(wall, 1), cpu_time_s=round(cpu, 1), budget_s=log.max_time_s,
-              stopped_by=stopped_by, params=sum(p.numel() for p in run.model.parameters()),
+              stopped_by=_stopped_by(trainer, log),
+              params=sum(p.numel() for p in run.model.parameters()),
               hardware=f"{cpu_model()}, {torch.get_num_threads()} threads, {log.device}",
               git_sha=code_sha(), data_checksum=run.corpus.checksum(),
               config=run.spec.to_dict(),

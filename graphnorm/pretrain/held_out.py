@@ -4,7 +4,9 @@ held-out tasks), append one record to ``log.jsonl``, keep ``best.ckpt`` (the mod
 held-out loss, as a graphnorm checkpoint; the latest one where nothing is held out) and save
 ``last.ckpt``; a progress line every
 `PROGRESS_EVERY` steps; and the stops: this call's wall budget, the run's step limit,
-SIGINT/SIGTERM. A stop finishes the step, scores held-out (not after a signal: it should not
+``patience`` (the held-out loss not better than its best for that many scheduled evaluations
+in a row, counted across calls: early stopping as Lightning's ``EarlyStopping``, kept in the
+run's state so a resumed run stops where a straight one would), SIGINT/SIGTERM. A stop finishes the step, scores held-out (not after a signal: it should not
 wait) and saves ``last.ckpt``, which the next call resumes from exactly.
 
 A record: step, epoch, molecules seen, wall and process-CPU seconds since the run began
@@ -31,22 +33,29 @@ class HeldOutLog(L.Callback):
     """``speed``: the call's `Throughput` callback, the run's wall and CPU clock."""
 
     def __init__(self, run, out: Path, eval_every: int, probe_every: int, max_time_s: float,
-                 max_steps: int | None, progress: bool, speed, device: str = "cpu"):
+                 max_steps: int | None, progress: bool, speed, device: str = "cpu",
+                 patience: int | None = None):
         self.run, self.out, self.eval_every, self.speed = run, Path(out), eval_every, speed
         self.probe_every, self.max_time_s, self.max_steps = max(1, probe_every), max_time_s, max_steps
-        self.progress, self.device = progress, device
+        self.progress, self.device, self.patience = progress, device, patience
         # the run's, saved in last.ckpt
-        self.seen, self.running, self.best_loss = 0, None, None
+        self.seen, self.running, self.best_loss, self.since_best = 0, None, None, 0
         # this call's
         self.last, self.evaluated_at, self.stop_requested, self._handlers = {}, 0, False, {}
 
     # ---- the run's state, in last.ckpt ---------------------------------------------------
     def state_dict(self) -> dict:
-        return {"seen": self.seen, "running": self.running, "best_loss": self.best_loss}
+        return {"seen": self.seen, "running": self.running, "best_loss": self.best_loss,
+                "since_best": self.since_best}
 
     def load_state_dict(self, state: dict) -> None:
         self.seen, self.running = state["seen"], state["running"]
         self.best_loss = state["best_loss"]
+        self.since_best = state.get("since_best", 0)  # a run saved before patience existed
+
+    @property
+    def out_of_patience(self) -> bool:
+        return self.patience is not None and self.since_best >= self.patience
 
     # ---- signals ------------------------------------------------------------------------
     def on_train_start(self, trainer, pl_module) -> None:
@@ -54,6 +63,8 @@ class HeldOutLog(L.Callback):
         # after Lightning's own handlers (set up at fit start): a signal ends the step, saves
         self._handlers = {s: signal.signal(s, self._request_stop)
                           for s in (signal.SIGINT, signal.SIGTERM)}
+        if self.out_of_patience:  # a run that stopped early stays stopped: no step is taken
+            trainer.should_stop = True
 
     def _request_stop(self, *_):
         self.stop_requested = True
@@ -81,6 +92,7 @@ class HeldOutLog(L.Callback):
                 or (self.max_steps is not None and step >= self.max_steps))
         if step % self.eval_every == 0 or (stop and not self.stop_requested):
             self._evaluate(trainer, pl_module, step)
+        stop = stop or self.out_of_patience
         if step % self.eval_every == 0 or stop:
             trainer.save_checkpoint(self.out / STATE_FILE, weights_only=False)  # optimizer, loops too
         if stop:
@@ -107,6 +119,10 @@ class HeldOutLog(L.Callback):
         self.last, self.evaluated_at = record, step
         loss = record.get("val_loss")
         better = loss is not None and (self.best_loss is None or loss < self.best_loss)
+        if better:
+            self.since_best = 0
+        elif loss is not None and step % self.eval_every == 0:  # an end-of-call score is extra
+            self.since_best += 1
         if better or not len(self.run.val_set):  # nothing held out: the latest is the model
             self.best_loss = loss if better else self.best_loss
             # on the CPU, so that one trained on a GPU loads anywhere; atomic, as every save

@@ -121,6 +121,7 @@ def test_cli_trains_resumes_refuses_other_settings_and_reports(tiny_corpus, tmp_
     assert main(base + ["--max-steps", "4"]) == 0  # continued: the folder's settings
     assert len((out / LOG_FILE).read_text().splitlines()) == 2
     assert main(base + ["--hidden", "32", "--max-steps", "6"]) == 2  # another run: refused
+    assert main(base + ["--patience", "0", "--max-steps", "6"]) == 2  # K >= 1
     report = tmp_path / "report"
     assert main(["pretrain", "curve", str(out), "--out", str(report)]) == 0
     table = (report / "curve.md").read_text()
@@ -187,6 +188,38 @@ def test_a_sigterm_ends_the_step_saves_and_resumes(make_run, tmp_path, monkeypat
     train(make_run(), tmp_path, 600, max_steps=4, eval_every=2, progress=True)
     assert f"resuming {tmp_path} at step 3" in capsys.readouterr().err
     assert torch.load(tmp_path / STATE_FILE, weights_only=False)["global_step"] == 4
+
+
+def test_patience_stops_after_k_evaluations_without_a_better_loss_across_calls(
+        make_run, tmp_path, monkeypatch):
+    from graphnorm.pretrain import evaluate
+    from graphnorm.run_folder import RunRecord
+
+    losses = iter([1.0, 0.9, 0.95, 0.93, 0.7])  # one per evaluation
+
+    def scripted(run, model, probe):
+        return {"val_loss": next(losses)}
+
+    monkeypatch.setattr(evaluate, "held_out_record", scripted)
+    # the first call ends at step 3 after one evaluation without a better loss (0.95) ...
+    first = train(make_run(), tmp_path, 600, max_steps=3, eval_every=1, progress=False,
+                  patience=2)
+    assert first["stopped_by"] == "max_steps"
+    # ... and the next call counts on from there: 0.93 is the second
+    last = train(make_run(), tmp_path, 600, max_steps=20, eval_every=1, progress=False,
+                 patience=2)
+    assert (last["stopped_at"], last["stopped_by"]) == (4, "patience")
+    assert RunRecord.read(tmp_path).stopped_by == "patience"
+    assert RunRecord.read(tmp_path).val == 0.9
+    assert torch.load(tmp_path / BEST_FILE, weights_only=False)["epoch"] == 2  # 0.9's step
+    # a run out of patience takes no further step when called again
+    again = train(make_run(), tmp_path, 600, max_steps=20, eval_every=1, progress=False,
+                  patience=2)
+    assert again["stopped_at"] == 4
+    assert len((tmp_path / LOG_FILE).read_text().splitlines()) == 4
+    # without patience the same run goes on (the limit is the call's, not the run's)
+    on = train(make_run(), tmp_path, 600, max_steps=5, eval_every=1, progress=False)
+    assert on["stopped_at"] == 5 and RunRecord.read(tmp_path).val == 0.7
 
 
 def test_held_out_tasks_are_probed_every_kth_evaluation(make_run, tmp_path):
