@@ -171,6 +171,8 @@ def summarize(work: Path, out: Path, recipe: str, commit: str, rule_name: str = 
     verdicts = [s["verdict"] for s in result["suites"].values()]
     result["adopted"] = len(verdicts) == 3 and verdicts.count("helps") >= 2 and "hurts" not in verdicts
     result["cost"] = {s: _cost(rows, s, arms) for s in ("corpus", "asap")}
+    if rule_name == "N":
+        result["non_inferiority"] = non_inferiority(result, [arm for _, arm in arms])
     if recipe == "admet" and rule_name == "L":
         g = rule_g_reference()
         result["rule_g_reference"] = {"per_task": g, "mean": float(np.mean(list(g.values())))}
@@ -179,6 +181,21 @@ def summarize(work: Path, out: Path, recipe: str, commit: str, rule_name: str = 
     (out / "summary.md").write_text(markdown(result, rule_name, new))
     print(markdown(result, rule_name, new))
     return result
+
+
+def non_inferiority(result: dict, arms, margin: float = -0.03, cost_ratio: float = 0.2) -> dict:
+    """RULE.md Q, asked of N's result: every suite's 95 % lower end at least ``margin``, and
+    the new arm's median CPU-s per run at most ``cost_ratio`` of the base arm's on each suite
+    whose rows record it; it decides only where N did not adopt."""
+    base, new = arms
+    lows = {name: s["low"] for name, s in result["suites"].items()}
+    ratios = {suite: c[new]["cpu_s_median"] / c[base]["cpu_s_median"]
+              for suite, c in result["cost"].items() if base in c and new in c}
+    holds = (len(lows) == 3 and all(v >= margin for v in lows.values()) and bool(ratios)
+             and all(v <= cost_ratio for v in ratios.values()))
+    return {"rule": "experiments/results/pretrain/RULE.md, Q", "margin": margin,
+            "cost_ratio_max": cost_ratio, "lower_ends": lows, "cost_ratios": ratios,
+            "holds": holds, "adopted": holds and not result["adopted"]}
 
 
 def markdown(result: dict, rule_name: str = "L", new: str = "admet") -> str:
@@ -200,6 +217,13 @@ def markdown(result: dict, rule_name: str = "L", new: str = "admet") -> str:
     lines += ["", f"**Adopted: {'yes' if result['adopted'] else 'no'}** (the rule adopts what "
               f"helps on at least two suites and hurts on none; here it helps on "
               f"{verdicts.count('helps')} and hurts on {verdicts.count('hurts')}).", ""]
+    q = result.get("non_inferiority")
+    if q and not result["adopted"]:
+        ends = ", ".join(f"{k} {v:+.4f}" for k, v in q["lower_ends"].items())
+        ratios = ", ".join(f"{k} {v:.3f}" for k, v in q["cost_ratios"].items())
+        lines += [f"**Rule Q (N not adopted): {'adopted' if q['adopted'] else 'not adopted'}** "
+                  f"(every lower end >= {q['margin']:+.2f}: {ends}; median CPU-s ratio <= "
+                  f"{q['cost_ratio_max']}: {ratios}).", ""]
     for name, s in result["suites"].items():
         per = ", ".join(f"{t.split('/')[-1]} {v:+.3f}" for t, v in sorted(s["per_task"].items(),
                                                                            key=lambda kv: kv[1]))
