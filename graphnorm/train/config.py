@@ -209,7 +209,7 @@ class TrainConfig:
                                      const=True)
     recipe: Optional[str] = setting(
         None, "optimization", "named training recipe under the flags: auto (default without "
-        "--config: small-table for --data, molhiv-fast, cpu-fast for ZINC), slim (the paper's "
+        "--config: admet for --data, molhiv-fast, cpu-fast for ZINC), slim (the paper's "
         "GPU recipe), ... (graphnorm/train/recipes.py)", choices=lambda: list(RECIPE_NAMES))
     max_time: Optional[str] = setting(None, "optimization", "wall-time budget of the whole run, "
                                       "e.g. 25m, 1h30m, 90s; the LR schedule spans it")

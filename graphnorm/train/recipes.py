@@ -94,9 +94,10 @@ def _given(values: dict, keys) -> bool:
 
 
 def auto_recipe(values: dict) -> str:
-    """The recipe ``auto`` stands for, given the run's data."""
+    """The recipe ``auto`` stands for, given the run's data. A user's table gets ``admet``,
+    fine-tuned from the shipped backbone (experiments/results/pretrain/RULE.md N and Q)."""
     if values.get("data"):
-        return "small-table"
+        return "admet"
     if values.get("dataset") == "ogbg-molhiv":
         return "molhiv-fast"
     return "cpu-fast"

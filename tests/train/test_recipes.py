@@ -41,7 +41,7 @@ def _table(folder, rows: int) -> str:
 
 
 def test_auto_picks_by_the_data():
-    assert _cfg(["--data", "mols.csv"]).recipe == "small-table"  # RULE.md N decides this
+    assert _cfg(["--data", "mols.csv"]).recipe == "admet"  # RULE.md N and Q
     table = _cfg(["--data", "mols.csv", *ST])
     assert table.featurizer == {"descriptors": True}
     assert table.preset == "fast" and table.max_steps == RECIPES["small-table"]["max_steps"]

@@ -7,7 +7,7 @@ QUICK=${QUICK:-}
 TRIALS=${TRIALS:-}    # the tests cap the search at 2 trials; a real search is bounded by time
 REPEATS=${REPEATS:-5}
 
-# 1. train: without --config the small-table recipe is picked for a --data table
+# 1. train: without --config a --data table gets the admet recipe, fine-tuned from the shipped backbone
 graphnorm train --data mols.csv --target-columns Y --out runs/mine $QUICK
 
 # 2. predict: Y for each row of new.csv, with a 90 % split-conformal interval (prediction_lo, prediction_hi)
