@@ -60,8 +60,9 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
           progress: bool = True, probe_every: int = 1, device: str = "cpu",
           loader_workers: int = 0, patience: int | None = None) -> dict:
     """Train ``run`` (a `setup.PretrainRun`) until this call's wall budget, ``max_steps``,
-    ``patience`` held-out evaluations in a row without a better loss, or a stop signal; returns the last log record with ``stopped_at`` (the step ``last.ckpt``
-    holds). ``device``: where the model trains (states and checkpoints load on any);
+    ``patience`` held-out evaluations in a row without a better loss, or a stop signal;
+    returns the last log record with ``stopped_at`` (the step ``last.ckpt`` holds) and
+    ``stopped_by``. ``device``: where the model trains (states and checkpoints load on any);
     ``loader_workers``: processes making the batches (what feeds a GPU; the CPU time logged
     is then this process's alone)."""
     import lightning as L

@@ -2,12 +2,13 @@
 ``eval_every`` steps score the held-out molecules (every ``probe_every``-th time also the
 held-out tasks), append one record to ``log.jsonl``, keep ``best.ckpt`` (the model of the best
 held-out loss, as a graphnorm checkpoint; the latest one where nothing is held out) and save
-``last.ckpt``; a progress line every
-`PROGRESS_EVERY` steps; and the stops: this call's wall budget, the run's step limit,
-``patience`` (the held-out loss not better than its best for that many scheduled evaluations
-in a row, counted across calls: early stopping as Lightning's ``EarlyStopping``, kept in the
-run's state so a resumed run stops where a straight one would), SIGINT/SIGTERM. A stop finishes the step, scores held-out (not after a signal: it should not
-wait) and saves ``last.ckpt``, which the next call resumes from exactly.
+``last.ckpt``; a progress line every `PROGRESS_EVERY` steps; and the stops: this call's wall
+budget, the run's step limit, ``patience`` (the held-out loss not better than its best for
+that many scheduled evaluations in a row, counted across calls: early stopping as
+Lightning's ``EarlyStopping``, kept in the run's state so a resumed run stops where a
+straight one would), SIGINT/SIGTERM. A stop finishes the step, scores held-out (not after a
+signal: it should not wait) and saves ``last.ckpt``, which the next call resumes from
+exactly.
 
 A record: step, epoch, molecules seen, wall and process-CPU seconds since the run began
 (summed over its calls: `graphnorm.train.callbacks.Throughput`), learning rate, the training
