@@ -159,7 +159,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
     import torch
 
     from .fit import train
-    from .folder import SPEC_FILE
+    from .folder import BEST_FILE, SPEC_FILE
     from .setup import PretrainRun
 
     torch.set_num_threads(max(1, args.threads))
@@ -208,7 +208,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
     if progress and last["stopped_by"] == "patience":
         print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}: the held-out loss "
               f"has not beaten its best for {args.patience} evaluations; the model is "
-              f"{out / 'best.ckpt'}", flush=True)
+              f"{out / BEST_FILE}", flush=True)
     elif progress:
         print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}; continue with the "
               f"same command (state in {out})", flush=True)

@@ -106,8 +106,9 @@ def train(run, out: Path, max_time_s: float, max_steps: int | None, eval_every: 
     trainer.fit(module, datamodule=CorpusDataModule(run, loader_workers),
                 ckpt_path=str(ckpt) if ckpt.is_file() else None,
                 weights_only=False)  # our own run's state: optimizer and loop state too
-    _write_record(run, out, trainer, log)
-    return dict(log.last, stopped_at=trainer.global_step, stopped_by=_stopped_by(trainer, log))
+    stopped_by = _stopped_by(trainer, log)
+    _write_record(run, out, trainer, log, stopped_by)
+    return dict(log.last, stopped_at=trainer.global_step, stopped_by=stopped_by)
 
 
 def _stopped_by(trainer, log) -> str:
@@ -120,7 +121,7 @@ def _stopped_by(trainer, log) -> str:
     return "max_time"
 
 
-def _write_record(run, out: Path, trainer, log) -> None:
+def _write_record(run, out: Path, trainer, log, stopped_by: str) -> None:
     """metrics.json: the run so far (best held-out loss, steps, cost, code and data)."""
     from graphnorm.provenance import code_sha, cpu_model
     from graphnorm.run_folder import RunRecord
@@ -129,7 +130,7 @@ def _write_record(run, out: Path, trainer, log) -> None:
     RunRecord("loss", run.spec.seed, log.best_loss, None, model="graphormer",
               dataset="admet_corpus", norm=run.spec.norm, steps=trainer.global_step,
               wall_time_s=round(wall, 1), cpu_time_s=round(cpu, 1), budget_s=log.max_time_s,
-              stopped_by=_stopped_by(trainer, log),
+              stopped_by=stopped_by,
               params=sum(p.numel() for p in run.model.parameters()),
               hardware=f"{cpu_model()}, {torch.get_num_threads()} threads, {log.device}",
               git_sha=code_sha(), data_checksum=run.corpus.checksum(),
