@@ -3,8 +3,10 @@ https://arxiv.org/abs/1907.10902) for a user table, written as a config ``train 
 takes.
 
 Each trial is an ordinary training run (``OUT/trials/trial_<n>``) of the run's base config
-(the ``small-table`` recipe unless ``--config``/``--recipe`` says otherwise) with a sampled
-learning rate, length, batch size, dropout, weight decay, model size, loss and descriptors;
+(what ``train --data`` would run: the ``admet`` recipe, fine-tuned from its backbone, unless
+``--config``/``--recipe`` says otherwise) with a sampled learning rate, length, batch size,
+dropout, weight decay, model size, loss and descriptors; a base that fine-tunes a backbone
+keeps the backbone's size (a sampled one would train from scratch in some trials only);
 Optuna's TPE sampler (seeded) picks them, the pruner-free objective is the validation metric
 of the run's best epoch. The search stops starting trials when ``budget_s`` is spent (the last
 one may run past it) or after ``trials``. The study lives in ``OUT/study.db`` (SQLite), so a
@@ -39,12 +41,15 @@ SEARCH_SPACE = {
 }
 
 
-def sample(trial, task) -> dict:
+def sample(trial, task, backbone: Optional[str] = None) -> dict:
     """One trial's values, as TrainConfig keys (``descriptors`` goes into ``featurizer``);
-    ``loss`` only for a task that has a choice of losses (`graphnorm.tasks.Task.losses`)."""
+    ``loss`` only for a task that has a choice of losses (`graphnorm.tasks.Task.losses`);
+    no ``preset`` when the trials fine-tune ``backbone``, whose size is fixed."""
     values = {}
     for name, (kind, *spec) in SEARCH_SPACE.items():
         if name == "loss" and len(task.losses) < 2:
+            continue
+        if name == "preset" and backbone:
             continue
         if kind == "log":
             values[name] = trial.suggest_float(name, spec[0], spec[1], log=True)
@@ -87,8 +92,12 @@ def run_hpopt(base, out: Path, budget_s: Optional[float], trials: Optional[int] 
         direction="maximize" if HIGHER_IS_BETTER[metric] else "minimize",
         sampler=optuna.samplers.TPESampler(seed=seed))
 
+    if base.init_from:
+        print(f"[hpopt] every trial fine-tunes {base.init_from}: the model size is the "
+              "backbone's, not searched (--init-from none searches it from scratch)", flush=True)
+
     def objective(trial) -> float:
-        values = sample(trial, task)
+        values = sample(trial, task, base.init_from)
         run_dir = out / "trials" / f"trial_{trial.number}"
         started = time.time()
         result = train_run(trial_config(base, values, run_dir))

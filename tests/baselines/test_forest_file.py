@@ -64,13 +64,13 @@ def test_bad_forest_files_are_named_and_refused(tmp_path):
 
 @pytest.fixture(scope="module")
 def forest_ensemble(zinc_property_table, cache_root, tmp_path_factory):
-    """A classification table trained by the default recipe: Graphormer + forest."""
+    """A classification table trained by the small-table recipe: Graphormer + forest."""
     root = tmp_path_factory.mktemp("cls")
     zinc_property_table.head(300).to_csv(root / "mols.csv", index=False)
     out = root / "run"
     assert main(["train", "--data", str(root / "mols.csv"), "--target-columns", "qed_high",
                  "--task", "classification", "--split", "random", "--max-epochs", "2",
-                 "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
+                 "--recipe", "small-table", "--cache-root", str(cache_root), "--out", str(out), *TINY]) == 0
     return out
 
 
