@@ -14,6 +14,8 @@ and seeds on three development suites (experiments/results/pretrain/rule_l/, rul
                                                                    # a second stream, from the end
     python experiments/finetune_default.py run     --work W --suite asap --arm admet --label blr0.1 \
         --flags "--backbone-lr 0.1" --seeds 9 10 11                # P
+    python experiments/finetune_default.py run     --work W --suite corpus --arm X.ckpt \
+        --label r-base --seeds 4                                   # R (and --arm Y.ckpt --label y-SHA8)
 
 ``summary`` pools each suite (`graphnorm.bench.pooled`: one interval per suite), applies the
 rule, and writes ``OUT/summary.json`` and ``OUT/summary.md``.
@@ -48,7 +50,7 @@ GRAPHNORM = str(Path(sys.executable).parent / "graphnorm")
 PANEL = ROOT / "graphnorm" / "pretrained" / "admet" / "panel.json"
 MIN_HELD, CAP, ASIDE_FOLDS, MIN_CLASS = 300, 1200, 5, 10
 VAL_PERCENT = 15  # the shipped backbone's held-out scaffolds (source.json spec)
-SEEDS = {"corpus": (0, 1, 2, 3), "asap": tuple(range(12))}
+SEEDS = {"corpus": (0, 1, 2, 3, 4), "asap": tuple(range(15))}
 ASAP_TARGETS = ("LogD", "KSOL_uM", "HLM_CLint", "MLM_CLint", "MDR1_MDCKII_Papp")
 
 
@@ -245,7 +247,7 @@ def main(argv=None) -> None:
                         "a path (default: --arm)")
     parser.add_argument("--flags", default="", help="run: more train flags, e.g. "
                         "'--backbone-lr 0.1' (rule P; give the arm its own --label)")
-    parser.add_argument("--rule", default="L", choices=("L", "M", "N", "P"))
+    parser.add_argument("--rule", default="L", choices=("L", "M", "N", "P", "R"))
     parser.add_argument("--recipe", default="admet", choices=("admet", "auto"))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--seeds", type=int, nargs="+", help="run: only these seeds")

@@ -39,6 +39,10 @@ RULES = {
     "P": {"statistic": "bounded", "seeds": {"tdc_validation": (0, 1), "corpus": (3,),
                                             "asap": (9, 10, 11)}, "tdc": ("p-base", "blr0.1"),
           "arms": (("admet", "p-base"), ("admet", "blr0.1"))},
+    # R: both arms the admet recipe as shipped, B from X, R from the longer-trained Y (--arm)
+    "R": {"statistic": "bounded", "seeds": {"tdc_validation": (2, 3, 4), "corpus": (4,),
+                                            "asap": (12, 13, 14)}, "tdc": ("r-base", None),
+          "arms": (("admet", "r-base"), ("admet", None))},
 }
 
 
