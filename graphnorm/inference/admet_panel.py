@@ -28,6 +28,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from graphnorm.panel import PANEL_FILE, Panel, PanelFileError, nearest_distance
 
@@ -168,7 +169,9 @@ class AdmetPanel:
                 raw, emb = self.loaded.model(batch, return_embeddings=True)
             if values is not None:
                 z = raw.float().numpy()[:, self.index]
-                prob = 1 / (1 + np.exp(-(self.platt_a * z + self.platt_b)))
+                # expit: a logit of either sign without an overflow warning (regression
+                # columns pass through here too, and np.where keeps their z)
+                prob = expit(self.platt_a * z + self.platt_b)
                 values[rows] = np.where(self.binary, prob, z * self.std + self.mean)
             if distance is not None:
                 distance[rows] = nearest_distance(emb.vnode.float().numpy(), self.centroids)
@@ -183,7 +186,7 @@ class AdmetPanel:
         for j in self.by_booster:
             p = predicted[self.entries[j].task]
             if self.binary[j]:
-                p = 1 / (1 + np.exp(-(self.platt_a[j] * p + self.platt_b[j])))
+                p = expit(self.platt_a[j] * p + self.platt_b[j])
             values[view.rows, j] = p
 
     def endpoint_position(self, endpoint: str) -> int:

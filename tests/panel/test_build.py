@@ -2,6 +2,7 @@
 ``graphnorm admet`` predicts from it (graphnorm/inference/admet_panel.py)."""
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -133,6 +134,11 @@ def test_the_panel_shows_the_platt_scaled_probability(panel_folder):
     z = np.log(p / (1 - p))
     assert after.loc[0, "beta/t1"] == pytest.approx(1 / (1 + np.exp(-(0.5 * z - 1.0))), abs=1e-5)
     assert after.loc[0, "alpha/logS"] == pytest.approx(before.loc[0, "alpha/logS"])
+    with warnings.catch_warnings():  # a steep scale saturates quietly (no overflow warning)
+        warnings.simplefilter("error")
+        steep = predicted([1e4, -1e4 * (z + 1)]).loc[0, "beta/t1"]
+    assert steep == pytest.approx(0.0, abs=1e-12)
+    predicted(None)
 
 
 def test_a_panel_of_another_checkpoint_is_refused(panel_folder):
