@@ -73,9 +73,10 @@ def check_feature_set(name: str) -> None:
 
 def molecule_vector(name: str, smiles: str) -> np.ndarray:
     """float32 [width] of one SMILES; ValueError naming it when RDKit cannot read it."""
-    from rdkit import Chem
+    from rdkit import Chem, rdBase
 
-    mol = Chem.MolFromSmiles(smiles) if smiles else None
+    with rdBase.BlockLogs():  # parse notes ("not removing hydrogen atom ...") are not the user's
+        mol = Chem.MolFromSmiles(smiles) if smiles else None
     if mol is None:
         raise ValueError(f"RDKit cannot read SMILES {smiles!r}")
     return _counts(mol, 2048) if name == "morgan" else _maplight(mol, smiles)
