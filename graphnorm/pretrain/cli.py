@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import Optional
 
 from .spec import FLAG_FIELDS, PretrainSpec
 
@@ -159,7 +160,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
     import torch
 
     from .fit import train
-    from .folder import BEST_FILE, SPEC_FILE
+    from .folder import SPEC_FILE
     from .setup import PretrainRun
 
     torch.set_num_threads(max(1, args.threads))
@@ -205,14 +206,22 @@ def run_pretrain(args: argparse.Namespace) -> int:
         run.write_records(out)
     last = train(run, out, args.max_time, args.max_steps, args.eval_every, progress,
                  args.probe_every, args.device, args.loader_workers, args.patience)
-    if progress and last["stopped_by"] == "patience":
-        print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}: the held-out loss "
-              f"has not beaten its best for {args.patience} evaluations; the model is "
-              f"{out / BEST_FILE}", flush=True)
-    elif progress:
-        print(f"[graphnorm pretrain] stopped at step {last['stopped_at']}; continue with the "
-              f"same command (state in {out})", flush=True)
+    if progress:
+        print(f"[graphnorm pretrain] {stop_message(last, out, args.patience)}", flush=True)
     return 0
+
+
+def stop_message(last: dict, out: Path, patience: Optional[int]) -> str:
+    """What the user is told when a call ends: done (patience, --max-steps) or to be continued."""
+    from .folder import BEST_FILE
+
+    at = f"stopped at step {last['stopped_at']}"
+    if last["stopped_by"] == "patience":
+        return (f"{at}: the held-out loss has not beaten its best for {patience} evaluations; "
+                f"the model is {out / BEST_FILE}")
+    if last["stopped_by"] == "max_steps":
+        return f"{at}: --max-steps reached, the run is complete; the model is {out / BEST_FILE}"
+    return f"{at}; continue with the same command (state in {out})"
 
 
 def open_run(folder, raw_dir=None, tdc_dir=None, workers: int = 1, progress: bool = True):

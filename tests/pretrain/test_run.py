@@ -376,3 +376,15 @@ def test_the_corpus_line_says_whether_tdc_molecules_were_kept(tiny_corpus, tmp_p
     said = capsys.readouterr()
     line = next(t for t in (said.out + said.err).splitlines() if "molecules kept" in t)
     assert "TDC molecules kept (--keep-tdc)" in line and "0 TDC molecules" not in line
+
+
+def test_the_last_line_says_whether_the_run_is_complete(tmp_path):
+    from graphnorm.pretrain.cli import stop_message
+
+    def said(by):
+        return stop_message({"stopped_at": 10, "stopped_by": by}, tmp_path, 3)
+
+    assert "continue with the same command" in said("signal")
+    assert "continue with the same command" in said("max_time")
+    for done in ("patience", "max_steps"):
+        assert "continue" not in said(done) and str(tmp_path / "best.ckpt") in said(done)
