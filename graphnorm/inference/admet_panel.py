@@ -28,9 +28,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
 
-from graphnorm.panel import PANEL_FILE, Panel, PanelFileError, nearest_distance
+from graphnorm.panel import (PANEL_FILE, Panel, PanelFileError, nearest_distance,
+                             platt_probability)
 
 MODEL_FILE = "best.ckpt"
 
@@ -169,9 +169,8 @@ class AdmetPanel:
                 raw, emb = self.loaded.model(batch, return_embeddings=True)
             if values is not None:
                 z = raw.float().numpy()[:, self.index]
-                # expit: a logit of either sign without an overflow warning (regression
-                # columns pass through here too, and np.where keeps their z)
-                prob = expit(self.platt_a * z + self.platt_b)
+                # regression columns pass through too; np.where keeps their z
+                prob = platt_probability(z, self.platt_a, self.platt_b)
                 values[rows] = np.where(self.binary, prob, z * self.std + self.mean)
             if distance is not None:
                 distance[rows] = nearest_distance(emb.vnode.float().numpy(), self.centroids)
@@ -186,7 +185,7 @@ class AdmetPanel:
         for j in self.by_booster:
             p = predicted[self.entries[j].task]
             if self.binary[j]:
-                p = expit(self.platt_a[j] * p + self.platt_b[j])
+                p = platt_probability(p, self.platt_a[j], self.platt_b[j])
             values[view.rows, j] = p
 
     def endpoint_position(self, endpoint: str) -> int:

@@ -10,7 +10,7 @@
   (`bootstrap`). Each is a ``graphnorm panel`` command (graphnorm/cli/panel.py).
 """
 from .record import (BACKBONE, BOOSTER, PANEL_FILE, Domain, Endpoint, Panel, PanelFileError,
-                     nearest_distance)
+                     nearest_distance, platt_probability)
 
 __all__ = ["BACKBONE", "BOOSTER", "PANEL_FILE", "Domain", "Endpoint", "Panel", "PanelFileError",
-           "nearest_distance"]
+           "nearest_distance", "platt_probability"]

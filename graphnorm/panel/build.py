@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphnorm.panel import Domain, Endpoint, Panel, nearest_distance
+from graphnorm.panel import Domain, Endpoint, Panel, nearest_distance, platt_probability
 from graphnorm.tasks import CLASSIFICATION, REGRESSION
 from graphnorm.pretrain.corpus_units import units_of
 
@@ -86,22 +86,16 @@ def calibrated(y_select: np.ndarray, z_select: np.ndarray, y_report: np.ndarray,
 
     out = {"ece_uncalibrated": None, "ece": None}
     if len(y_report):
-        out["ece_uncalibrated"] = out["ece"] = expected_calibration_error(_sigmoid(z_report),
-                                                                          y_report)
+        out["ece_uncalibrated"] = out["ece"] = expected_calibration_error(
+            platt_probability(z_report), y_report)
     if len(np.unique(y_select)) < 2:
         return out
-    fitted = ProbabilityCalibrator("platt").fit(_sigmoid(z_select), y_select).model
+    fitted = ProbabilityCalibrator("platt").fit(platt_probability(z_select), y_select).model
     a, b = float(fitted.coef_[0, 0]), float(fitted.intercept_[0])
     out["platt"] = (a, b)
     if len(y_report):
-        out["ece"] = expected_calibration_error(_sigmoid(a * z_report + b), y_report)
+        out["ece"] = expected_calibration_error(platt_probability(z_report, a, b), y_report)
     return out
-
-
-def _sigmoid(z) -> np.ndarray:
-    from scipy.special import expit  # no overflow warning on a large negative logit
-
-    return expit(np.asarray(z, float))
 
 
 def domain_centroids(train_embeddings: np.ndarray, seed: int = 0) -> np.ndarray:

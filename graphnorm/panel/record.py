@@ -129,6 +129,15 @@ class Domain:
         return nearest_distance(embeddings, self.array())
 
 
+def platt_probability(z, a=1.0, b=0.0) -> np.ndarray:
+    """The probability an endpoint with Platt scale (a, b) shows for head logits ``z``:
+    sigmoid(a z + b); (1, 0) is the raw sigmoid. expit, so a saturated logit of either sign
+    gives 0 or 1 without numpy's overflow warning."""
+    from scipy.special import expit
+
+    return expit(a * np.asarray(z, float) + b)
+
+
 def nearest_distance(embeddings: np.ndarray, centroids: np.ndarray) -> np.ndarray:
     """Euclidean distance of each embedding to its nearest centroid."""
     c = np.asarray(centroids, dtype=np.float32)

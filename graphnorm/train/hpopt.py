@@ -44,12 +44,15 @@ SEARCH_SPACE = {
 def sample(trial, task, backbone: Optional[str] = None) -> dict:
     """One trial's values, as TrainConfig keys (``descriptors`` goes into ``featurizer``);
     ``loss`` only for a task that has a choice of losses (`graphnorm.tasks.Task.losses`);
-    no ``preset`` when the trials fine-tune ``backbone``, whose size is fixed."""
+    none of the fields that shape the model (`recipes.SHAPE_FIELDS`) when the trials
+    fine-tune ``backbone``, whose shape is fixed."""
+    from graphnorm.train.recipes import SHAPE_FIELDS
+
     values = {}
     for name, (kind, *spec) in SEARCH_SPACE.items():
         if name == "loss" and len(task.losses) < 2:
             continue
-        if name == "preset" and backbone:
+        if backbone and name in SHAPE_FIELDS:
             continue
         if kind == "log":
             values[name] = trial.suggest_float(name, spec[0], spec[1], log=True)

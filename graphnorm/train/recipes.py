@@ -115,7 +115,7 @@ def table_size_rules(merged: dict, values: dict, rows: int) -> dict:
 
 
 # TrainConfig fields that shape the model a recipe's backbone (``init_from``) was trained as
-_SHAPE_FIELDS = ("model_name", "preset", "norm", "sep_slots", "rwpe_steps", "local_mp")
+SHAPE_FIELDS = ("model_name", "preset", "norm", "sep_slots", "rwpe_steps", "local_mp")
 NO_INIT = "none"  # --init-from none: from scratch, whatever the recipe says
 
 
@@ -130,7 +130,7 @@ def backbone_conflicts(cfg) -> list[str]:
     from .init_from import ADDABLE_AT_HEAD  # inputs a fine-tuning run may add at the head
 
     recipe = RECIPES.get(cfg.recipe or "", {})
-    shape = dict(model_name="graphormer", sep_slots="all", **{k: recipe[k] for k in _SHAPE_FIELDS
+    shape = dict(model_name="graphormer", sep_slots="all", **{k: recipe[k] for k in SHAPE_FIELDS
                                                               if k in recipe})
     out = [f"{k}: {getattr(cfg, k)}" for k, v in shape.items() if getattr(cfg, k) != v]
     out += [f"model: {k}" for k, v in sorted((cfg.model or {}).items())
