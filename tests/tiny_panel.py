@@ -13,7 +13,6 @@ def make_tiny_panel(tmp_path: Path, descriptors=None):
     from graphnorm.panel import build as P
     from graphnorm.pretrain import splits
     from graphnorm.pretrain.fit import train
-    from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
 
     corpus = make_tiny_corpus(tmp_path)
@@ -31,6 +30,32 @@ def make_tiny_panel(tmp_path: Path, descriptors=None):
     out.mkdir()
     run.write_records(out)
     train(run, out, 600, max_steps=4, eval_every=2, progress=False)
-    panel = P.build_panel(run, out / BEST_FILE, corpus.parent)
+    panel = P.build_panel(run, out, corpus.parent)
     panel.write(out)
     return out, run, panel.to_dict()
+
+
+def train_tiny_member(tmp_path: Path, run, seed: int) -> Path:
+    """Another run of ``run``'s recipe (`make_tiny_panel`'s) with ``seed``, in
+    ``<tmp>/run<seed>``: an ensemble member (graphnorm.panel.networks)."""
+    import dataclasses
+
+    import torch
+
+    from graphnorm.pretrain import splits
+    from graphnorm.pretrain.fit import train
+    from graphnorm.pretrain.setup import PretrainRun
+
+    held = splits.HELD_TASK_MIN
+    splits.HELD_TASK_MIN = 100
+    try:
+        torch.set_num_threads(1)
+        other = PretrainRun(dataclasses.replace(run.spec, seed=seed), tmp_path / "admet_corpus",
+                            cache=tmp_path / "cache", progress=False)
+    finally:
+        splits.HELD_TASK_MIN = held
+    out = tmp_path / f"run{seed}"
+    out.mkdir()
+    other.write_records(out)
+    train(other, out, 600, max_steps=4, eval_every=2, progress=False)
+    return out

@@ -1,6 +1,8 @@
-"""``graphnorm panel build | readouts | refit | versus-gbm | compare | card | ship | versus``: the ADMET panel of
-a trained pre-training run, one command per step, each with its own flags.
+"""``graphnorm panel ensemble | build | readouts | refit | versus-gbm | compare | card | ship |
+versus``: the ADMET panel of a trained pre-training run, one command per step, each with its
+own flags.
 
+    graphnorm panel ensemble OUT RUN RUN...   # one recipe's runs (by seed), averaged, in OUT
     graphnorm panel build RUN          # panel.json: which endpoints hold up on held-out scaffolds
     graphnorm panel readouts RUN       # one-table boosters where they beat the head
     graphnorm panel refit RUN REFIT    # carry RUN's panel to REFIT (same recipe, every row)
@@ -11,7 +13,7 @@ a trained pre-training run, one command per step, each with its own flags.
     graphnorm panel versus MEASURED.csv --match asap-admet-ai --admet-ai-python PY --out DIR
                                        # Spearman per quantity against a peer (ADMET-AI)
 
-The work is graphnorm/panel/'s (build.py, readouts.py and hybrid.py, refit.py, versus_gbm.py,
+The work is graphnorm/panel/'s (networks.py, build.py, readouts.py and hybrid.py, refit.py, versus_gbm.py,
 compare.py, card.py, ship.py, versus.py; the file format: record.py, boosters.py), on a run
 that graphnorm/pretrain/ trained.
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-STEPS = ("build", "readouts", "refit", "versus-gbm", "compare", "card", "ship", "versus")
+STEPS = ("ensemble", "build", "readouts", "refit", "versus-gbm", "compare", "card", "ship", "versus")
 
 
 def _data_flags(p: argparse.ArgumentParser) -> None:
@@ -36,6 +38,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     m = sub.add_parser("panel", help="build, judge, describe and ship the ADMET panel of a "
                        "pre-training run")
     steps = m.add_subparsers(dest="step", required=True, metavar="{" + ",".join(STEPS) + "}")
+    e = steps.add_parser("ensemble", help="put the best.ckpt of one recipe's runs (the same "
+                         "pretrain.json but for --seed) into OUT, a run folder whose networks "
+                         "are averaged; then build its panel (panel build OUT)")
+    e.add_argument("out", metavar="OUT")
+    e.add_argument("runs", nargs="+", metavar="RUN", help="the runs, the first's records kept")
     b = steps.add_parser("build", help="score the run's best.ckpt per endpoint on its "
                          "held-out molecules: RUN/panel.json (the rule: graphnorm/panel/build.py)")
     b.add_argument("run", metavar="RUN")
@@ -125,6 +132,13 @@ def run(args: argparse.Namespace) -> int:
                                 not args.quiet)
         print(f"[graphnorm panel] wrote {path}")
         return 0
+    if args.step == "ensemble":
+        from graphnorm.panel.networks import assemble, member_files
+
+        out = assemble(Path(args.out), [Path(r) for r in args.runs])
+        print(f"[graphnorm panel] {out}: the mean of {len(member_files(out))} networks; build "
+              f"its panel next (graphnorm panel build {out})")
+        return 0
     folder = Path(args.run)
     if args.step == "card":
         from graphnorm.panel.card import write_model_card
@@ -159,10 +173,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _build(run_, folder: Path, raw_dir) -> int:
-    from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.panel.build import build_panel
 
-    panel = build_panel(run_, folder / BEST_FILE, raw_dir)
+    panel = build_panel(run_, folder, raw_dir)
     path = panel.write(folder)
     judged = sum(e.judged for e in panel.endpoints)
     print(f"[graphnorm panel] {panel.shown} of {len(panel.endpoints)} endpoints hold up on "

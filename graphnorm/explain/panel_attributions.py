@@ -110,8 +110,12 @@ def explain_endpoint(panel, smiles: Sequence[str], endpoint: str, method: Option
     if j in panel.by_booster:  # TreeSHAP whatever ``method`` says: the network is not asked
         return booster_attributions(panel, j, smiles, errors, labels)
     method = method or DEFAULT_METHOD
-    view = raw_output_view(panel.loaded, int(panel.index[j]), endpoint)
-    predictor = Predictor(view, batch_size=panel.predictor.batch_size,
+    # an ensemble's networks (graphnorm.panel.networks) each explained, the scores averaged:
+    # the methods are linear in F, so that is the attribution of the members' mean output
+    networks = getattr(panel.loaded.model, "members", None) or [panel.loaded.model]
+    views = [raw_output_view(replace(panel.loaded, model=m), int(panel.index[j]), endpoint)
+             for m in networks]
+    predictor = Predictor(views, batch_size=panel.predictor.batch_size,
                           rows_per_pass=panel.predictor.rows_per_pass)
     steps = DEFAULT_STEPS if steps is None else steps
     ex = Explainer(predictor, method, steps).explain(smiles, labels, errors)

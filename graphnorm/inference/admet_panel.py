@@ -22,7 +22,6 @@ Atom scores of one shown endpoint: ``graphnorm.explain.panel_attributions.explai
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -77,15 +76,14 @@ class AdmetPanel:
     def load(cls, folder=None, all_endpoints: bool = False, batch_size: int = 128) -> "AdmetPanel":
         """The model and panel of a folder (``best.ckpt`` + ``panel.json``); None: the one
         shipped with graphnorm (`graphnorm.pretrained.admet_panel_folder`)."""
-        from graphnorm.checkpoints import load_checkpoint
         from graphnorm.pretrained import PretrainedError, admet_panel_folder
 
         try:
             folder = Path(folder) if folder is not None else admet_panel_folder()
         except PretrainedError as err:
             raise PanelError(str(err)) from err
-        model, panel_path = folder / MODEL_FILE, folder / PANEL_FILE
-        for path in (model, panel_path):
+        panel_path = folder / PANEL_FILE
+        for path in (folder / MODEL_FILE, panel_path):
             if not path.is_file():
                 raise PanelError(f"{folder}: no {path.name} (a panel folder holds the model, "
                                  f"{MODEL_FILE}, and {PANEL_FILE} from `graphnorm panel "
@@ -94,12 +92,18 @@ class AdmetPanel:
             panel = Panel.read(panel_path)
         except PanelFileError as err:
             raise PanelError(f"not a panel file: {err}") from err
-        if hashlib.sha256(model.read_bytes()).hexdigest() != panel.checkpoint_sha256:
-            raise PanelError(f"{panel_path} was built for another checkpoint than {model}: "
-                             "rebuild it (`graphnorm panel build <run>`)")
+        from graphnorm.panel.networks import built_for, load_networks
+
+        try:
+            if not built_for(panel, folder):
+                raise PanelError(f"{panel_path} was built for another checkpoint than {folder}'s "
+                                 f"{MODEL_FILE} and members: rebuild it (`graphnorm panel build "
+                                 "<run>`)")
+            loaded = load_networks(folder)
+        except PanelFileError as err:
+            raise PanelError(str(err)) from err
         from .panel_boosters import PanelBoosters
 
-        loaded = load_checkpoint(model)
         descriptors = getattr(loaded.featurizer, "descriptors", None)
         boosters = PanelBoosters.load(folder, panel, descriptors or None, PanelError)
         return cls(loaded, panel, all_endpoints, batch_size, boosters)

@@ -194,16 +194,16 @@ def quantity_endpoints(run, entries: list, held: dict) -> list:
     return added + sources
 
 
-def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> Panel:
-    """The panel of ``checkpoint`` (a `graphnorm pretrain` best.ckpt of ``run``'s spec)."""
+def build_panel(run, folder: Path, raw_dir=None, seed: int = 0) -> Panel:
+    """The panel of ``folder``'s networks (a `graphnorm pretrain` run of ``run``'s spec: its
+    best.ckpt, or the members `graphnorm panel ensemble` assembled there, averaged)."""
     import torch
-
-    from graphnorm.checkpoints import load_checkpoint
 
     from graphnorm.pretrain.evaluate import forward_all
 
-    loaded = load_checkpoint(checkpoint)
-    model, corpus = loaded.model, run.corpus
+    from .networks import digests, load_networks
+
+    model, corpus = load_networks(folder).model, run.corpus
     held = held_out_predictions(run, model)
     y, emb, rows, select = held["y"], held["embeddings"], held["rows"], held["select"]
     binary, trained = run.scaling.binary.numpy(), run.scaling.trained.numpy()
@@ -223,7 +223,8 @@ def build_panel(run, checkpoint: Path, raw_dir=None, seed: int = 0) -> Panel:
     domain = domain_yardstick(train_emb, emb[select], seed)
     if run.quantity_of is not None:
         entries = quantity_endpoints(run, entries, held)
-    return Panel(checkpoint_sha256=hashlib.sha256(Path(checkpoint).read_bytes()).hexdigest(),
+    shas = digests(folder)
+    return Panel(checkpoint_sha256=shas[0], member_sha256=shas if len(shas) > 1 else None,
                  corpus_sha256=corpus.checksum(), held_out_molecules=int(len(rows)),
                  selection_molecules=int(select.sum()),
                  rule="graphnorm.panel.build: held-out scaffolds dealt to S/R halves, the "

@@ -128,6 +128,17 @@ def _predictor(e) -> str:
     return "booster+network" if e.reads_network else "booster"
 
 
+def _member_lines(panel) -> list[str]:
+    """An ensemble's line (`graphnorm.panel.networks`): how many networks, and which."""
+    shas = panel.checkpoints
+    if len(shas) < 2:
+        return []
+    return [f"- The mean of {len(shas)} such networks, one recipe trained with different seeds "
+            "on the same held-out scaffolds (`graphnorm panel ensemble`); its training line "
+            "below is the first's. Members' sha256: "
+            + ", ".join(f"`{s[:16]}…`" for s in shas) + "."]
+
+
 def _training_lines(spec: dict, log: list, best: dict, panel) -> list[str]:
     """How the checkpoint was trained: the lowest held-out loss's, or a refit's last."""
     last = log[-1] if log else {}
@@ -178,6 +189,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         f"- Graphormer with its [VNode], {spec['num_layers']} blocks x {spec['hidden']} (FFN "
         f"{spec['ffn_hidden']}), norm `{spec['norm']}`, {data.get('parameters', 0):,} parameters; "
         f"one head output per corpus task ({data.get('tasks')}).",
+        *_member_lines(panel),
         *_training_lines(spec, log, best, panel),
         f"- Checkpoint sha256 `{panel.checkpoint_sha256[:16]}…`; corpus sha256 "
         f"`{data.get('corpus_sha256', '')[:16]}…`.", "",

@@ -59,10 +59,8 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     """Fit what is missing (J's boosters, then, with ``backbone``, K's against J's panel),
     then write the hybrid ``panel.json``, its bundle and ``readout.md``; returns the
     summary's path."""
-    from graphnorm.checkpoints import load_checkpoint
-
-    from graphnorm.pretrain.folder import BEST_FILE
     from .build import endpoint, held_out_predictions
+    from .networks import load_networks
 
     out = Path(out)
     if not (out / PANEL_FILE).is_file():
@@ -71,7 +69,7 @@ def write_readout_panel(run, out: Path, threads: int = 1, progress: bool = True,
     if Panel.read(out / PANEL_FILE).readouts_sha256 is None:  # panel build wrote it: the
         shutil.copyfile(out / PANEL_FILE, out / HEAD_PANEL)  # head's panel
     head = Panel.read(out / HEAD_PANEL)
-    model = load_checkpoint(out / BEST_FILE).model
+    model = load_networks(out).model
     held = held_out_predictions(run, model)  # once: the fits and the panel read it
     j_rows = fit_readouts(run, out, threads, progress, MORGAN, held=held)
     features = CorpusFeatures(run, held["rows"], progress, model if backbone else None, held)

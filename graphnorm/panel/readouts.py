@@ -152,15 +152,14 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     head, or against ``current[task]`` (held-out predictions of the panel's predictor: logits
     or values, in `held_out_predictions`' order) where given; ``"against"`` says which.
     ``held``: the run's `held_out_predictions` of its best.ckpt, when the caller has them."""
-    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.data.build import stage
     from graphnorm.tasks import REGRESSION, target_transforms
 
-    from graphnorm.pretrain.folder import BEST_FILE
     from graphnorm.panel import Panel
     from graphnorm.quantities import PREFIX
 
     from .build import held_out_predictions
+    from .networks import load_networks
 
     out = Path(out)
     if not getattr(run.spec, "descriptors", None):
@@ -181,7 +180,7 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     stage(progress, f"readouts ({variant}): {len(judged)} judged endpoints, {len(done)} done, "
                     f"{len(todo)} to go")
     if todo:
-        model = load_checkpoint(out / BEST_FILE).model
+        model = load_networks(out).model
         held = held if held is not None else held_out_predictions(run, model)
         if current and any(len(p) != len(held["rows"]) for p in current.values()):
             raise ValueError("current predictions must cover every held-out molecule, in "

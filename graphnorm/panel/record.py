@@ -160,6 +160,9 @@ class Panel:
     # a refit (`panel.refit`): the checkpoint of the held-out build whose choices, scores,
     # intervals and calibrations this panel carries; None: measured on this checkpoint
     refit_of: Optional[str] = None
+    # an ensemble's folder (`panel.networks`): every member's checkpoint sha256, in order, the
+    # first ``checkpoint_sha256``; None: one network
+    member_sha256: Optional[list] = None
 
     @property
     def shown(self) -> int:
@@ -170,6 +173,11 @@ class Panel:
 
     def endpoint(self, task: str) -> Optional[Endpoint]:
         return next((e for e in self.endpoints if e.task == task), None)
+
+    @property
+    def checkpoints(self) -> list:
+        """The sha256 of each network it averages (one for a single network)."""
+        return list(self.member_sha256) if self.member_sha256 else [self.checkpoint_sha256]
 
     def booster_tasks(self) -> list[str]:
         return [e.task for e in self.endpoints if e.by_booster]
@@ -187,6 +195,8 @@ class Panel:
             d.update(readouts_sha256=self.readouts_sha256, readout_rule=self.readout_rule)
         if self.refit_of is not None:
             d["refit_of"] = self.refit_of
+        if self.member_sha256 is not None:
+            d["member_sha256"] = list(self.member_sha256)
         d["endpoints"] = [e.to_dict() for e in self.endpoints]
         return d
 
@@ -198,7 +208,7 @@ class Panel:
             panel = cls(d["checkpoint_sha256"], d["corpus_sha256"], int(d["held_out_molecules"]),
                         int(d["selection_molecules"]), d["rule"], dict(d["thresholds"]), domain,
                         endpoints, d.get("readouts_sha256"), d.get("readout_rule"),
-                        d.get("refit_of"))
+                        d.get("refit_of"), d.get("member_sha256"))
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, PanelFileError):
                 raise

@@ -95,6 +95,10 @@ def refit_panel(held_folder: Path, refit_run, refit_folder: Path, threads: int =
             raise RefitError(f"{folder}: no {', '.join(missing)} (the held-out build needs its "
                              "run and its panel built; the refit its run trained)")
     held = Panel.read(held_folder / PANEL_FILE)
+    if len(held.checkpoints) > 1:
+        raise RefitError(f"{held_folder} is an ensemble of {len(held.checkpoints)} networks: a "
+                         "refit carries one network's panel to one refitted network; an ensemble's "
+                         "panel is built on its members as they were trained")
     held_spec = PretrainSpec.from_dict(json.loads((held_folder / SPEC_FILE).read_text()))
     check_refit(held_spec, refit_run.spec, held, refit_run.corpus.checksum())
     held_sha = hashlib.sha256((held_folder / BEST_FILE).read_bytes()).hexdigest()

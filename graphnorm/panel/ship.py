@@ -20,6 +20,7 @@ from graphnorm.pretrain.folder import BEST_FILE, LOG_FILE, SPEC_FILE
 from .card import CARD_FILE
 from graphnorm.panel import PANEL_FILE, Panel, PanelFileError
 from graphnorm.panel.boosters import BUNDLE_FILE
+from graphnorm.panel.networks import built_for, load_networks, member_file
 
 SHIPPED_FILES = (BEST_FILE, PANEL_FILE, CARD_FILE)
 MAX_SHIPPED_BYTES = 15 * 2 ** 20  # issue 58: the weights inside the wheel, at most 15 MB
@@ -40,7 +41,7 @@ def shipped_folder() -> Path:
 def check_shippable(run: Path) -> dict:
     """What ``source.json`` will say, once every check passed; ShipError naming the first
     that fails."""
-    from graphnorm.checkpoints import CheckpointError, load_checkpoint
+    from graphnorm.checkpoints import CheckpointError
 
     run = Path(run)
     missing = [name for name in SHIPPED_FILES if not (run / name).is_file()]
@@ -52,9 +53,14 @@ def check_shippable(run: Path) -> dict:
         panel = Panel.read(run / PANEL_FILE)
     except PanelFileError as err:
         raise ShipError(str(err)) from err
-    if panel.checkpoint_sha256 != sha:
+    try:
+        same = built_for(panel, run)
+    except PanelFileError as err:
+        raise ShipError(str(err)) from err
+    if not same:
         raise ShipError(f"{run / PANEL_FILE} was built from another checkpoint than "
-                        f"{run / BEST_FILE}: rebuild it (panel build), then the card (panel card)")
+                        f"{run / BEST_FILE} (and its members): rebuild it (panel build), then "
+                        "the card (panel card)")
     if sha[:16] not in (run / CARD_FILE).read_text():
         raise ShipError(f"{run / CARD_FILE} describes another checkpoint than {run / BEST_FILE}: "
                         "rebuild it (panel card)")
@@ -65,9 +71,9 @@ def check_shippable(run: Path) -> dict:
             raise ShipError(f"{run / PANEL_FILE} names boosters that {bundle} does not hold: "
                             "rebuild them (panel readouts), then the card (panel card)")
     try:
-        load_checkpoint(run / BEST_FILE)
-    except CheckpointError as err:
-        raise ShipError(f"{run / BEST_FILE} does not load: {err}") from err
+        load_networks(run)
+    except (CheckpointError, PanelFileError) as err:
+        raise ShipError(f"{run}: a network does not load: {err}") from err
     size = sum((run / name).stat().st_size for name in shipped_files(panel))
     if size > MAX_SHIPPED_BYTES:
         raise ShipError(f"{run}: {size / 2 ** 20:.1f} MB to ship, more than the wheel's "
@@ -75,14 +81,17 @@ def check_shippable(run: Path) -> dict:
     spec = json.loads((run / SPEC_FILE).read_text()) if (run / SPEC_FILE).is_file() else {}
     steps = [json.loads(line).get("step") for line in (run / LOG_FILE).read_text().splitlines()
              if line.strip()] if (run / LOG_FILE).is_file() else []
-    return {"run": run.name, "checkpoint_sha256": sha, "corpus_sha256": panel.corpus_sha256,
+    return {"run": run.name, "checkpoint_sha256": sha, "member_sha256": panel.member_sha256,
+            "corpus_sha256": panel.corpus_sha256,
             "endpoints_shown": panel.shown, "steps_trained": max(steps, default=None),
             "spec": spec}
 
 
 def shipped_files(panel: Panel) -> tuple:
-    """The files a run ships: the boosters' bundle too when its panel is hybrid."""
-    return SHIPPED_FILES + ((BUNDLE_FILE,) if panel.readouts_sha256 is not None else ())
+    """The files a run ships: the boosters' bundle too when its panel is hybrid, and every
+    member's checkpoint when it averages several networks."""
+    members = tuple(member_file(".", k).name for k in range(1, len(panel.checkpoints)))
+    return SHIPPED_FILES + members + ((BUNDLE_FILE,) if panel.readouts_sha256 is not None else ())
 
 
 def ship(run: Path, dest: Optional[Path] = None) -> Path:

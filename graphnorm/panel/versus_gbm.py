@@ -149,7 +149,6 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     ``endpoints`` of them, if given) and write ``out/versus_gbm.md``; ``run``: the
     `setup.PretrainRun` of the folder's spec."""
     from graphnorm.baselines.boosted import boosted_trees
-    from graphnorm.checkpoints import load_checkpoint
     from graphnorm.data.build import stage
     from graphnorm.data.cache import cache_root
     from graphnorm.tasks import CLASSIFICATION, REGRESSION, target_transforms
@@ -160,6 +159,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
 
     from .build import held_out_predictions
     from .boosters import logit_of
+    from .networks import load_networks
     from .readouts import pooled_labels
 
     out = Path(out)
@@ -173,7 +173,7 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
     stage(progress, f"versus gbm: {len(judged)} judged endpoints, {len(done)} done, "
                     f"{len(todo)} to go")
     if todo:
-        held = held_out_predictions(run, load_checkpoint(out / BEST_FILE).model)
+        held = held_out_predictions(run, load_networks(out).model)
         corpus, index = run.corpus, {n: t for t, n in enumerate(run.corpus.task_names)}
         report = ~held["select"]
         sources, mol_of, labelled, needed = gbm_molecules(run, held, todo, index)

@@ -172,7 +172,7 @@ def test_a_quantity_run_shows_one_column_per_quantity(mapped, tmp_path, monkeypa
     for name, value in (("MIN_SELECT", 1), ("MIN_REPORT", 1), ("MIN_CLASS", 0),
                         ("MIN_R2", -1e9), ("MIN_AUROC", -1.0)):
         monkeypatch.setattr(P, name, value)
-    panel = P.build_panel(run, tmp_path / BEST_FILE, tmp_path)
+    panel = P.build_panel(run, tmp_path, tmp_path)
     quantities = {e.task: e for e in panel.endpoints if e.is_quantity}
     assert set(quantities) == {"quantity/logd74", "quantity/solubility", "quantity/ames"}
     assert quantities["quantity/ames"].binary and quantities["quantity/ames"].metric == "rocauc"
@@ -206,7 +206,7 @@ def test_the_card_of_a_quantity_panel_says_what_a_quantity_column_is(mapped, tmp
     train(run, tmp_path, 600, max_steps=2, eval_every=2, progress=False)
     for name, value in (("MIN_SELECT", 1), ("MIN_REPORT", 1), ("MIN_R2", -1e9)):
         monkeypatch.setattr(P, name, value)
-    P.build_panel(run, tmp_path / BEST_FILE, tmp_path).write(tmp_path)
+    P.build_panel(run, tmp_path, tmp_path).write(tmp_path)
     assert main(["panel", "card", str(tmp_path), "--raw-dir", str(tmp_path)]) == 0
     card = (tmp_path / "MODEL_CARD.md").read_text()
     assert "quantities measured by several public sources are one column each" in card
@@ -254,7 +254,7 @@ def test_a_regression_quantity_gets_one_booster_on_its_sources_labels_on_one_sca
     for name, value in (("MIN_SELECT", 1), ("MIN_REPORT", 1), ("MIN_CLASS", 0),
                         ("MIN_R2", -1e9), ("MIN_AUROC", -1.0)):
         monkeypatch.setattr(P, name, value)
-    P.build_panel(run, tmp_path / BEST_FILE, tmp_path).write(tmp_path)
+    P.build_panel(run, tmp_path, tmp_path).write(tmp_path)
     names = run.corpus.task_names
     ref, other = names.index(f"{NK}/solubility_EPA-sol"), names.index(f"{PB}/water_sol_reg")
     real = P.held_out_predictions
