@@ -1,10 +1,11 @@
-"""``graphnorm panel ensemble | build | readouts | refit | versus-gbm | compare | card | ship |
-versus``: the ADMET panel of a trained pre-training run, one command per step, each with its
+"""``graphnorm panel ensemble | build | readouts | related | refit | versus-gbm | compare | card |
+ship | versus``: the ADMET panel of a trained pre-training run, one command per step, each with its
 own flags.
 
     graphnorm panel ensemble OUT RUN RUN...   # one recipe's runs (by seed), averaged, in OUT
     graphnorm panel build RUN          # panel.json: which endpoints hold up on held-out scaffolds
     graphnorm panel readouts RUN       # one-table boosters where they beat the head
+    graphnorm panel related RUN        # a species' column read through another's, where better
     graphnorm panel refit RUN REFIT    # carry RUN's panel to REFIT (same recipe, every row)
     graphnorm panel versus-gbm RUN     # each judged endpoint against one gbm per table
     graphnorm panel compare REF RUN... --out DIR   # backbones endpoint by endpoint
@@ -13,7 +14,7 @@ own flags.
     graphnorm panel versus MEASURED.csv --match asap-admet-ai --admet-ai-python PY --out DIR
                                        # Spearman per quantity against a peer (ADMET-AI)
 
-The work is graphnorm/panel/'s (networks.py, build.py, readouts.py and hybrid.py, refit.py, versus_gbm.py,
+The work is graphnorm/panel/'s (networks.py, build.py, readouts.py and hybrid.py, related.py, refit.py, versus_gbm.py,
 compare.py, card.py, ship.py, versus.py; the file format: record.py, boosters.py), on a run
 that graphnorm/pretrain/ trained.
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-STEPS = ("ensemble", "build", "readouts", "refit", "versus-gbm", "compare", "card", "ship", "versus")
+STEPS = ("ensemble", "build", "readouts", "related", "refit", "versus-gbm", "compare", "card", "ship", "versus")
 
 
 def _data_flags(p: argparse.ArgumentParser) -> None:
@@ -56,6 +57,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "reads the network's embedding and outputs, set against that panel")
     r.add_argument("--threads", type=int, default=1)
     _data_flags(r)
+    q = steps.add_parser("related", help="read a quantity column through a related one (the "
+                         "same measurement in another species: a + b x its value, fitted on "
+                         "training labels) where the selection half says it is better; after "
+                         "readouts; rewrites RUN/panel.json, rows in RUN/related.jsonl")
+    q.add_argument("run", metavar="RUN")
+    _data_flags(q)
     f = steps.add_parser("refit", help="carry a held-out build's panel (its choices, scores, "
                          "intervals) to REFIT, the same recipe trained on every row (pretrain "
                          "--val-percent 0): its boosters and far-from-training yardstick are "
@@ -158,6 +165,14 @@ def run(args: argparse.Namespace) -> int:
     run_ = open_run(folder, args.raw_dir, args.tdc_dir, max(1, args.workers), progress)
     if args.step == "build":
         return _build(run_, folder, args.raw_dir)
+    if args.step == "related":
+        from graphnorm.panel.related import related_panel
+
+        panel = related_panel(run_, folder, progress)
+        read = [e.task for e in panel.endpoints if e.by_related]
+        print(f"[graphnorm panel] {folder / 'panel.json'}: {len(read)} columns read through a "
+              f"related one{': ' + ', '.join(read) if read else ''}; {panel.shown} shown")
+        return 0
     if args.step == "versus-gbm":
         from graphnorm.panel.versus_gbm import versus_gbm
 

@@ -52,7 +52,9 @@ class AdmetPanel:
             raise PanelError("no endpoint of this panel held up on held-out molecules: "
                              "nothing to show (--all shows them with their scores)")
         # a quantity endpoint shows one checkpoint output (its reference source's)
-        missing = [e.output or e.task for e in chosen if (e.output or e.task) not in names]
+        # a related entry reads another quantity's output through its affine map
+        read = [e.via or e.output or e.task for e in chosen]
+        missing = [name for name in read if name not in names]
         if missing:
             raise PanelError(f"the panel names tasks the model does not have: {missing[:3]}")
         self.entries = chosen
@@ -60,9 +62,13 @@ class AdmetPanel:
         if self.by_booster and boosters is None:
             raise PanelError("the panel predicts some endpoints with one-table boosters; load "
                              "it with AdmetPanel.load(folder), which reads them")
-        self.index = np.array([names.index(e.output or e.task) for e in chosen], dtype=np.int64)
-        self.mean = loaded.target_mean.numpy().reshape(-1)[self.index]
-        self.std = loaded.target_std.numpy().reshape(-1)[self.index]
+        self.index = np.array([names.index(name) for name in read], dtype=np.int64)
+        self.mean = loaded.target_mean.numpy().reshape(-1)[self.index].copy()
+        self.std = loaded.target_std.numpy().reshape(-1)[self.index].copy()
+        for j, e in enumerate(chosen):  # a + b (z std + mean) = z (b std) + (a + b mean)
+            if e.by_related:
+                a, b = e.affine
+                self.mean[j], self.std[j] = a + b * self.mean[j], b * self.std[j]
         self.binary = np.array([e.binary for e in chosen])
         # Platt scaling fitted on the selection half (panel.build.calibrated); (1, 0) = raw
         scale = np.array([e.platt_scale for e in chosen], dtype=float)
@@ -113,7 +119,7 @@ class AdmetPanel:
         interval half-width (regression) or calibration error (binary)."""
         keys = ("task", "kind", "units", "metric", "score", "n", "halfwidth", "ece")
         return pd.DataFrame([{**{k: getattr(e, k) for k in keys},
-                              "predictor": "booster" if e.by_booster else "head"}
+                              "predictor": e.predictor}
                              for e in self.entries])
 
     def predict(self, smiles: Sequence[str], errors: Optional[list] = None,

@@ -9,8 +9,8 @@
   per table (`versus_gbm`), against a peer's panel (`versus`), with one paired bootstrap
   (`bootstrap`). Each is a ``graphnorm panel`` command (graphnorm/cli/panel.py).
 """
-from .record import (BACKBONE, BOOSTER, PANEL_FILE, Domain, Endpoint, Panel, PanelFileError,
-                     nearest_distance, platt_probability)
+from .record import (BACKBONE, BOOSTER, PANEL_FILE, RELATED, Domain, Endpoint, Panel,
+                     PanelFileError, nearest_distance, platt_probability)
 
-__all__ = ["BACKBONE", "BOOSTER", "PANEL_FILE", "Domain", "Endpoint", "Panel", "PanelFileError",
+__all__ = ["BACKBONE", "BOOSTER", "PANEL_FILE", "RELATED", "Domain", "Endpoint", "Panel", "PanelFileError",
            "nearest_distance", "platt_probability"]

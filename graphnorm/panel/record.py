@@ -23,6 +23,7 @@ import numpy as np
 PANEL_FILE = "panel.json"
 BOOSTER = "booster"  # an endpoint's ``readout`` when a one-table booster predicts it
 BACKBONE = "backbone"  # a booster's ``features`` when it also reads the network
+RELATED = "related"  # an endpoint's ``readout`` when it is read through a related column
 
 
 class PanelFileError(ValueError):
@@ -47,13 +48,17 @@ class Endpoint:
     ece_uncalibrated: Optional[float] = None  # binary: R's calibration error of sigmoid(z)
     ece: Optional[float] = None  # ... and of the Platt-scaled probability
     platt: Optional[tuple] = None  # binary: (a, b), probability sigmoid(a z + b)
-    readout: Optional[str] = None  # BOOSTER when a one-table booster predicts it
+    readout: Optional[str] = None  # BOOSTER (a one-table booster predicts it) or RELATED
     features: Optional[str] = None  # what that booster reads: "morgan" | BACKBONE
     head: Optional[dict] = None  # the head's own scores the booster replaced
     # a quantity run (`pretrain --targets quantities`): a source's quantity, and a quantity
     # endpoint's ("quantity/<name>") checkpoint output, the source whose assay scale it shows
     quantity: Optional[str] = None
     output: Optional[str] = None
+    # RELATED (`panel.related`): the value is a + b x the head's value of checkpoint output
+    # ``via`` (a related quantity's column, e.g. human for mouse CLint); ``affine`` = (a, b)
+    via: Optional[str] = None
+    affine: Optional[tuple] = None
 
     @property
     def is_quantity(self) -> bool:
@@ -70,6 +75,17 @@ class Endpoint:
     def by_booster(self) -> bool:
         """Whether a one-table booster predicts it rather than the network's head."""
         return self.readout == BOOSTER
+
+    @property
+    def by_related(self) -> bool:
+        """Whether it is read through a related quantity's column (``via``, ``affine``)."""
+        return self.readout == RELATED
+
+    @property
+    def predictor(self) -> str:
+        """What predicts it, in words: "head", "booster" or "related: <via>"."""
+        return "booster" if self.by_booster else f"related: {self.via}" if self.by_related \
+            else "head"
 
     @property
     def reads_network(self) -> bool:
@@ -92,9 +108,11 @@ class Endpoint:
         else:
             d["halfwidth"] = self.halfwidth
         d["shown"] = self.shown
-        for f in ("readout", "features", "head", "quantity", "output"):
+        for f in ("readout", "features", "head", "quantity", "output", "via"):
             if getattr(self, f) is not None:
                 d[f] = getattr(self, f)
+        if self.affine is not None:
+            d["affine"] = list(self.affine)
         return d
 
     @classmethod
@@ -105,8 +123,9 @@ class Endpoint:
             raise PanelFileError(f"endpoint {d.get('task', '?')!r}: "
                                  + (f"missing {missing}" if missing else f"unknown {unknown}"))
         d = dict(d)
-        if d.get("platt") is not None:
-            d["platt"] = tuple(d["platt"])
+        for f in ("platt", "affine"):
+            if d.get(f) is not None:
+                d[f] = tuple(d[f])
         return cls(**d)
 
 

@@ -13,9 +13,10 @@ A layer beside `graphnorm.data`: it imports only `graphnorm.tasks`; it rebuilds 
 is handed by that corpus's own type.
 """
 from .harmonize import PREFIX, Harmonized, InQuantityUnits, harmonize, to_quantity_units
-from .registry import (QUANTITIES, SOURCES, UNMAPPED, Quantity, QuantityError, Source,
-                       check_registry, source_of, sources_of, sources_recorded)
+from .registry import (QUANTITIES, SOURCES, SPECIES_GROUPS, UNMAPPED, Quantity, QuantityError,
+                       Source, check_registry, related_quantities, source_of, sources_of,
+                       sources_recorded)
 
-__all__ = ["PREFIX", "Harmonized", "InQuantityUnits", "harmonize", "to_quantity_units", "QUANTITIES", "SOURCES", "UNMAPPED", "Quantity",
-           "QuantityError", "Source", "check_registry", "source_of", "sources_of",
-           "sources_recorded"]
+__all__ = ["PREFIX", "Harmonized", "InQuantityUnits", "harmonize", "to_quantity_units", "QUANTITIES", "SOURCES", "SPECIES_GROUPS", "UNMAPPED",
+           "Quantity", "QuantityError", "Source", "check_registry", "related_quantities",
+           "source_of", "sources_of", "sources_recorded"]

@@ -146,6 +146,14 @@ SOURCES: tuple[Source, ...] = (
       for c in ("2c9", "2d6", "3a4")),
 )
 
+# one measurement in several species: a sparse species' column may be read through another's
+# (`graphnorm.panel.related`, chosen on held-out molecules); each group shares unit and kind
+SPECIES_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("clint_microsomal_human", "clint_microsomal_rat", "clint_microsomal_mouse"),
+    ("clint_hepatocyte_human", "clint_hepatocyte_rat"),
+    ("fu_plasma_human", "fu_plasma_rat", "fu_plasma_mouse", "fu_plasma_dog"),
+)
+
 # endpoints that measure a mapped quantity but are left out, and why
 UNMAPPED: dict[str, str] = {
     "adme_mtft/clint": "species and unit not stated (log10 CLint 'units as its source')",
@@ -155,11 +163,18 @@ UNMAPPED: dict[str, str] = {
 }
 
 
-def check_registry(quantities=None, sources=None) -> None:
+def check_registry(quantities=None, sources=None, groups=None) -> None:
     """Refuse a map that would mix units: every source names a known quantity, at most once,
-    and its conversion reads the unit it states and writes its quantity's unit."""
+    and its conversion reads the unit it states and writes its quantity's unit; the
+    quantities of a species group share one unit and kind."""
     quantities = QUANTITIES if quantities is None else quantities
     sources = SOURCES if sources is None else sources
+    for group in SPECIES_GROUPS if groups is None else groups:
+        unknown = [q for q in group if q not in quantities]
+        if unknown:
+            raise QuantityError(f"species group {group}: unknown quantity {unknown[0]!r}")
+        if len({(quantities[q].unit, quantities[q].kind) for q in group}) > 1:
+            raise QuantityError(f"species group {group}: its quantities differ in unit or kind")
     seen = set()
     for s in sources:
         if s.endpoint in seen:
@@ -178,6 +193,13 @@ def check_registry(quantities=None, sources=None) -> None:
                 f"{s.endpoint} states {s.stated!r}; conversion {s.convert!r} reads "
                 f"{conv.reads!r} and writes {conv.writes!r}, but {s.quantity} is in {want!r}: "
                 "the source's unit does not match its quantity's")
+
+
+def related_quantities(quantity: str) -> tuple[str, ...]:
+    """The same measurement in the other species of ``quantity``'s group (`SPECIES_GROUPS`);
+    () for a quantity in none."""
+    group = next((g for g in SPECIES_GROUPS if quantity in g), ())
+    return tuple(q for q in group if q != quantity)
 
 
 def sources_of(quantity: str) -> list[Source]:

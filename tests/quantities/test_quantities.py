@@ -36,6 +36,19 @@ def test_a_source_whose_unit_does_not_convert_to_its_quantitys_is_refused_by_nam
         check_registry(sources=(source_of(f"{NK}/solubility_EPA-sol"),) * 2)
 
 
+def test_species_groups_relate_one_measurement_in_one_unit():
+    from graphnorm.quantities import related_quantities
+
+    assert related_quantities("clint_microsomal_mouse") == ("clint_microsomal_human",
+                                                            "clint_microsomal_rat")
+    assert related_quantities("fu_plasma_dog")[0] == "fu_plasma_human"
+    assert related_quantities("logd74") == ()
+    with pytest.raises(QuantityError, match="differ in unit or kind"):
+        check_registry(groups=(("fu_plasma_human", "clint_microsomal_human"),))
+    with pytest.raises(QuantityError, match="unknown quantity 'fu_plasma_cat'"):
+        check_registry(groups=(("fu_plasma_human", "fu_plasma_cat"),))
+
+
 def test_conversions_put_each_source_on_its_quantitys_scale():
     conv = u.CONVERSIONS
     assert conv["log_nM_to_log_M"].apply(np.array([6.0]))[0] == pytest.approx(-3.0)  # 1 mM
