@@ -122,7 +122,18 @@ def _quantity_lines(panel) -> list[str]:
             f"training labels; {folded} source columns are folded into them."]
 
 
+def _related_lines(shown: list) -> list[str]:
+    """The columns read through another species' column (`graphnorm panel related`)."""
+    read = [e for e in shown if e.by_related]
+    return [f"- `{e.task}` is read through `{e.via}` (the same measurement in another "
+            f"species): {e.affine[0]:.3f} + {e.affine[1]:.3f} x its value, fitted on this "
+            "column's training labels; it beat the column's own predictor on the choosing "
+            "half." for e in read]
+
+
 def _predictor(e) -> str:
+    if e.by_related:
+        return "related"
     if not e.by_booster:
         return "head"
     return "booster+network" if e.reads_network else "booster"
@@ -204,6 +215,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         "(docs/pretraining.md).",
         *_gbm_lines([e for e in shown if not e.by_booster], gbm),
         *_readout_lines(shown),
+        *_related_lines(shown),
         *_quantity_lines(panel),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",

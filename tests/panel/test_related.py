@@ -123,3 +123,7 @@ def test_the_panel_predicts_and_explains_through_the_related_column(species):
     mouse = explain_endpoint(panel, ["c1ccccc1O"], MOUSE, "occlusion").scores[0]
     human = explain_endpoint(panel, ["c1ccccc1O"], human_output, "occlusion").scores[0]
     assert np.allclose(mouse, -1.3 * human, atol=1e-6)
+    from graphnorm.cli import main
+
+    assert main(["panel", "card", str(out), "--raw-dir", str(out.parent)]) == 0
+    assert f"`{MOUSE}` is read through `{human_output}`" in (out / "MODEL_CARD.md").read_text()
