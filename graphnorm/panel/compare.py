@@ -42,19 +42,19 @@ def _aligned(held: dict, rows: np.ndarray, name: str) -> dict:
     return {k: v[idx] for k, v in held.items()}
 
 
-def compare_backbones(runs: dict, checkpoints: dict, endpoints: list[dict]) -> list[dict]:
+def compare_backbones(runs: dict, folders: dict, endpoints: list[dict]) -> list[dict]:
     """Per endpoint: each backbone's S and R scores; for every backbone after the first (the
     reference), its interval and verdict against the reference on each half. ``runs``: name
-    -> the `PretrainRun` whose featurized molecules that checkpoint reads (one with
-    descriptors needs a run featurized with them; runs of the same data may be one object)."""
-    from graphnorm.checkpoints import load_checkpoint
-
+    -> the `PretrainRun` whose featurized molecules that run folder's networks read (one with
+    descriptors needs a run featurized with them; runs of the same data may be one object);
+    ``folders``: name -> the run folder (its best.ckpt, or an ensemble's members)."""
     from .build import held_out_predictions
+    from .networks import load_networks
 
-    names = list(checkpoints)
+    names = list(folders)
     ref = names[0]
-    held = {n: held_out_predictions(runs[n], load_checkpoint(p).model)
-            for n, p in checkpoints.items()}
+    held = {n: held_out_predictions(runs[n], load_networks(p).model)
+            for n, p in folders.items()}
     held = {n: _aligned(h, held[ref]["rows"], n) for n, h in held.items()}
     run = runs[ref]
     index = {name: t for t, name in enumerate(run.corpus.task_names)}
@@ -138,8 +138,7 @@ def write_comparison(run_dirs: list[Path], out: Path, raw_dir=None, progress: bo
         if key not in by_data:
             by_data[key] = PretrainRun(PretrainSpec.from_dict(spec), raw_dir, progress=progress)
         runs[name] = by_data[key]
-    rows = compare_backbones(runs, {n: d / "best.ckpt" for n, d in zip(names, run_dirs)},
-                             endpoints)
+    rows = compare_backbones(runs, dict(zip(names, run_dirs)), endpoints)
     out.mkdir(parents=True, exist_ok=True)
     (out / "compare.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     gbm = {r["task"]: r["single_table"] for r in read_rows(run_dirs[0])}  # none: not run
