@@ -23,7 +23,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-STEPS = ("ensemble", "build", "readouts", "related", "refit", "versus-gbm", "compare", "card", "ship", "versus")
+STEPS = ("ensemble", "build", "readouts", "related", "refit", "versus-gbm", "compare", "card",
+         "ship", "versus")
 
 
 def _data_flags(p: argparse.ArgumentParser) -> None:
@@ -78,7 +79,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     v.add_argument("--endpoints", type=int, help="the first N judged endpoints only (a dry run)")
     v.add_argument("--threads", type=int, default=1)
     _data_flags(v)
-    c = steps.add_parser("compare", help="score these runs' best.ckpt endpoint by endpoint on "
+    c = steps.add_parser("compare", help="score these runs' networks endpoint by endpoint on "
                          "the held-out halves against the first (its splits, its panel's "
                          "endpoints; paired bootstrap): compare.md and compare.jsonl")
     c.add_argument("runs", nargs="+", metavar="RUN")
