@@ -14,9 +14,9 @@ own flags.
     graphnorm panel versus MEASURED.csv --match asap-admet-ai --admet-ai-python PY --out DIR
                                        # Spearman per quantity against a peer (ADMET-AI)
 
-The work is graphnorm/panel/'s (networks.py, build.py, readouts.py and hybrid.py, related.py, refit.py, versus_gbm.py,
-compare.py, card.py, ship.py, versus.py; the file format: record.py, boosters.py), on a run
-that graphnorm/pretrain/ trained.
+The work is graphnorm/panel/'s (networks.py, build.py, readouts.py and hybrid.py, related.py,
+refit.py, versus_gbm.py, compare.py, card.py, ship.py, versus.py; the file format: record.py,
+boosters.py), on a run that graphnorm/pretrain/ trained.
 """
 from __future__ import annotations
 
