@@ -45,6 +45,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                          "are averaged; then build its panel (panel build OUT)")
     e.add_argument("out", metavar="OUT")
     e.add_argument("runs", nargs="+", metavar="RUN", help="the runs, the first's records kept")
+    e.add_argument("--half", action="store_true", help="store each member's weights in "
+                   "float16 (half the bytes, so several fit the wheel; computing stays float32 "
+                   "and the panel is built on what is stored)")
     b = steps.add_parser("build", help="score the run's best.ckpt per endpoint on its "
                          "held-out molecules: RUN/panel.json (the rule: graphnorm/panel/build.py)")
     b.add_argument("run", metavar="RUN")
@@ -143,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     if args.step == "ensemble":
         from graphnorm.panel.networks import assemble, member_files
 
-        out = assemble(Path(args.out), [Path(r) for r in args.runs])
+        out = assemble(Path(args.out), [Path(r) for r in args.runs], half=args.half)
         print(f"[graphnorm panel] {out}: the mean of {len(member_files(out))} networks; build "
               f"its panel next (graphnorm panel build {out})")
         return 0

@@ -111,11 +111,14 @@ def load_networks(folder):
     return replace(first, model=NetworkMean([m.model for m in loaded]).eval())
 
 
-def assemble(out, runs) -> Path:
+def assemble(out, runs, half: bool = False) -> Path:
     """``out``: a run folder whose networks are the ``runs``' ``best.ckpt`` (the first's as
     ``best.ckpt``, then ``member_<k>.ckpt``), with the first run's spec, data record, log and
     run record, so the panel commands treat it as that run. The runs must be one recipe:
-    their ``pretrain.json`` equal but for the seed, the seeds all different."""
+    their ``pretrain.json`` equal but for the seed, the seeds all different. ``half``: each
+    member's weights stored in float16 (`graphnorm.checkpoints.strip_checkpoint`), so that
+    several fit the wheel; the panel is then built on exactly what is stored."""
+    from graphnorm.checkpoints import strip_checkpoint
     from graphnorm.pretrain.folder import BEST_FILE, DATA_FILE, LOG_FILE, SPEC_FILE
     from graphnorm.run_folder import METRICS_FILE
 
@@ -146,8 +149,12 @@ def assemble(out, runs) -> Path:
         if (runs[0] / name).is_file():
             shutil.copyfile(runs[0] / name, out / name)
     for k, run in enumerate(runs):
-        shutil.copyfile(run / BEST_FILE, member_file(out, k))
+        if half:
+            strip_checkpoint(run / BEST_FILE, member_file(out, k), half=True)
+        else:
+            shutil.copyfile(run / BEST_FILE, member_file(out, k))
     record = [{"run": str(run), "seed": seed, "sha256": sha}
               for run, seed, sha in zip(runs, seeds, digests(out))]
-    (out / MEMBERS_FILE).write_text(json.dumps({"members": record}, indent=2) + "\n")
+    (out / MEMBERS_FILE).write_text(json.dumps({"members": record, "float16": half},
+                                               indent=2) + "\n")
     return out

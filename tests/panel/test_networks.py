@@ -141,6 +141,27 @@ def test_a_refit_refuses_an_ensemble(members, ensemble, tmp_path, capsys):
     assert "is an ensemble of 2 networks" in capsys.readouterr().err
 
 
+def test_members_stored_in_half_precision_load_and_predict_alike(members, ensemble, tmp_path):
+    from graphnorm.cli import main
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.panel.networks import member_files
+
+    first, second, _ = members
+    half = tmp_path / "half"
+    assert main(["panel", "ensemble", str(half), str(first), str(second), "--half"]) == 0
+    assert main(["panel", "build", str(half), "--raw-dir", str(tmp_path), "--quiet"]) == 0
+    state = torch.load(half / "member_1.ckpt", weights_only=True)["state_dict"]
+    floats = [v for v in state.values() if v.is_floating_point()]
+    assert floats and all(v.dtype == torch.float16 for v in floats)
+    assert json.loads((half / "members.json").read_text())["float16"] is True
+    for full, small in zip(member_files(ensemble), member_files(half)):
+        assert small.stat().st_size < 0.75 * full.stat().st_size
+    a = AdmetPanel.load(ensemble, all_endpoints=True).predict(SMILES)
+    b = AdmetPanel.load(half, all_endpoints=True).predict(SMILES)
+    task = a.columns[1]
+    assert np.allclose(a[task], b[task], rtol=1e-2, atol=1e-2, equal_nan=True)
+
+
 def test_one_network_loads_as_itself(members):
     from graphnorm.checkpoints import load_checkpoint
     from graphnorm.panel.networks import NetworkMean, load_networks
