@@ -23,7 +23,9 @@ from graphnorm.panel.boosters import BUNDLE_FILE
 from graphnorm.panel.networks import built_for, load_networks, member_file
 
 SHIPPED_FILES = (BEST_FILE, PANEL_FILE, CARD_FILE)
-MAX_SHIPPED_BYTES = 15 * 2 ** 20  # issue 58: the weights inside the wheel, at most 15 MB
+# issues 58 and 68: all package data (every shipped model, this panel and the rest of
+# graphnorm/pretrained/) inside the wheel, at most 15 MB
+MAX_SHIPPED_BYTES = 15 * 2 ** 20
 SOURCE_FILE = "source.json"
 
 
@@ -94,11 +96,30 @@ def shipped_files(panel: Panel) -> tuple:
     return SHIPPED_FILES + members + ((BUNDLE_FILE,) if panel.readouts_sha256 is not None else ())
 
 
+def package_data_beside(dest: Path) -> int:
+    """Bytes of the package data that stays when ``dest`` (the package's panel folder) is
+    replaced: every other file of graphnorm/pretrained/."""
+    root = dest.parent
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()
+               and dest not in p.parents and "__pycache__" not in p.parts)
+
+
 def ship(run: Path, dest: Optional[Path] = None) -> Path:
     """Copy ``run``'s shipped files into ``dest`` (default `shipped_folder`), replacing what
-    was there only once the new folder is complete."""
+    was there only once the new folder is complete. Into the package's own folder, the panel
+    and the rest of the package data must stay within `MAX_SHIPPED_BYTES`."""
     source = check_shippable(run)
     dest = Path(dest) if dest is not None else shipped_folder()
+    if dest.resolve() == shipped_folder().resolve():
+        panel_bytes = sum((Path(run) / name).stat().st_size
+                          for name in shipped_files(Panel.read(Path(run) / PANEL_FILE)))
+        total = panel_bytes + package_data_beside(dest)
+        if total > MAX_SHIPPED_BYTES:
+            raise ShipError(f"{run}: {panel_bytes / 2 ** 20:.1f} MB of panel beside "
+                            f"{(total - panel_bytes) / 2 ** 20:.1f} MB of other package data "
+                            f"in {dest.parent} is more than the wheel's "
+                            f"{MAX_SHIPPED_BYTES / 2 ** 20:.0f} MB (graphnorm panel ensemble "
+                            "--half stores members in half the bytes)")
     fresh, old = dest.with_name(dest.name + ".new"), dest.with_name(dest.name + ".old")
     for leftover in (fresh, old):  # an earlier ship interrupted half-way
         shutil.rmtree(leftover, ignore_errors=True)

@@ -79,3 +79,22 @@ def test_a_folder_it_may_not_write_is_named(carded, tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "mkdir", refuse)
     with pytest.raises(ShipError, match="panel ship RUN --to FOLDER"):
         ship(carded, tmp_path / "site-packages" / "admet")
+
+
+def test_shipping_into_the_package_counts_all_its_data(carded, tmp_path, monkeypatch):
+    from graphnorm.panel import ship as S
+
+    package = tmp_path / "pretrained"
+    dest = package / "admet"
+    dest.mkdir(parents=True)
+    (dest / "best.ckpt").write_bytes(b"the old panel: replaced, so not counted" * 1000)
+    (package / "backbone.ckpt").write_bytes(b"x" * 60_000)
+    monkeypatch.setattr(S, "shipped_folder", lambda: dest)
+    panel_bytes = sum(p.stat().st_size for p in carded.iterdir()
+                      if p.name in ("best.ckpt", "panel.json", "MODEL_CARD.md"))
+    monkeypatch.setattr(S, "MAX_SHIPPED_BYTES", panel_bytes + 59_000)
+    with pytest.raises(S.ShipError, match="of other package data"):
+        S.ship(carded)
+    assert (dest / "best.ckpt").read_bytes().startswith(b"the old panel")
+    monkeypatch.setattr(S, "MAX_SHIPPED_BYTES", panel_bytes + 61_000)
+    assert S.ship(carded) == dest and (dest / "panel.json").is_file()
