@@ -58,8 +58,9 @@ def halves_scores(y: np.ndarray, candidate: np.ndarray, current: np.ndarray,
     return out
 
 
-def head_values(run, model, rows: np.ndarray, output: int) -> np.ndarray:
-    """The head's value (in its unit) of ``output`` for corpus molecules ``rows``, in order."""
+def head_values(run, model, rows: np.ndarray) -> np.ndarray:
+    """The head's values [len(rows), T] (regression outputs in their units) of corpus
+    molecules ``rows``, in order."""
     from graphnorm.pretrain.evaluate import forward_all
 
     unique = np.unique(rows)
@@ -68,7 +69,7 @@ def head_values(run, model, rows: np.ndarray, output: int) -> np.ndarray:
     order = np.argsort(got)
     if not np.array_equal(got[order], unique):
         raise RuntimeError("the forward pass returned other molecules than asked")
-    value = z[order, output] * float(run.scaling.std[output]) + float(run.scaling.mean[output])
+    value = z[order] * run.scaling.std.numpy()[None, :] + run.scaling.mean.numpy()[None, :]
     return value[np.searchsorted(unique, rows)]
 
 
@@ -138,6 +139,7 @@ def related_panel(run, out, progress: bool = True) -> Panel:
         molecules = mol_of[np.concatenate([m for m, _ in parts])]
         ref = [t for t, _ in sources].index(index[e.output])
         y_h, cur_h, select = pooled_held(held, sources, lambda t, have, d: current(e, t, have, d))
+        values = None  # the head's values of the training molecules, once a candidate asks
         said = e.score_select
         got = halves_scores(y_h, cur_h, cur_h, select)["current"]
         if said is not None and got is not None and abs(got - said) > 1e-4:
@@ -148,7 +150,8 @@ def related_panel(run, out, progress: bool = True) -> Panel:
             if other is None:
                 continue
             via = index[other.output]
-            b, a = fit_map(head_values(run, model, molecules, via), y, source, len(sources))
+            values = head_values(run, model, molecules) if values is None else values
+            b, a = fit_map(values[:, via], y, source, len(sources))
             a = np.where(np.isnan(a), a[ref] + np.array([d for _, d in sources]) - sources[ref][1],
                          a)
             at = {t: k for k, (t, _) in enumerate(sources)}
