@@ -93,6 +93,18 @@ def test_every_candidate_is_scored_and_a_chosen_one_is_written_into_the_panel(sp
     assert e.via == before.endpoint(HUMAN).output and e.affine == (row["intercept"], row["slope"])
     assert e.output == before.endpoint(MOUSE).output  # the scale it shows is its own
     assert e.head["score_select"] == before.endpoint(MOUSE).score_select
+    # the map, fitted independently: the panel's view of the human column on the mouse
+    # column's training molecules (featurized from SMILES), against their mouse labels
+    from graphnorm.inference.admet_panel import AdmetPanel
+
+    corpus = run.corpus
+    molecule = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
+    train = np.isin(molecule, run.corpus_rows(run.train_positions)) & (corpus.task == mouse)
+    smiles = [corpus.smiles[m] for m in molecule[train]]
+    human = AdmetPanel.load(out, all_endpoints=True).predict(smiles)[e.via].to_numpy()
+    slope, intercept = np.polyfit(human, corpus.value[train], 1)
+    assert row["slope"] == pytest.approx(slope, rel=1e-3, abs=1e-4)
+    assert row["intercept"] == pytest.approx(intercept, rel=1e-3, abs=1e-4)
     back = Panel.read(out).endpoint(MOUSE)  # written, and it reads back
     assert (back.readout, back.via, back.affine, back.score) == (e.readout, e.via, e.affine,
                                                                  e.score)
