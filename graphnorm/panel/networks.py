@@ -142,9 +142,11 @@ def assemble(out, runs, half: bool = False) -> Path:
     seeds = [s.get("seed") for s in specs]
     if len(set(seeds)) < len(seeds):
         raise ValueError(f"seeds {seeds}: a seed twice would count one training twice")
+    if out.exists() and any(out.iterdir()):
+        raise ValueError(f"{out} is not empty: assemble an ensemble into a new folder (a "
+                         "panel, its boosters and their rows belong to the networks they were "
+                         "built on)")
     out.mkdir(parents=True, exist_ok=True)
-    for stale in out.glob("member_*.ckpt"):
-        stale.unlink()
     for name in (SPEC_FILE, DATA_FILE, LOG_FILE, METRICS_FILE):
         if (runs[0] / name).is_file():
             shutil.copyfile(runs[0] / name, out / name)

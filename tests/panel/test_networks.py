@@ -97,6 +97,10 @@ def test_only_one_recipes_runs_with_different_seeds_are_assembled(members, tmp_p
         assemble(first, [first, second])
     with pytest.raises(ValueError, match="two runs or more"):
         assemble(tmp_path / "e", [first])
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "readout.jsonl").write_text("{}\n")  # another ensemble's rows
+    with pytest.raises(ValueError, match="is not empty"):
+        assemble(tmp_path / "used", [first, second])
     spec = json.loads((second / "pretrain.json").read_text())
     (second / "pretrain.json").write_text(json.dumps({**spec, "hidden": 32, "lr": 1.0}))
     with pytest.raises(ValueError, match=r"not the recipe of .*\(hidden, lr differ\)"):
