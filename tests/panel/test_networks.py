@@ -121,9 +121,10 @@ def test_an_ensembles_atoms_are_the_members_mean_and_it_ships_whole(members, ens
     first, second, run = members
     build_panel(run, second, tmp_path).write(second)
     task = next(e.task for e in Panel.read(ensemble).endpoints if not e.binary)
-    scores = [explain_endpoint(AdmetPanel.load(f, all_endpoints=True), ["c1ccccc1O"], task,
-                               "occlusion").scores[0] for f in (ensemble, first, second)]
-    assert np.allclose(scores[0], (scores[1] + scores[2]) / 2, atol=1e-6)
+    for method in ("occlusion", "ig", "rollout"):
+        scores = [explain_endpoint(AdmetPanel.load(f, all_endpoints=True), ["c1ccccc1O"], task,
+                                   method, steps=8).scores[0] for f in (ensemble, first, second)]
+        assert np.allclose(scores[0], (scores[1] + scores[2]) / 2, atol=1e-5), method
     assert main(["panel", "card", str(ensemble), "--raw-dir", str(tmp_path)]) == 0
     assert "The mean of 2 such networks" in (ensemble / "MODEL_CARD.md").read_text()
     dest = tmp_path / "installed"
