@@ -87,6 +87,17 @@ def test_a_member_swapped_or_lost_is_refused_by_name(members, ensemble):
         AdmetPanel.load(ensemble)
 
 
+def test_a_member_of_another_scale_is_refused_by_name(ensemble):
+    from graphnorm.panel import PanelFileError
+    from graphnorm.panel.networks import load_networks
+
+    ckpt = torch.load(ensemble / "member_1.ckpt", weights_only=True)
+    ckpt["graphnorm"]["target_mean"] = [m + 1.0 for m in ckpt["graphnorm"]["target_mean"]]
+    torch.save(ckpt, ensemble / "member_1.ckpt")
+    with pytest.raises(PanelFileError, match="member_1.ckpt is not a member .* target scaling"):
+        load_networks(ensemble)
+
+
 def test_only_one_recipes_runs_with_different_seeds_are_assembled(members, tmp_path):
     from graphnorm.panel.networks import assemble
 
