@@ -2,11 +2,12 @@
 that held up on held-out molecules, in its units, with an interval and a flag when a molecule
 is far from the training data.
 
-The model is a ``graphnorm pretrain`` run's ``best.ckpt`` (one head output per corpus task)
-and the panel its ``panel.json`` (graphnorm/panel/build.py: which endpoints are shown,
-their held-out scores, the conformal half-widths, the far-from-training yardstick). Both are
-read from one folder; the panel names the checkpoint it was built from by its hash, and a
-panel of another checkpoint is refused.
+The model is a ``graphnorm pretrain`` run's ``best.ckpt`` (one head output per corpus task),
+or the members an ensemble folder averages (graphnorm/panel/networks.py), and the panel its
+``panel.json`` (graphnorm/panel/build.py: which endpoints are shown, their held-out scores,
+the conformal half-widths, the far-from-training yardstick). Both are read from one folder;
+the panel names the checkpoints it was built from by their hashes, and a panel of other
+checkpoints is refused.
 
     panel = AdmetPanel.load("runs/pretrain")
     frame = panel.predict(["CCO", "c1ccccc1O"])   # one row per molecule, in order
