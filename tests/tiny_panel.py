@@ -5,41 +5,9 @@ from pathlib import Path
 from tiny_corpus import make_tiny_corpus
 
 
-def make_tiny_panel(tmp_path: Path, descriptors=None):
-    """(run folder with best.ckpt and panel.json, the PretrainRun, the panel as its file's dict);
-    ``descriptors``: the head's descriptor set ("fast": what readout boosters read)."""
-    import torch
-
-    from graphnorm.panel import build as P
-    from graphnorm.pretrain import splits
-    from graphnorm.pretrain.fit import train
-    from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
-
-    corpus = make_tiny_corpus(tmp_path)
-    held = splits.HELD_TASK_MIN
-    splits.HELD_TASK_MIN = 100  # no held-out task: every head is trained
-    try:
-        torch.set_num_threads(1)
-        spec = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4,
-                            warmup_steps=3, exclude_tdc=False, val_percent=30,
-                            descriptors=descriptors)
-        run = PretrainRun(spec, corpus, cache=tmp_path / "cache", progress=False)
-    finally:
-        splits.HELD_TASK_MIN = held
-    out = tmp_path / "run"
-    out.mkdir()
-    run.write_records(out)
-    train(run, out, 600, max_steps=4, eval_every=2, progress=False)
-    panel = P.build_panel(run, out, corpus.parent)
-    panel.write(out)
-    return out, run, panel.to_dict()
-
-
-def train_tiny_member(tmp_path: Path, run, seed: int) -> Path:
-    """Another run of ``run``'s recipe (`make_tiny_panel`'s) with ``seed``, in
-    ``<tmp>/run<seed>``: an ensemble member (graphnorm.panel.networks)."""
-    import dataclasses
-
+def _trained(spec, corpus: Path, cache: Path, out: Path):
+    """The `PretrainRun` of ``spec`` on ``corpus`` (no held-out task: every head is trained),
+    trained 4 steps into ``out``."""
     import torch
 
     from graphnorm.pretrain import splits
@@ -50,12 +18,37 @@ def train_tiny_member(tmp_path: Path, run, seed: int) -> Path:
     splits.HELD_TASK_MIN = 100
     try:
         torch.set_num_threads(1)
-        other = PretrainRun(dataclasses.replace(run.spec, seed=seed), tmp_path / "admet_corpus",
-                            cache=tmp_path / "cache", progress=False)
+        run = PretrainRun(spec, corpus, cache=cache, progress=False)
     finally:
         splits.HELD_TASK_MIN = held
-    out = tmp_path / f"run{seed}"
     out.mkdir()
-    other.write_records(out)
-    train(other, out, 600, max_steps=4, eval_every=2, progress=False)
+    run.write_records(out)
+    train(run, out, 600, max_steps=4, eval_every=2, progress=False)
+    return run
+
+
+def make_tiny_panel(tmp_path: Path, descriptors=None):
+    """(run folder with best.ckpt and panel.json, the PretrainRun, the panel as its file's dict);
+    ``descriptors``: the head's descriptor set ("fast": what readout boosters read)."""
+    from graphnorm.panel import build as P
+    from graphnorm.pretrain.setup import PretrainSpec
+
+    corpus = make_tiny_corpus(tmp_path)
+    spec = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup_steps=3,
+                        exclude_tdc=False, val_percent=30, descriptors=descriptors)
+    out = tmp_path / "run"
+    run = _trained(spec, corpus, tmp_path / "cache", out)
+    panel = P.build_panel(run, out, corpus.parent)
+    panel.write(out)
+    return out, run, panel.to_dict()
+
+
+def train_tiny_member(tmp_path: Path, run, seed: int) -> Path:
+    """Another run of ``run``'s recipe (`make_tiny_panel`'s) with ``seed``, in
+    ``<tmp>/run<seed>``: an ensemble member (graphnorm.panel.networks)."""
+    import dataclasses
+
+    out = tmp_path / f"run{seed}"
+    _trained(dataclasses.replace(run.spec, seed=seed), tmp_path / "admet_corpus",
+             tmp_path / "cache", out)
     return out

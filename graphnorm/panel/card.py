@@ -132,11 +132,8 @@ def _related_lines(shown: list) -> list[str]:
 
 
 def _predictor(e) -> str:
-    if e.by_related:
-        return "related"
-    if not e.by_booster:
-        return "head"
-    return "booster+network" if e.reads_network else "booster"
+    """`Endpoint.predictor`, a booster that also reads the network marked so."""
+    return e.predictor + ("+network" if e.reads_network else "")
 
 
 def _member_lines(panel) -> list[str]:

@@ -119,7 +119,7 @@ def assemble(out, runs, half: bool = False) -> Path:
     member's weights stored in float16 (`graphnorm.checkpoints.strip_checkpoint`), so that
     several fit the wheel; the panel is then built on exactly what is stored."""
     from graphnorm.checkpoints import strip_checkpoint
-    from graphnorm.pretrain.folder import BEST_FILE, DATA_FILE, LOG_FILE, SPEC_FILE
+    from graphnorm.pretrain.folder import BEST_FILE, DATA_FILE, LOG_FILE, SPEC_FILE, check_trained
     from graphnorm.run_folder import METRICS_FILE
 
     runs, out = [Path(r) for r in runs], Path(out)
@@ -127,12 +127,7 @@ def assemble(out, runs, half: bool = False) -> Path:
         raise ValueError("an ensemble needs two runs or more")
     if out.resolve() in {r.resolve() for r in runs}:
         raise ValueError(f"{out}: assemble the ensemble into a folder of its own, not a member's")
-    specs = []
-    for run in runs:
-        for name in (SPEC_FILE, BEST_FILE):
-            if not (run / name).is_file():
-                raise FileNotFoundError(f"{run}: not a trained pre-training run (no {name})")
-        specs.append(json.loads((run / SPEC_FILE).read_text()))
+    specs = [json.loads((check_trained(run) / SPEC_FILE).read_text()) for run in runs]
     for run, spec in zip(runs[1:], specs[1:]):
         differ = sorted(k for k in set(spec) | set(specs[0])
                         if k not in RECIPE_FREE and spec.get(k) != specs[0].get(k))

@@ -219,7 +219,7 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
                 row["output"] = e.output
                 row["sources"] = [[run.corpus.task_names[u], d] for u, d in sources[e.task]]
             for half, part in (("select", select), ("report", ~select)):
-                row[half] = _half(binary, y_h[part], booster_h[part], base_h[part])
+                row[half] = paired_scores(binary, y_h[part], booster_h[part], base_h[part])
             row["chosen"] = row["select"]["lo"] is not None and row["select"]["lo"] > 0
             if row["chosen"]:
                 text = stored_text(est, x_train)
@@ -300,7 +300,7 @@ def _fmt(value) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _half(binary: bool, y: np.ndarray, booster: np.ndarray, head: np.ndarray) -> dict:
+def paired_scores(binary: bool, y: np.ndarray, booster: np.ndarray, head: np.ndarray) -> dict:
     """Both scores on one half and the 95 % paired interval of booster - head; None where
     the metric is undefined there (fewer than two molecules; one class, or no variance)."""
     from graphnorm.stats.bootstrap import metric_of, paired_interval, score

@@ -29,7 +29,6 @@ import numpy as np
 from .record import RELATED, Panel
 
 ROWS_FILE = "related.jsonl"
-SEED = 0
 
 
 def fit_map(x: np.ndarray, y: np.ndarray, source: np.ndarray, n_sources: int
@@ -45,17 +44,13 @@ def fit_map(x: np.ndarray, y: np.ndarray, source: np.ndarray, n_sources: int
 
 def halves_scores(y: np.ndarray, candidate: np.ndarray, current: np.ndarray,
                   part: np.ndarray) -> dict:
-    """R² of both on one half and the 95 % paired interval of candidate - current."""
-    from graphnorm.stats.bootstrap import metric_of, paired_interval, score
+    """R² of both on one half and the 95 % paired interval of candidate - current: the
+    boosters' comparison (`readouts.paired_scores`), in this step's words."""
+    from .readouts import paired_scores
 
-    y, candidate, current = y[part], candidate[part], current[part]
-    out = {"n": int(len(y)), "current": None, "candidate": None, "lo": None, "hi": None}
-    if len(y) > 1 and np.var(y) > 0:
-        metric = metric_of(False)
-        out.update(current=score(metric, y, current), candidate=score(metric, y, candidate))
-        out["lo"], out["hi"] = paired_interval(metric, y, candidate, current,
-                                               np.random.default_rng(SEED))
-    return out
+    h = paired_scores(False, y[part], candidate[part], current[part])
+    return {"n": h["n"], "current": h["head"], "candidate": h["booster"], "lo": h["lo"],
+            "hi": h["hi"]}
 
 
 def head_values(run, model, rows: np.ndarray) -> np.ndarray:
@@ -110,6 +105,7 @@ def related_panel(run, out, progress: bool = True) -> Panel:
     the chosen ones; returns the panel."""
     from graphnorm.data.build import stage
     from graphnorm.quantities import PREFIX, related_quantities
+    from graphnorm.stats.bootstrap import metric_of, score
 
     from .build import endpoint, held_out_predictions
     from .networks import load_networks
@@ -141,7 +137,7 @@ def related_panel(run, out, progress: bool = True) -> Panel:
         y_h, cur_h, select = pooled_held(held, sources, lambda t, have, d: current(e, t, have, d))
         values = None  # the head's values of the training molecules, once a candidate asks
         said = e.score_select
-        got = halves_scores(y_h, cur_h, cur_h, select)["current"]
+        got = score(metric_of(False), y_h[select], cur_h[select]) if select.sum() > 1 else None
         if said is not None and got is not None and abs(got - said) > 1e-4:
             raise RuntimeError(f"{e.task}: its predictor scores {got:.5f} on S, its panel says "
                                f"{said:.5f}: {out / 'panel.json'} is not these networks' panel")

@@ -40,9 +40,10 @@ def shipped_folder() -> Path:
     return admet_panel_path()
 
 
-def check_shippable(run: Path) -> dict:
+def check_shippable(run: Path, beside: int = 0) -> dict:
     """What ``source.json`` will say, once every check passed; ShipError naming the first
-    that fails."""
+    that fails. ``beside``: bytes of package data that stay beside the panel (shipping into
+    the package: `package_data_beside`), counted with it against `MAX_SHIPPED_BYTES`."""
     from graphnorm.checkpoints import CheckpointError
 
     run = Path(run)
@@ -50,7 +51,6 @@ def check_shippable(run: Path) -> dict:
     if missing:
         raise ShipError(f"{run}: no {', '.join(missing)} -- build them first (`graphnorm "
                         "panel build RUN`, then `graphnorm panel card RUN`)")
-    sha = hashlib.sha256((run / BEST_FILE).read_bytes()).hexdigest()
     try:
         panel = Panel.read(run / PANEL_FILE)
     except PanelFileError as err:
@@ -63,6 +63,7 @@ def check_shippable(run: Path) -> dict:
         raise ShipError(f"{run / PANEL_FILE} was built from another checkpoint than "
                         f"{run / BEST_FILE} (and its members): rebuild it (panel build), then "
                         "the card (panel card)")
+    sha = panel.checkpoint_sha256  # the file's, as built_for just checked
     if sha[:16] not in (run / CARD_FILE).read_text():
         raise ShipError(f"{run / CARD_FILE} describes another checkpoint than {run / BEST_FILE}: "
                         "rebuild it (panel card)")
@@ -77,9 +78,11 @@ def check_shippable(run: Path) -> dict:
     except (CheckpointError, PanelFileError) as err:
         raise ShipError(f"{run}: a network does not load: {err}") from err
     size = sum((run / name).stat().st_size for name in shipped_files(panel))
-    if size > MAX_SHIPPED_BYTES:
-        raise ShipError(f"{run}: {size / 2 ** 20:.1f} MB to ship, more than the wheel's "
-                        f"{MAX_SHIPPED_BYTES / 2 ** 20:.0f} MB for weights")
+    if size + beside > MAX_SHIPPED_BYTES:
+        where = f" beside {beside / 2 ** 20:.1f} MB of other package data" if beside else ""
+        raise ShipError(f"{run}: {size / 2 ** 20:.1f} MB to ship{where}, more than the wheel's "
+                        f"{MAX_SHIPPED_BYTES / 2 ** 20:.0f} MB of package data (graphnorm panel "
+                        "ensemble --half stores members in half the bytes)")
     spec = json.loads((run / SPEC_FILE).read_text()) if (run / SPEC_FILE).is_file() else {}
     steps = [json.loads(line).get("step") for line in (run / LOG_FILE).read_text().splitlines()
              if line.strip()] if (run / LOG_FILE).is_file() else []
@@ -108,18 +111,9 @@ def ship(run: Path, dest: Optional[Path] = None) -> Path:
     """Copy ``run``'s shipped files into ``dest`` (default `shipped_folder`), replacing what
     was there only once the new folder is complete. Into the package's own folder, the panel
     and the rest of the package data must stay within `MAX_SHIPPED_BYTES`."""
-    source = check_shippable(run)
     dest = Path(dest) if dest is not None else shipped_folder()
-    if dest.resolve() == shipped_folder().resolve():
-        panel_bytes = sum((Path(run) / name).stat().st_size
-                          for name in shipped_files(Panel.read(Path(run) / PANEL_FILE)))
-        total = panel_bytes + package_data_beside(dest)
-        if total > MAX_SHIPPED_BYTES:
-            raise ShipError(f"{run}: {panel_bytes / 2 ** 20:.1f} MB of panel beside "
-                            f"{(total - panel_bytes) / 2 ** 20:.1f} MB of other package data "
-                            f"in {dest.parent} is more than the wheel's "
-                            f"{MAX_SHIPPED_BYTES / 2 ** 20:.0f} MB (graphnorm panel ensemble "
-                            "--half stores members in half the bytes)")
+    into_package = dest.resolve() == shipped_folder().resolve()
+    source = check_shippable(run, package_data_beside(dest) if into_package else 0)
     fresh, old = dest.with_name(dest.name + ".new"), dest.with_name(dest.name + ".old")
     for leftover in (fresh, old):  # an earlier ship interrupted half-way
         shutil.rmtree(leftover, ignore_errors=True)

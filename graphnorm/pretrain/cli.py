@@ -227,14 +227,10 @@ def stop_message(last: dict, out: Path, patience: Optional[int]) -> str:
 def open_run(folder, raw_dir=None, tdc_dir=None, workers: int = 1, progress: bool = True):
     """The `PretrainRun` of a trained run folder, built from its ``pretrain.json`` (what the
     panel commands score); FileNotFoundError naming a folder that holds no run."""
-    from .folder import BEST_FILE, SPEC_FILE
+    from .folder import SPEC_FILE, check_trained
     from .setup import PretrainRun, recorded_quantity_map
 
-    folder = Path(folder)
-    for name in (SPEC_FILE, BEST_FILE):
-        if not (folder / name).is_file():
-            raise FileNotFoundError(f"{folder}: not a trained pre-training run (no {name}; "
-                                    "`graphnorm pretrain --out RUN` trains one)")
+    folder = check_trained(folder)
     spec = PretrainSpec.from_dict(json.loads((folder / SPEC_FILE).read_text()))
     return PretrainRun(spec, raw_dir, workers=workers, progress=progress, tdc_dir=tdc_dir,
                        quantity_map=recorded_quantity_map(folder))

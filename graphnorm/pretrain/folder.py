@@ -9,9 +9,22 @@
 - ``log.jsonl``: one record per evaluation, the cost curve (held-out scores against CPU-hours);
 - ``metrics.json``: the run record every training run writes (`graphnorm.run_folder`).
 """
+from pathlib import Path
+
 from graphnorm.run_folder import LAST_CHECKPOINT
 
 SPEC_FILE, DATA_FILE, LOG_FILE, BEST_FILE = "pretrain.json", "data.json", "log.jsonl", "best.ckpt"
 STATE_FILE = LAST_CHECKPOINT
 # what the loop before the one training stack saved instead of last.ckpt (named in a refusal)
 OLD_STATE_FILE = "state.pt"
+
+
+def check_trained(folder) -> Path:
+    """``folder``, once it holds a trained run's spec and model; else a FileNotFoundError
+    naming the folder and the file it lacks."""
+    folder = Path(folder)
+    for name in (SPEC_FILE, BEST_FILE):
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{folder}: not a trained pre-training run (no {name}; "
+                                    "`graphnorm pretrain --out RUN` trains one)")
+    return folder
