@@ -83,6 +83,31 @@ def read_rows(out: Path, variant: str = MORGAN) -> list[dict]:
         if path.is_file() else []
 
 
+def network_names(panel) -> list[str]:
+    """The networks a readout row was fitted against: each member's sha256, short."""
+    return [sha[:16] for sha in panel.checkpoints]
+
+
+def check_rows_networks(out: Path, panel, variant: str = MORGAN) -> None:
+    """Refuse to resume readouts fitted against other networks than the folder's: a run
+    trained further in place, or a panel rebuilt on new weights, would otherwise reuse the old
+    choices silently. Rows from before the field was written are taken as they are."""
+    from .networks import built_for
+    from .record import PANEL_FILE, PanelFileError
+
+    out = Path(out)
+    if not built_for(panel, out):
+        raise PanelFileError(f"{out / PANEL_FILE} was built on other networks than {out} holds "
+                             "now: build it again (graphnorm panel build) before its readouts")
+    stale = [r["task"] for r in read_rows(out, variant)
+             if r.get("networks", network_names(panel)) != network_names(panel)]
+    if stale:
+        rows_file, folder = VARIANT_FILES[variant]
+        raise PanelFileError(f"{out / rows_file}: {len(stale)} readouts (first {stale[0]}) were "
+                             f"fitted against other networks than {out} holds now: remove it "
+                             f"and {out / folder} to fit them again")
+
+
 class CorpusFeatures:
     """Readout features of corpus rows (Morgan counts computed once per molecule needed,
     descriptors from the run's featurized corpus; with ``model``, the backbone's embedding and
@@ -168,7 +193,9 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     rows_file, folder = VARIANT_FILES[variant]
     # every judged source column, then (numbered after them, so earlier rows keep their
     # files) each judged quantity: its sources' labels pooled on one scale
-    endpoints = Panel.read(out).endpoints
+    panel = Panel.read(out)
+    endpoints, networks = panel.endpoints, network_names(panel)
+    check_rows_networks(out, panel, variant)
     # a source folded into the quantity column shown in its place gets none: hidden, it
     # would spend the boosters' bytes and CPU on a column nobody reads
     shown_quantities = {e.task[len(PREFIX):] for e in endpoints if e.is_quantity and e.shown}
@@ -214,7 +241,8 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
             y_h, booster_h, select = pooled_held(held, sources[e.task], theirs)
             _, base_h, _ = pooled_held(held, sources[e.task], base)
             row = {"task": e.task, "number": number, "kind": e.kind, "transform": transform,
-                   "variant": variant, "against": against, "n_train": int(len(rows))}
+                   "variant": variant, "against": against, "n_train": int(len(rows)),
+                   "networks": networks}
             if e.is_quantity:  # the scale it predicts, and each source's offset to it
                 row["output"] = e.output
                 row["sources"] = [[run.corpus.task_names[u], d] for u, d in sources[e.task]]

@@ -56,6 +56,26 @@ def test_each_judged_endpoint_gets_a_booster_on_its_training_molecules(judged, m
     assert len(R.fit_readouts(run, out, progress=False)) == 2  # resumable
 
 
+def test_readouts_of_other_networks_are_not_resumed(judged):
+    """A panel rebuilt or a run trained further in place must not reuse the old choices."""
+    from graphnorm.panel import readouts as R
+    from graphnorm.panel.record import PanelFileError
+
+    out, run, panel = judged
+    rows = R.fit_readouts(run, out, progress=False)
+    assert all(r["networks"] == [panel["checkpoint_sha256"][:16]] for r in rows)
+    lines = (out / R.VARIANT_FILES[R.MORGAN][0]).read_text().splitlines()
+    first = json.loads(lines[0])
+    first["networks"] = ["0" * 16]
+    (out / R.VARIANT_FILES[R.MORGAN][0]).write_text("\n".join([json.dumps(first)] + lines[1:]))
+    with pytest.raises(PanelFileError, match=f"1 readouts \\(first {first['task']}\\)"):
+        R.fit_readouts(run, out, progress=False)
+    best = out / "best.ckpt"
+    best.write_bytes(best.read_bytes() + b"\0")  # other weights than the panel was built on
+    with pytest.raises(PanelFileError, match="build it again"):
+        R.fit_readouts(run, out, progress=False)
+
+
 def test_a_run_without_descriptors_is_refused(tmp_path):
     from graphnorm.panel import readouts as R
 
