@@ -17,14 +17,50 @@ from graphnorm.panel import Panel
 CARD_FILE = "MODEL_CARD.md"
 
 
+# the TDC ADMET tables a product build reads as one more corpus (`--with-tdc-tables`): where
+# they come from and their terms, as ../shared/datasets/README.md states them
+TDC_META = {"source_repo": "TDC ADMET group, Harvard Dataverse DOI 10.7910/DVN/21LKWG",
+            "license": "CC BY 4.0 (as TDC distributes them; "
+            "original sources cited per task on the TDC pages)", "tasks": 22}
+
+
 def _corpus_meta(raw_dir, corpora) -> list[dict]:
+    from graphnorm.pretrain.corpus import TDC_CORPUS
+
     root = Path(raw_dir or os.environ.get("GRAPHNORM_RAW_DIR", ".")) / "admet_corpus"
     out = []
     for name in corpora:
         path = root / name / "meta.json"
-        meta = json.loads(path.read_text()) if path.is_file() else {}
+        meta = json.loads(path.read_text()) if path.is_file() else \
+            dict(TDC_META) if name == TDC_CORPUS else {}
         out.append({"corpus": name, **meta})
     return out
+
+
+def _use_lines(spec: dict) -> list[str]:
+    """Whether the network may start a user's training: never once it learned TDC molecules."""
+    if spec.get("tdc_tables"):  # what `train --init-from` refuses (graphnorm.train.init_from)
+        return ["- Not a starting point for `train` and never a TDC benchmark entry: it learned "
+                "the TDC ADMET tables, their test sets too, as ADMET-AI did (`train --init-from` "
+                "and the TDC suite refuse it; they start from the benchmark backbone, "
+                "`--init-from admet`)."]
+    return ["- A starting point for fine-tuning on a measured table (`train --init-from`), and "
+            "tree-model columns (`--tree-features maplight+admet+gnn`)."]
+
+
+def _data_line(spec: dict, sizes: dict) -> str:
+    train = f"{sizes.get('train', 0):,} training molecules from the corpora below"
+    if not spec.get("exclude_tdc", True):
+        return (f"{train}, the TDC ADMET tables among them (train_val and test: this model is "
+                "for `graphnorm admet`, never scored as a TDC entry). Weights trained on these "
+                "data carry their terms.") if spec.get("tdc_tables") else (
+                f"{train}; molecules of the TDC ADMET tables kept (`--keep-tdc`): it may have "
+                "seen TDC train_val molecules, though the corpus ships without any benchmark test "
+                "molecule. Weights trained on these data carry their terms.")
+    return (f"{train}; {sizes.get('excluded_tdc', 0):,} molecules left out because they are "
+            "in a TDC ADMET table (train_val or test), matched by a loose key (largest "
+            "fragment, no stereochemistry); the corpus itself ships without any benchmark test "
+            "molecule. Weights trained on these data carry their terms.")
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -204,8 +240,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         "## Intended use", "",
         "- Screening-stage estimates of ADMET endpoints for drug-like small molecules (up to 100 "
         "heavy atoms), beside measurement, never instead of it.",
-        "- A starting point for fine-tuning on a measured table (`train --init-from`), and "
-        "tree-model columns (`--tree-features maplight+admet+gnn`).",
+        *_use_lines(spec),
         "- For breadth and speed. For one endpoint whose measured table you have, a model "
         "fitted on that table (`train --data`, `--model gbm`) is usually more accurate: on "
         "held-out scaffolds one gbm per table beat the shipped backbone on most ADME endpoints "
@@ -217,16 +252,13 @@ def model_card(run: Path, raw_dir=None) -> str:
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
         "## Data", "",
-        f"{data.get('sizes', {}).get('train', 0):,} training molecules from the corpora below; "
-        f"{data.get('sizes', {}).get('excluded_tdc', 0):,} molecules left out because they are "
-        "in a TDC ADMET table (train_val or test), matched by a loose key (largest fragment, no "
-        "stereochemistry); the corpus itself ships without any benchmark test molecule. Weights "
-        "trained on these data carry their terms.", "",
+        _data_line(spec, data.get("sizes", {})), "",
         "| corpus | source @ commit | licence as stated there | molecules | tasks |",
         "|---|---|---|---|---|"]
     for meta in _corpus_meta(raw_dir, corpora):
-        lines.append(f"| {meta['corpus']} | {meta.get('source_repo', '?')} @ "
-                     f"{str(meta.get('commit', '?'))[:8]} | {meta.get('license', 'unknown')} | "
+        at = f" @ {str(meta['commit'])[:8]}" if meta.get("commit") else ""
+        lines.append(f"| {meta['corpus']} | {meta.get('source_repo', '?')}{at} | "
+                     f"{meta.get('license', 'unknown')} | "
                      f"{meta.get('rows', '')} | {meta.get('tasks', '')} |")
     th = panel.thresholds
     lines += [

@@ -196,6 +196,38 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     assert os.path.exists(out / CARD_FILE)
 
 
+def test_a_card_of_a_build_that_read_tdc_says_it_starts_no_training(panel_folder):
+    """A product build (--with-tdc-tables) learned TDC test molecules: its card must not offer
+    it as a `train` start, and names where the TDC tables come from and their licence."""
+    from graphnorm.cli import main
+    from graphnorm.panel.card import CARD_FILE
+    from graphnorm.pretrain.corpus import TDC_CORPUS
+
+    out, run, panel = panel_folder
+    raw = str(out.parent)
+    spec_file, data_file = out / "pretrain.json", out / "data.json"
+    spec, data = spec_file.read_text(), data_file.read_text()
+    try:
+        assert main(["panel", "card", str(out), "--raw-dir", raw]) == 0
+        card = (out / CARD_FILE).read_text()
+        assert "A starting point for fine-tuning" in card and "Not a starting point" not in card
+        assert "kept (`--keep-tdc`)" in card  # the tiny run keeps TDC molecules
+        spec_file.write_text(json.dumps(dict(json.loads(spec), tdc_tables=True, exclude_tdc=False)))
+        record = json.loads(data)
+        record["sources"] = dict(record.get("sources", {}), **{TDC_CORPUS: "0" * 64})
+        data_file.write_text(json.dumps(record))
+        assert main(["panel", "card", str(out), "--raw-dir", raw]) == 0
+        card = (out / CARD_FILE).read_text()
+        assert "Not a starting point for `train`" in card
+        assert "A starting point for fine-tuning" not in card
+        assert "left out because they are in a TDC ADMET table" not in card
+        assert "the TDC ADMET tables among them" in card
+        assert f"| {TDC_CORPUS} | TDC ADMET group" in card and "CC BY 4.0" in card
+    finally:
+        spec_file.write_text(spec)
+        data_file.write_text(data)
+
+
 def test_the_rebuild_flags_make_the_same_spec():
     import argparse
 
