@@ -50,17 +50,18 @@ def _use_lines(spec: dict) -> list[str]:
 
 def _data_line(spec: dict, sizes: dict) -> str:
     train = f"{sizes.get('train', 0):,} training molecules from the corpora below"
-    if not spec.get("exclude_tdc", True):
+    terms = " Weights trained on these data carry their terms."
+    if spec.get("tdc_tables"):
         return (f"{train}, the TDC ADMET tables among them (train_val and test: this model is "
-                "for `graphnorm admet`, never scored as a TDC entry). Weights trained on these "
-                "data carry their terms.") if spec.get("tdc_tables") else (
-                f"{train}; molecules of the TDC ADMET tables kept (`--keep-tdc`): it may have "
-                "seen TDC train_val molecules, though the corpus ships without any benchmark test "
-                "molecule. Weights trained on these data carry their terms.")
+                "for `graphnorm admet`, never scored as a TDC entry)." + terms)
+    if not spec.get("exclude_tdc", True):
+        return (f"{train}; molecules of the TDC ADMET tables kept (`--keep-tdc`): it may have "
+                "seen TDC train_val molecules, though the corpus ships without any benchmark "
+                "test molecule." + terms)
     return (f"{train}; {sizes.get('excluded_tdc', 0):,} molecules left out because they are "
             "in a TDC ADMET table (train_val or test), matched by a loose key (largest "
             "fragment, no stereochemistry); the corpus itself ships without any benchmark test "
-            "molecule. Weights trained on these data carry their terms.")
+            "molecule." + terms)
 
 
 def _fmt(value, digits: int = 3) -> str:

@@ -99,8 +99,8 @@ def check_rows_networks(out: Path, panel, variant: str = MORGAN) -> None:
     if not built_for(panel, out):
         raise PanelFileError(f"{out / PANEL_FILE} was built on other networks than {out} holds "
                              "now: build it again (graphnorm panel build) before its readouts")
-    stale = [r["task"] for r in read_rows(out, variant)
-             if r.get("networks", network_names(panel)) != network_names(panel)]
+    networks = network_names(panel)
+    stale = [r["task"] for r in read_rows(out, variant) if r.get("networks", networks) != networks]
     if stale:
         rows_file, folder = VARIANT_FILES[variant]
         raise PanelFileError(f"{out / rows_file}: {len(stale)} readouts (first {stale[0]}) were "
