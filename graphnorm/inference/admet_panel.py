@@ -99,13 +99,10 @@ class AdmetPanel:
             panel = Panel.read(panel_path)
         except PanelFileError as err:
             raise PanelError(f"not a panel file: {err}") from err
-        from graphnorm.panel.networks import built_for, load_networks
+        from graphnorm.panel.networks import check_built_for, load_networks
 
         try:
-            if not built_for(panel, folder):
-                raise PanelError(f"{panel_path} was built for another checkpoint than {folder}'s "
-                                 f"{MODEL_FILE} and members: rebuild it (`graphnorm panel build "
-                                 "<run>`)")
+            check_built_for(panel, folder)
             loaded = load_networks(folder)
         except PanelFileError as err:
             raise PanelError(str(err)) from err

@@ -87,6 +87,17 @@ def built_for(panel, folder) -> bool:
     return panel.checkpoints == digests(folder)
 
 
+def check_built_for(panel, folder) -> None:
+    """A PanelFileError naming the panel file when ``panel`` was not built from exactly the
+    networks in ``folder`` (every reader that trusts the panel's choices checks this first)."""
+    from .record import PANEL_FILE
+
+    if not built_for(panel, folder):
+        raise PanelFileError(f"{Path(folder) / PANEL_FILE} was built from another checkpoint than "
+                             f"the networks {folder} holds now (best.ckpt and its members): "
+                             "build it again (graphnorm panel build RUN)")
+
+
 def load_networks(folder):
     """The `LoadedModel` a panel folder predicts with: ``best.ckpt``'s, its model the
     `NetworkMean` of every member when there are several. Members that do not share the

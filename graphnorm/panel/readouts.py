@@ -88,24 +88,24 @@ def network_names(panel) -> list[str]:
     return [sha[:16] for sha in panel.checkpoints]
 
 
-def check_rows_networks(out: Path, panel, variant: str = MORGAN) -> None:
+def check_rows_networks(out: Path, panel, variant: str = MORGAN) -> list[dict]:
     """Refuse to resume readouts fitted against other networks than the folder's: a run
     trained further in place, or a panel rebuilt on new weights, would otherwise reuse the old
-    choices silently. Rows from before the field was written are taken as they are."""
-    from .networks import built_for
-    from .record import PANEL_FILE, PanelFileError
+    choices silently. Rows from before the field was written are taken as they are. Returns
+    the rows already fitted."""
+    from .networks import check_built_for
+    from .record import PanelFileError
 
     out = Path(out)
-    if not built_for(panel, out):
-        raise PanelFileError(f"{out / PANEL_FILE} was built on other networks than {out} holds "
-                             "now: build it again (graphnorm panel build) before its readouts")
-    networks = network_names(panel)
-    stale = [r["task"] for r in read_rows(out, variant) if r.get("networks", networks) != networks]
+    check_built_for(panel, out)
+    networks, rows = network_names(panel), read_rows(out, variant)
+    stale = [r["task"] for r in rows if r.get("networks", networks) != networks]
     if stale:
         rows_file, folder = VARIANT_FILES[variant]
         raise PanelFileError(f"{out / rows_file}: {len(stale)} readouts (first {stale[0]}) were "
                              f"fitted against other networks than {out} holds now: remove it "
                              f"and {out / folder} to fit them again")
+    return rows
 
 
 class CorpusFeatures:
@@ -195,14 +195,14 @@ def fit_readouts(run, out: Path, threads: int = 1, progress: bool = True, varian
     # files) each judged quantity: its sources' labels pooled on one scale
     panel = Panel.read(out)
     endpoints, networks = panel.endpoints, network_names(panel)
-    check_rows_networks(out, panel, variant)
+    fitted = check_rows_networks(out, panel, variant)
     # a source folded into the quantity column shown in its place gets none: hidden, it
     # would spend the boosters' bytes and CPU on a column nobody reads
     shown_quantities = {e.task[len(PREFIX):] for e in endpoints if e.is_quantity and e.shown}
     judged = [e for e in endpoints if e.judged and not e.is_quantity
               and e.quantity not in shown_quantities] + [
         e for e in endpoints if e.judged and e.is_quantity and variant == MORGAN]
-    done = {r["task"] for r in read_rows(out, variant)}
+    done = {r["task"] for r in fitted}
     todo = [(n, e) for n, e in enumerate(judged) if e.task not in done]
     stage(progress, f"readouts ({variant}): {len(judged)} judged endpoints, {len(done)} done, "
                     f"{len(todo)} to go")

@@ -20,7 +20,7 @@ from graphnorm.pretrain.folder import BEST_FILE, LOG_FILE, SPEC_FILE
 from .card import CARD_FILE
 from graphnorm.panel import PANEL_FILE, Panel, PanelFileError
 from graphnorm.panel.boosters import BUNDLE_FILE
-from graphnorm.panel.networks import built_for, load_networks, member_file
+from graphnorm.panel.networks import check_built_for, load_networks, member_file
 
 SHIPPED_FILES = (BEST_FILE, PANEL_FILE, CARD_FILE)
 # issues 58 and 68: all package data (every shipped model, this panel and the rest of
@@ -56,14 +56,10 @@ def check_shippable(run: Path, beside: int = 0) -> dict:
     except PanelFileError as err:
         raise ShipError(str(err)) from err
     try:
-        same = built_for(panel, run)
+        check_built_for(panel, run)
     except PanelFileError as err:
-        raise ShipError(str(err)) from err
-    if not same:
-        raise ShipError(f"{run / PANEL_FILE} was built from another checkpoint than "
-                        f"{run / BEST_FILE} (and its members): rebuild it (panel build), then "
-                        "the card (panel card)")
-    sha = panel.checkpoint_sha256  # the file's, as built_for just checked
+        raise ShipError(f"{err}, then the card (graphnorm panel card RUN)") from err
+    sha = panel.checkpoint_sha256  # the file's, as check_built_for just compared
     if sha[:16] not in (run / CARD_FILE).read_text():
         raise ShipError(f"{run / CARD_FILE} describes another checkpoint than {run / BEST_FILE}: "
                         "rebuild it (panel card)")
