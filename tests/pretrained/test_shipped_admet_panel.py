@@ -19,6 +19,26 @@ def test_the_shipped_files_belong_together():
     assert source["spec"]["held_out_tasks"] is False  # every endpoint has a trained head
 
 
+def test_no_shipped_file_is_left_out_of_git():
+    """A clean clone (CI, a user's install from source) must hold every file the panel reads:
+    an ensemble's member_<k>.ckpt once fell under the repository's *.ckpt ignore rule."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    folder = admet_panel_folder()
+    git = shutil.which("git")
+    top = subprocess.run([git, "-C", str(folder), "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True) if git else None
+    if top is None or top.returncode != 0:
+        pytest.skip("not a git checkout")
+    files = sorted(str(p) for p in folder.iterdir() if p.is_file())
+    ignored = subprocess.run([git, "-C", str(folder), "check-ignore", *files],
+                             capture_output=True, text=True).stdout.split()
+    assert ignored == [], f"shipped files git would leave out: {ignored}"
+
+
 def test_admet_without_a_model_predicts_the_shipped_endpoints(tmp_path):
     from graphnorm.cli import main
     from graphnorm.inference.admet_panel import AdmetPanel
