@@ -113,7 +113,8 @@ def _gbm_lines(shown: list, gbm: dict) -> list[str]:
     verdicts = [gbm[e.task]["verdict"] for e in judged]
     return [f"- Against one gbm per endpoint (MapLight features, fitted on that endpoint's "
             f"training molecules alone, scored on the same held-out half): of the "
-            f"{len(judged)} shown endpoints, the backbone is better on "
+            f"{len(judged)} shown endpoints the network's head predicts (not a booster), "
+            f"the head is better on "
             f"{verdicts.count('backbone')}, gbm on {verdicts.count('single_table')}, tied on "
             f"{verdicts.count('tied')} (95 % paired bootstrap). Where gbm is better, a model "
             "fitted on your own measured table of that endpoint will likely beat the panel "
