@@ -223,6 +223,11 @@ class TrainConfig:
         "measured ADMET/drug-like molecules, or to compare); "
         "same model and featurizer settings. benchmark: {variant} in the path becomes each run's "
         "variant folder, e.g. pre/runs/{variant}/seed0")
+    panel_column: Optional[str] = setting(
+        None, "architecture", "the ADMET panel's quantity this run fits as a column of the panel "
+        "(e.g. logd74): then --init-from may name a product build of the panel, which read every "
+        "TDC table and which a plain fine-tuning run refuses; such a run is the panel's, never "
+        "a TDC entry (the suite refuses its start by the checkpoint's record)", flag=False)
     uniformity_weight: float = setting(0.0, "optimization", "lambda of the uniformity term on "
                                        "[VNode] embeddings (seed paper Eq. 8)")
     uniformity_on_tokens: bool = setting(False, "optimization", "the uniformity term also on the "

@@ -56,10 +56,12 @@ def _differences(pretrained: dict, run: dict, skip=()) -> list[str]:
 
 
 def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
-                         path: str | Path, loaded=None) -> dict:
+                         path: str | Path, loaded=None, panel_column: str | None = None) -> dict:
     """Copy ``path``'s weights (a best.ckpt or a run directory) into ``model`` except the head;
     returns {"path", "sha256", "epoch", "tensors", "task"} for the run's metrics.json.
-    ``loaded``: ``path``'s checkpoint when the caller has read it already."""
+    ``loaded``: ``path``'s checkpoint when the caller has read it already. ``panel_column``:
+    the run fits that quantity as a column of the ADMET panel, so a product build (which read
+    the TDC tables) may start it; recorded as ``product_build`` in the returned record."""
     from graphnorm.pretrained import BACKBONES, PretrainedError, resolve_init_from
     from graphnorm.checkpoints import CheckpointError, load_checkpoint
 
@@ -69,7 +71,7 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
         raise InitFromError(f"--init-from: {err}{SCRATCH}") from err
     where = f"--init-from {loaded.path}"
     pretrain = (loaded.meta.get("train_config") or {}).get("pretrain") or {}
-    if pretrain.get("tdc_tables"):
+    if pretrain.get("tdc_tables") and not panel_column:
         raise InitFromError(f"{where}: a product build of the ADMET panel (it read every TDC "
                             "table, test sets too); a fine-tuning run starts from a backbone "
                             f"that never saw a TDC molecule, such as the shipped 'admet'{SCRATCH}")
@@ -97,7 +99,9 @@ def init_from_checkpoint(model: torch.nn.Module, model_config: dict, featurizer,
     return {"path": str(loaded.path), "sha256": sha256_file(loaded.path), **shipped,
             "epoch": loaded.epoch + 1, "tensors": len(state), "task": loaded.task.get("name"),
             **({"pretrain_steps": pretrain_steps(loaded)} if pretrain else {}),
-            **({"added_at_head": list(added)} if added else {})}
+            **({"added_at_head": list(added)} if added else {}),
+            **({"product_build": True, "panel_column": panel_column}
+               if pretrain.get("tdc_tables") else {})}
 
 
 def _added_at_head(loaded, model_config: dict) -> tuple:

@@ -56,7 +56,8 @@ def _hardware(trainer) -> str:
 warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
 
 
-def _initialize(module, model_config: dict, featurizer, init_from, out: Path, resuming: bool):
+def _initialize(module, model_config: dict, featurizer, init_from, out: Path, resuming: bool,
+                panel_column=None):
     """``--init-from``: the pre-trained weights, once; a resumed run has them in last.ckpt.
     What was loaded is kept in OUT/init_from.json, for metrics.json (None: no init_from)."""
     if not init_from:
@@ -64,7 +65,8 @@ def _initialize(module, model_config: dict, featurizer, init_from, out: Path, re
     record = out / INIT_RECORD
     if resuming and record.is_file():
         return json.loads(record.read_text())
-    info = init_from_checkpoint(module.model, model_config, featurizer, init_from)
+    info = init_from_checkpoint(module.model, model_config, featurizer, init_from,
+                                panel_column=panel_column)
     fresh = " and ".join(["the head"] + [f"the {k} encoder" for k in info.get("added_at_head", [])])
     shipped = info.get("shipped")
     what = f"the shipped backbone {shipped!r} ({info['path']}, " if shipped else f"{info['path']} ("
@@ -117,7 +119,8 @@ def train(cfg: TrainConfig) -> dict:
     ckpt = out / LAST_CHECKPOINT
     resuming = cfg.resume and ckpt.is_file()
     # after the data and the pre-trained weights: a failed load leaves no empty folder
-    initialized = _initialize(module, model_config, dm.featurizer, cfg.init_from, out, resuming)
+    initialized = _initialize(module, model_config, dm.featurizer, cfg.init_from, out, resuming,
+                              cfg.panel_column)
     encoder = getattr(module.model, "descriptors", None)
     if encoder is not None and not resuming:  # a resumed run restores them from last.ckpt
         encoder.fit_scaling(dm.train_descriptors())  # the training split's mean and std

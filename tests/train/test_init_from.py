@@ -8,6 +8,7 @@ import torch
 
 from graphnorm.checkpoints import load_checkpoint
 from graphnorm.models import build_model
+from graphnorm.train.config import TrainConfig
 from graphnorm.train.init_from import InitFromError, init_from_checkpoint
 
 
@@ -209,6 +210,21 @@ def test_a_product_build_is_never_a_fine_tuning_start(pretrained, tmp_path):
     config = dict(loaded.meta["model_config"], num_tasks=1)
     with pytest.raises(InitFromError, match="product build .*never saw a TDC molecule"):
         init_from_checkpoint(build_model(config), config, loaded.featurizer, product)
+    # ... unless the run fits a column of the panel itself, and then the record says so
+    info = init_from_checkpoint(build_model(config), config, loaded.featurizer, product,
+                                panel_column="logd74")
+    assert info["product_build"] is True and info["panel_column"] == "logd74"
+    assert "product_build" not in init_from_checkpoint(build_model(config), config,
+                                                       loaded.featurizer, path, panel_column="logd74")
+
+
+def test_panel_column_is_a_config_file_setting_not_a_train_flag():
+    """Only a config (the panel's own runs) lifts the refusal above; `train` has no flag for it."""
+    from graphnorm.cli import build_parser
+
+    assert TrainConfig.from_dict({"panel_column": "logd74"}).panel_column == "logd74"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["train", "--panel-column", "logd74"])
 
 
 def test_backbone_lr_scales_the_copied_weights_and_zero_freezes_them(tiny_run, raw_dir, cache_root,
