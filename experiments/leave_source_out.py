@@ -6,6 +6,8 @@ The protocol is fixed in experiments/results/zero_shot/RULE.md ("Leave-source-ou
     python experiments/leave_source_out.py plan                       # the sources it would score
     python experiments/leave_source_out.py table --source S --out DIR  # DIR/measured.csv + commands
     python experiments/leave_source_out.py joint --out DIR             # all scored sources, one build
+    python experiments/leave_source_out.py finetune --lso DIR          # one table per quantity + commands
+    python experiments/leave_source_out.py score-finetuned --lso DIR [--ledger CSV]
 
 A source's zero-shot molecules are those it measured that no other source of the quantity
 measured (else the build learned their value under another name); its values are read in
@@ -94,21 +96,132 @@ def joint(corpus, quantity_of, out: Path) -> str:
     return "\n".join(lines)
 
 
+def canonical(smiles: str):
+    from rdkit import Chem
+
+    mol = Chem.MolFromSmiles(smiles)
+    return Chem.MolToSmiles(mol) if mol is not None else None
+
+
+def finetune_tables(corpus, quantity_of, lso: Path) -> str:
+    """RULE.md "a quantity fine-tuned on its own" (session 57): per scored quantity, every
+    label of it from the sources the joint build read (LSO/run/pretrain.json's --leave-out),
+    one per molecule however it is spelled (the mean over sources), without any molecule of
+    that quantity's scored zero-shot sets; LSO/finetune/<quantity>.csv and the commands."""
+    import json
+
+    from rdkit import RDLogger
+
+    RDLogger.DisableLog("rdApp.*")
+    left_out = json.loads((lso / "run" / "pretrain.json").read_text())["leave_out"]
+    molecule = np.repeat(np.arange(len(corpus)), np.diff(corpus.indptr))
+    out, lines = lso / "finetune", []
+    out.mkdir(parents=True, exist_ok=True)
+    for q in ADMET_AI:
+        tasks = [t for t, name in enumerate(quantity_of)
+                 if name == q and corpus.task_names[t] not in left_out]
+        at = np.flatnonzero(np.isin(corpus.task, tasks) & np.isfinite(corpus.value))
+        frame = pd.DataFrame({"smiles": [corpus.smiles[molecule[k]] for k in at],
+                              "y": corpus.value[at].astype(float)})
+        frame["key"] = [canonical(s) for s in frame["smiles"]]
+        frame = frame.dropna(subset=["key"]).groupby("key", sort=False, as_index=False).agg(
+            smiles=("smiles", "first"), y=("y", "mean"))
+        scored = set()
+        for source in (s for s in left_out if quantity_of[corpus.task_names.index(s)] == q):
+            measured = pd.read_csv(lso / _safe(source) / "measured.csv")
+            scored |= {canonical(s) for s in measured["smiles"]}
+        shared = frame["key"].isin(scored - {None})
+        frame.loc[~shared, ["smiles", "y"]].rename(columns={"y": q}).to_csv(out / f"{q}.csv",
+                                                                            index=False)
+        (out / f"{q}.yaml").write_text(f"panel_column: {q}\n")  # may start from the build
+        print(f"{q}: {int((~shared).sum())} molecules ({int(shared.sum())} of the scored "
+              "zero-shot sets spelled otherwise left out)")
+        lines.append(f"graphnorm train --config {out}/{q}.yaml --data {out}/{q}.csv "
+                     f"--target-columns {q} --recipe admet --init-from {lso}/run/best.ckpt "
+                     f"--tree-features maplight --seed 0 --threads 2 --out {out}/runs/{q}")
+    return "\n".join(lines)
+
+
+def score_finetuned(lso: Path, ledger) -> pd.DataFrame:
+    """Per scored source of the joint build: the fine-tuned run F (and its two members, for
+    information) against the build's head-only column H (LSO/<source>/versus/ours.csv) and
+    ADMET-AI (its cached peer.csv), on the source's zero-shot molecules; F's rows against
+    ADMET-AI appended to ``ledger``."""
+    import datetime
+    import json
+    import subprocess
+
+    from graphnorm.inference.panel_versus import measured_molecules
+    from graphnorm.panel.versus import Match, versus
+    from graphnorm.provenance import git_sha
+
+    left_out = json.loads((lso / "run" / "pretrain.json").read_text())["leave_out"]
+    corpus, quantity_of = quantity_corpus()
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    rows, ledger_rows = [], []
+    for source in left_out:
+        q = quantity_of[corpus.task_names.index(source)]
+        folder, run = lso / _safe(source), lso / "finetune" / "runs" / q
+        molecules = measured_molecules([folder / "measured.csv"], [q])
+        work = folder / "finetuned"
+        work.mkdir(exist_ok=True)
+        molecules[["smiles"]].to_csv(work / "molecules.csv", index=False)
+        head = pd.read_csv(folder / "versus" / "ours.csv")[[f"quantity/{q}"]]
+        peer = pd.read_csv(folder / "versus" / "peer.csv")
+        row = {"source": source, "quantity": q, "H": None}
+        for arm, member in (("F", ""), ("F graph member", "model_0"), ("F gbm member", "gbm")):
+            path = work / f"{arm.replace(' ', '_')}.csv"
+            if not path.is_file():
+                subprocess.run(["graphnorm", "predict", "--checkpoint", str(run / member),
+                                "--input", str(work / "molecules.csv"), "--output", str(path)],
+                               check=True, capture_output=True)
+            ours = pd.read_csv(path)[["prediction"]]
+            them = versus(molecules, ours, peer, [Match(q, "prediction", ADMET_AI[q])])[0]
+            mine = versus(molecules, ours, head, [Match(q, "prediction", f"quantity/{q}")])[0]
+            row.update({"molecules": them["molecules"], "H": mine["theirs"], arm: them["ours"],
+                        f"{arm} vs H": f"{mine['verdict']} [{mine['d_low']:+.3f}, "
+                                       f"{mine['d_high']:+.3f}]",
+                        "ADMET-AI": them["theirs"], f"{arm} vs ADMET-AI": them["verdict"]})
+            if arm == "F":
+                ledger_rows.append({
+                    "date_utc": stamp, "commit": git_sha(), "quantity": q,
+                    "panel": f"train --recipe admet from {lso}/run without {source} (F)",
+                    "molecules": them["molecules"], "graphnorm": them["ours"],
+                    "admet_ai": them["theirs"], "verdict": them["verdict"]})
+        rows.append(row)
+    if ledger:
+        pd.DataFrame(ledger_rows)[["date_utc", "commit", "panel", "quantity", "molecules",
+                                   "graphnorm", "admet_ai", "verdict"]].to_csv(
+            ledger, mode="a", header=not Path(ledger).exists(), index=False)
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="step", required=True)
     sub.add_parser("plan")
     sub.add_parser("joint").add_argument("--out", type=Path, required=True)
+    sub.add_parser("finetune").add_argument("--lso", type=Path, required=True)
+    f = sub.add_parser("score-finetuned")
+    f.add_argument("--lso", type=Path, required=True)
+    f.add_argument("--ledger", help="append F's rows against ADMET-AI to this ledger")
     t = sub.add_parser("table")
     t.add_argument("--source", required=True)
     t.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
+    if args.step == "score-finetuned":
+        with pd.option_context("display.width", 250, "display.max_columns", 20):
+            print(score_finetuned(args.lso, args.ledger).round(3).to_string(index=False))
+        return
     corpus, quantity_of = quantity_corpus()
     if args.step == "plan":
         print(plan(corpus, quantity_of).to_string(index=False))
         return
     if args.step == "joint":
         print(joint(corpus, quantity_of, args.out))
+        return
+    if args.step == "finetune":
+        print(finetune_tables(corpus, quantity_of, args.lso))
         return
     table = zero_shot(corpus, quantity_of, args.source)
     q = table.columns[1]
