@@ -8,6 +8,7 @@ The protocol is fixed in experiments/results/zero_shot/RULE.md ("Leave-source-ou
     python experiments/leave_source_out.py joint --out DIR             # all scored sources, one build
     python experiments/leave_source_out.py finetune --lso DIR          # one table per quantity + commands
     python experiments/leave_source_out.py score-finetuned --lso DIR [--ledger CSV]
+    python experiments/leave_source_out.py score-blend --lso DIR [--ledger CSV]
 
 A source's zero-shot molecules are those it measured that no other source of the quantity
 measured (else the build learned their value under another name); its values are read in
@@ -196,6 +197,77 @@ def score_finetuned(lso: Path, ledger) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def readout_matrix(smiles: list, featurizer) -> np.ndarray:
+    """What the panel's readout boosters read of each molecule (Morgan counts and the build's
+    fast descriptors, `panel.boosters.readout_features`), NaN rows where it cannot."""
+    from graphnorm.chem.featurize import DESCRIPTORS, featurize_many
+    from graphnorm.panel.boosters import morgan_counts, readout_features
+
+    done = featurize_many(smiles, featurizer)
+    width = next(g[DESCRIPTORS].shape[-1] for g in done.graphs if g is not None)
+    descriptors = np.stack([g[DESCRIPTORS].reshape(-1) if g is not None
+                            else np.full(width, np.nan, np.float32) for g in done.graphs])
+    return readout_features(morgan_counts(smiles), descriptors)
+
+
+def score_blend(lso: Path, ledger) -> pd.DataFrame:
+    """RULE.md "the head blended with a booster the panel can afford" (session 57): per scored
+    source, B = (H + G) / 2, G the panel's readout booster fitted on F's table of the quantity
+    (LSO/finetune/<quantity>.csv), against H and ADMET-AI; B's rows against ADMET-AI appended
+    to ``ledger``."""
+    import datetime
+    import json
+
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.inference.panel_versus import measured_molecules
+    from graphnorm.panel.boosters import booster_estimator
+    from graphnorm.panel.versus import Match, versus
+    from graphnorm.provenance import git_sha
+
+    featurizer = load_checkpoint(lso / "run" / "best.ckpt").featurizer
+    left_out = json.loads((lso / "run" / "pretrain.json").read_text())["leave_out"]
+    corpus, quantity_of = quantity_corpus()
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    boosters, rows, ledger_rows = {}, [], []
+    for source in left_out:
+        q = quantity_of[corpus.task_names.index(source)]
+        if q not in boosters:  # one booster per quantity, seed 0, the panel's settings
+            table = pd.read_csv(lso / "finetune" / f"{q}.csv")
+            x = readout_matrix(table["smiles"].tolist(), featurizer)
+            ok = np.isfinite(x).all(1)
+            boosters[q] = booster_estimator(False, None, threads=2).fit(x[ok],
+                                                                        table[q].to_numpy()[ok])
+        folder = lso / _safe(source)
+        molecules = measured_molecules([folder / "measured.csv"], [q])
+        head = pd.read_csv(folder / "versus" / "ours.csv")[f"quantity/{q}"].to_numpy()
+        x = readout_matrix(molecules["smiles"].tolist(), featurizer)
+        g = np.full(len(x), np.nan)
+        ok = np.isfinite(x).all(1)
+        g[ok] = boosters[q].predict(x[ok])
+        arms = pd.DataFrame({"B": (head + g) / 2, "G": g, "H": head})
+        peer = pd.read_csv(folder / "versus" / "peer.csv")
+        row = {"source": source, "quantity": q}
+        for arm in ("B", "G"):
+            them = versus(molecules, arms, peer, [Match(q, arm, ADMET_AI[q])])[0]
+            mine = versus(molecules, arms, arms, [Match(q, arm, "H")])[0]
+            row.update({"molecules": them["molecules"], "H": mine["theirs"], arm: them["ours"],
+                        f"{arm} vs H": f"{mine['verdict']} [{mine['d_low']:+.3f}, "
+                                       f"{mine['d_high']:+.3f}]",
+                        "ADMET-AI": them["theirs"], f"{arm} vs ADMET-AI": them["verdict"]})
+            if arm == "B":
+                ledger_rows.append({
+                    "date_utc": stamp, "commit": git_sha(), "quantity": q,
+                    "panel": f"head + Morgan booster / 2 from {lso}/run without {source} (B)",
+                    "molecules": them["molecules"], "graphnorm": them["ours"],
+                    "admet_ai": them["theirs"], "verdict": them["verdict"]})
+        rows.append(row)
+    if ledger:
+        pd.DataFrame(ledger_rows)[["date_utc", "commit", "panel", "quantity", "molecules",
+                                   "graphnorm", "admet_ai", "verdict"]].to_csv(
+            ledger, mode="a", header=not Path(ledger).exists(), index=False)
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="step", required=True)
@@ -205,13 +277,17 @@ def main() -> None:
     f = sub.add_parser("score-finetuned")
     f.add_argument("--lso", type=Path, required=True)
     f.add_argument("--ledger", help="append F's rows against ADMET-AI to this ledger")
+    b = sub.add_parser("score-blend")
+    b.add_argument("--lso", type=Path, required=True)
+    b.add_argument("--ledger", help="append B's rows against ADMET-AI to this ledger")
     t = sub.add_parser("table")
     t.add_argument("--source", required=True)
     t.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
-    if args.step == "score-finetuned":
+    if args.step in ("score-finetuned", "score-blend"):
+        score = score_finetuned if args.step == "score-finetuned" else score_blend
         with pd.option_context("display.width", 250, "display.max_columns", 20):
-            print(score_finetuned(args.lso, args.ledger).round(3).to_string(index=False))
+            print(score(args.lso, args.ledger).round(3).to_string(index=False))
         return
     corpus, quantity_of = quantity_corpus()
     if args.step == "plan":
