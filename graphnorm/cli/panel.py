@@ -1,11 +1,12 @@
-"""``graphnorm panel ensemble | build | readouts | related | refit | versus-gbm | compare | card |
-ship | versus``: the ADMET panel of a trained pre-training run, one command per step, each with its
+"""``graphnorm panel ensemble | build | readouts | related | blend | refit | versus-gbm | compare |
+card | ship | versus``: the ADMET panel of a trained pre-training run, one command per step, each with its
 own flags.
 
     graphnorm panel ensemble OUT RUN RUN...   # one recipe's runs (by seed), averaged, in OUT
     graphnorm panel build RUN          # panel.json: which endpoints hold up on held-out scaffolds
     graphnorm panel readouts RUN       # one-table boosters where they beat the head
     graphnorm panel related RUN        # a species' column read through another's, where better
+    graphnorm panel blend RUN          # quantity columns: head and booster, half each
     graphnorm panel refit RUN REFIT    # carry RUN's panel to REFIT (same recipe, every row)
     graphnorm panel versus-gbm RUN     # each judged endpoint against one gbm per table
     graphnorm panel compare REF RUN... --out DIR   # backbones endpoint by endpoint
@@ -15,7 +16,7 @@ own flags.
                                        # Spearman per quantity against a peer (ADMET-AI)
 
 The work is graphnorm/panel/'s (networks.py, build.py, readouts.py and hybrid.py, related.py,
-refit.py, versus_gbm.py, compare.py, card.py, ship.py, versus.py; the file format: record.py,
+blend.py, refit.py, versus_gbm.py, compare.py, card.py, ship.py, versus.py; the file format: record.py,
 boosters.py), on a run that graphnorm/pretrain/ trained.
 """
 from __future__ import annotations
@@ -23,8 +24,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-STEPS = ("ensemble", "build", "readouts", "related", "refit", "versus-gbm", "compare", "card",
-         "ship", "versus")
+STEPS = ("ensemble", "build", "readouts", "related", "blend", "refit", "versus-gbm", "compare",
+         "card", "ship", "versus")
 
 
 def _data_flags(p: argparse.ArgumentParser) -> None:
@@ -67,6 +68,16 @@ def add_parser(sub) -> argparse.ArgumentParser:
                          "readouts; rewrites RUN/panel.json, rows in RUN/related.jsonl")
     q.add_argument("run", metavar="RUN")
     _data_flags(q)
+    b = steps.add_parser("blend", help="predict quantity columns by the mean of the head and "
+                         "a one-table booster, kept unless the selection half says it is "
+                         "worse than the column's predictor; after readouts and related; "
+                         "rewrites RUN/panel.json and its bundle, rows in RUN/blend.jsonl")
+    b.add_argument("run", metavar="RUN")
+    b.add_argument("--quantities", default=None, metavar="Q,Q,...", help="the quantity "
+                   "columns to blend (default: logd74, solubility, clint_microsomal_human, "
+                   "papp_caco2, where the leave-source-out yardstick measured it)")
+    b.add_argument("--threads", type=int, default=1)
+    _data_flags(b)
     f = steps.add_parser("refit", help="carry a held-out build's panel (its choices, scores, "
                          "intervals) to REFIT, the same recipe trained on every row (pretrain "
                          "--val-percent 0): its boosters and far-from-training yardstick are "
@@ -176,6 +187,16 @@ def run(args: argparse.Namespace) -> int:
         read = [e.task for e in panel.endpoints if e.by_related]
         print(f"[graphnorm panel] {folder / 'panel.json'}: {len(read)} columns read through a "
               f"related one{': ' + ', '.join(read) if read else ''}; {panel.shown} shown")
+        return 0
+    if args.step == "blend":
+        from graphnorm.panel.blend import QUANTITIES, blend_panel
+
+        names = args.quantities.split(",") if args.quantities else QUANTITIES
+        panel = blend_panel(run_, folder, names, max(1, args.threads), progress)
+        blends = [e.task for e in panel.endpoints if e.by_blend]
+        print(f"[graphnorm panel] {folder / 'panel.json'}: {len(blends)} columns blended"
+              f"{': ' + ', '.join(blends) if blends else ''} (rows: {folder / 'blend.jsonl'}); "
+              f"{panel.shown} shown")
         return 0
     if args.step == "versus-gbm":
         from graphnorm.panel.versus_gbm import versus_gbm

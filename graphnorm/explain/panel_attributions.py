@@ -86,7 +86,8 @@ class PanelAttributions:
 
 def explain_endpoint(panel, smiles: Sequence[str], endpoint: str, method: Optional[str] = None,
                      steps: Optional[int] = None, errors: Optional[list] = None,
-                     labels: Optional[Sequence[str]] = None) -> PanelAttributions:
+                     labels: Optional[Sequence[str]] = None, head: bool = False
+                     ) -> PanelAttributions:
     """Per-atom scores of one shown endpoint of ``panel`` (an `AdmetPanel`) for each SMILES,
     in input order (``scores[k]`` one per atom in RDKit's order, None where ``errors[k]``
     says why the row failed; ``atoms`` the long table).
@@ -99,15 +100,21 @@ def explain_endpoint(panel, smiles: Sequence[str], endpoint: str, method: Option
     score is a change of the calibrated logit, log(p / (1 - p)) of the probability shown.
     Attention rollout is a share of attention flow, the same for every endpoint: not
     scaled. An endpoint predicted by a one-table booster is explained by TreeSHAP on its
-    Morgan counts, whatever ``method`` says (`booster_attributions`). ``errors`` pre-set
-    rows' errors (not featurized); ``labels`` name the rows (default ``row 1``, ...)."""
+    Morgan counts, whatever ``method`` says (`booster_attributions`); a blend of the head
+    and a booster (`panel.blend`) by half of each's scores (``head``: the network's alone).
+    ``errors`` pre-set rows' errors (not featurized); ``labels`` name the rows (default
+    ``row 1``, ...)."""
     from graphnorm.inference.predict import Predictor
 
     from .explainer import Explainer
     from .methods import DEFAULT_METHOD, DEFAULT_STEPS
 
     j = panel.endpoint_position(endpoint)
-    if j in panel.by_booster:  # TreeSHAP whatever ``method`` says: the network is not asked
+    if panel.blend[j] and not head:  # half the network's, half the booster's: both linear
+        return _blend_of(
+            explain_endpoint(panel, smiles, endpoint, method, steps, errors, labels, head=True),
+            booster_attributions(panel, j, smiles, errors, labels))
+    if j in panel.by_booster and not head:  # TreeSHAP whatever ``method`` says
         return booster_attributions(panel, j, smiles, errors, labels)
     method = method or DEFAULT_METHOD
     # an ensemble's networks (graphnorm.panel.networks) each explained, the scores averaged:
@@ -127,15 +134,17 @@ def method_for(panel, endpoint: str, method: Optional[str]) -> str:
     ``method``: TreeSHAP for a booster endpoint, ``method`` (default occlusion) otherwise."""
     from .methods import DEFAULT_METHOD
 
-    return BOOSTER_METHOD if panel.endpoint_position(endpoint) in panel.by_booster else (
-        method or DEFAULT_METHOD)
+    j = panel.endpoint_position(endpoint)
+    if panel.blend[j]:
+        return f"{method or DEFAULT_METHOD}+{BOOSTER_METHOD}"
+    return BOOSTER_METHOD if j in panel.by_booster else (method or DEFAULT_METHOD)
 
 
 def score_scale(panel, endpoint: str, method: str) -> tuple[str, float]:
     """(what an atom score of ``endpoint`` is, the factor from the raw output's scores to
     it): see `explain_endpoint`."""
     j = panel.endpoint_position(endpoint)
-    if j in panel.by_booster:
+    if j in panel.by_booster and not panel.blend[j]:  # a blend's are the head's (`_blend_of`)
         return booster_scale(panel, j)
     if method == "rollout":
         return "share of attention flow from the readout token (no sign)", 1.0
@@ -170,6 +179,21 @@ def booster_attributions(panel, j: int, smiles: Sequence[str], errors: Optional[
     atoms = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=ATOM_COLUMNS)
     return PanelAttributions(task, BOOSTER_METHOD, meaning, clean, scores, list(errors),
                              atoms[ATOM_COLUMNS])
+
+
+def _blend_of(network: PanelAttributions, booster: PanelAttributions) -> PanelAttributions:
+    """Half of each one's atom scores: a blend's value is half the head's and half the
+    booster's, and both attributions are sums over atoms of changes of the value."""
+    if network.meaning != booster.meaning:
+        raise ValueError(f"{network.endpoint}: the head's atom scores are a {network.meaning} "
+                         f"and the booster's a {booster.meaning}; they cannot be averaged")
+    scores = [None if a is None or b is None else 0.5 * (a + b)
+              for a, b in zip(network.scores, booster.scores)]
+    atoms = network.atoms.copy()
+    atoms["score"] = np.concatenate([s for s in scores if s is not None]) if len(atoms) else []
+    errors = [a or b for a, b in zip(network.errors, booster.errors)]
+    return PanelAttributions(network.endpoint, f"{network.method}+{booster.method}",
+                             network.meaning, network.smiles, scores, errors, atoms)
 
 
 def booster_scale(panel, j: int) -> tuple[str, float]:

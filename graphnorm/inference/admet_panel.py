@@ -59,7 +59,9 @@ class AdmetPanel:
         if missing:
             raise PanelError(f"the panel names tasks the model does not have: {missing[:3]}")
         self.entries = chosen
-        self.by_booster = [j for j, e in enumerate(chosen) if e.by_booster]
+        # the columns a booster takes part in: alone, or half of a blend with the head
+        self.by_booster = [j for j, e in enumerate(chosen) if e.uses_booster]
+        self.blend = np.array([e.by_blend for e in chosen])
         if self.by_booster and boosters is None:
             raise PanelError("the panel predicts some endpoints with one-table boosters; load "
                              "it with AdmetPanel.load(folder), which reads them")
@@ -188,13 +190,14 @@ class AdmetPanel:
 
     def _boosted(self, values: np.ndarray, view) -> None:
         """Put the boosters' predictions of the featurized rows into their columns: binary
-        Platt-scaled on S as the head's are (their own fit), regression as is."""
+        Platt-scaled on S as the head's are (their own fit), regression as is; a blend's the
+        mean of the booster's and the head's value already there (`view` put it)."""
         predicted = self.boosters.predict(view)
         for j in self.by_booster:
             p = predicted[self.entries[j].task]
             if self.binary[j]:
                 p = platt_probability(p, self.platt_a[j], self.platt_b[j])
-            values[view.rows, j] = p
+            values[view.rows, j] = 0.5 * (values[view.rows, j] + p) if self.blend[j] else p
 
     def endpoint_position(self, endpoint: str) -> int:
         """Where a shown endpoint stands among ``self.entries``; a PanelError for one this

@@ -123,7 +123,7 @@ def _gbm_lines(shown: list, gbm: dict) -> list[str]:
 
 def _gbm_cell(row: dict | None, boosted: bool) -> str:
     """The `gbm (one table)` cell of an endpoint: its score, marked where it is better than
-    the head (not marked where a booster replaced the head: the verdict was about the head)."""
+    the head (not marked where something else predicts it: the verdict was about the head)."""
     if row is None:
         return " |"
     better = row["verdict"] == "single_table" and not boosted
@@ -167,6 +167,17 @@ def _related_lines(shown: list) -> list[str]:
             f"species): {e.affine[0]:.3f} + {e.affine[1]:.3f} x its value, fitted on this "
             "column's training labels; it beat the column's own predictor on the choosing "
             "half." for e in read]
+
+
+def _blend_lines(shown: list) -> list[str]:
+    """The quantity columns the head and a booster predict half each (`graphnorm panel blend`)."""
+    blends = [e.task for e in shown if e.by_blend]
+    if not blends:
+        return []
+    return [f"- {len(blends)} quantity columns are the mean of the head and a one-table booster "
+            f"(`head + booster`): {', '.join(f'`{t}`' for t in blends)}. The mean was chosen "
+            "on public sources no part of the panel had read (experiments/results/zero_shot/); "
+            "the choosing half only checked that it is not worse than the column's predictor."]
 
 
 def _predictor(e) -> str:
@@ -247,9 +258,10 @@ def model_card(run: Path, raw_dir=None) -> str:
         "fitted on that table (`train --data`, `--model gbm`) is usually more accurate: on "
         "held-out scaffolds one gbm per table beat the shipped backbone on most ADME endpoints "
         "(docs/pretraining.md).",
-        *_gbm_lines([e for e in shown if not e.by_booster], gbm),
+        *_gbm_lines([e for e in shown if e.predictor == "head"], gbm),
         *_readout_lines(shown),
         *_related_lines(shown),
+        *_blend_lines(shown),
         *_quantity_lines(panel),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
@@ -285,7 +297,7 @@ def model_card(run: Path, raw_dir=None) -> str:
     for e in sorted(shown, key=lambda e: e.task):
         extra = (_fmt(e.halfwidth) if e.kind == REGRESSION.stored else
                  f"{_fmt(e.ece_uncalibrated)} -> {_fmt(e.ece)}" if e.platt else _fmt(e.ece))
-        versus = _gbm_cell(gbm.get(e.task), e.by_booster) if gbm else ""
+        versus = _gbm_cell(gbm.get(e.task), e.predictor != "head") if gbm else ""
         predictor = f" {_predictor(e)} |" if hybrid else ""
         lines.append(f"| {e.task} | {e.kind} | {e.units or ''} | {e.metric} | "
                      f"{_fmt(e.score)} | {e.n} | {extra} |{predictor}{versus}")

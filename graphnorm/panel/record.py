@@ -24,6 +24,7 @@ PANEL_FILE = "panel.json"
 BOOSTER = "booster"  # an endpoint's ``readout`` when a one-table booster predicts it
 BACKBONE = "backbone"  # a booster's ``features`` when it also reads the network
 RELATED = "related"  # an endpoint's ``readout`` when it is read through a related column
+BLEND = "blend"  # an endpoint's ``readout`` when the head and a booster predict it, half each
 
 
 class PanelFileError(ValueError):
@@ -48,8 +49,8 @@ class Endpoint:
     ece_uncalibrated: Optional[float] = None  # binary: R's calibration error of sigmoid(z)
     ece: Optional[float] = None  # ... and of the Platt-scaled probability
     platt: Optional[tuple] = None  # binary: (a, b), probability sigmoid(a z + b)
-    readout: Optional[str] = None  # BOOSTER (a one-table booster predicts it) or RELATED
-    features: Optional[str] = None  # what that booster reads: "morgan" | BACKBONE
+    readout: Optional[str] = None  # BOOSTER (a one-table booster predicts it), RELATED or BLEND
+    features: Optional[str] = None  # what its booster reads: "morgan" | BACKBONE
     head: Optional[dict] = None  # the head's own scores the booster replaced
     # a quantity run (`pretrain --targets quantities`): a source's quantity, and a quantity
     # endpoint's ("quantity/<name>") checkpoint output, the source whose assay scale it shows
@@ -77,15 +78,25 @@ class Endpoint:
         return self.readout == BOOSTER
 
     @property
+    def by_blend(self) -> bool:
+        """Whether the mean of the head's value and a booster's predicts it (`panel.blend`)."""
+        return self.readout == BLEND
+
+    @property
+    def uses_booster(self) -> bool:
+        """Whether a booster of the panel's bundle takes part in predicting it."""
+        return self.by_booster or self.by_blend
+
+    @property
     def by_related(self) -> bool:
         """Whether it is read through a related quantity's column (``via``, ``affine``)."""
         return self.readout == RELATED
 
     @property
     def predictor(self) -> str:
-        """What predicts it, in words: "head", "booster" or "related: <via>"."""
-        return "booster" if self.by_booster else f"related: {self.via}" if self.by_related \
-            else "head"
+        """What predicts it, in words: "head", "booster", "head + booster" or "related: <via>"."""
+        return "booster" if self.by_booster else "head + booster" if self.by_blend else \
+            f"related: {self.via}" if self.by_related else "head"
 
     @property
     def reads_network(self) -> bool:
@@ -199,7 +210,8 @@ class Panel:
         return list(self.member_sha256) if self.member_sha256 else [self.checkpoint_sha256]
 
     def booster_tasks(self) -> list[str]:
-        return [e.task for e in self.endpoints if e.by_booster]
+        """The endpoints a booster of the bundle takes part in (alone or in a blend)."""
+        return [e.task for e in self.endpoints if e.uses_booster]
 
     def replace(self, **changes) -> "Panel":
         return dataclasses.replace(self, **changes)

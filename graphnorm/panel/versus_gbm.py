@@ -202,8 +202,9 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
                               to_scale(gbm.predict(x_r)) + d))
             y_r, ours, theirs = (np.concatenate(p) for p in zip(*parts))
             s_ours, s_gbm = score(metric_of(binary), y_r, ours), score(metric_of(binary), y_r, theirs)
-            # a hybrid panel's booster entry keeps the head's scores under "head" (readouts)
-            panel_says = e.head["score"] if e.by_booster else e.score
+            # an entry the head does not predict alone (a booster, a related column, a blend)
+            # keeps the head's own scores under "head"
+            panel_says = e.head["score"] if e.head is not None else e.score
             if panel_says is not None and abs(s_ours - panel_says) > 1e-4:
                 raise RuntimeError(f"{e.task}: the backbone scores {s_ours:.5f} on R, its "
                                    f"panel says {panel_says:.5f}: {out / PANEL_FILE} is not "
