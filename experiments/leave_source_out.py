@@ -143,6 +143,29 @@ def finetune_tables(corpus, quantity_of, lso: Path) -> str:
     return "\n".join(lines)
 
 
+def _cells(arm: str, them: dict, mine: dict) -> dict:
+    """An arm's cells of a source's summary row: its rho, against the head-only column H
+    (``mine``) and against ADMET-AI (``them``), both `panel.versus` rows."""
+    return {"molecules": them["molecules"], "H": mine["theirs"], arm: them["ours"],
+            f"{arm} vs H": f"{mine['verdict']} [{mine['d_low']:+.3f}, {mine['d_high']:+.3f}]",
+            "ADMET-AI": them["theirs"], f"{arm} vs ADMET-AI": them["verdict"]}
+
+
+def _ledger_row(stamp: str, panel: str, quantity: str, them: dict) -> dict:
+    from graphnorm.provenance import git_sha
+
+    return {"date_utc": stamp, "commit": git_sha(), "panel": panel, "quantity": quantity,
+            "molecules": them["molecules"], "graphnorm": them["ours"],
+            "admet_ai": them["theirs"], "verdict": them["verdict"]}
+
+
+def _append(ledger, rows: list) -> None:
+    """``rows`` (`_ledger_row`) at the end of the zero-shot ledger, when one is given."""
+    if ledger:
+        pd.DataFrame(rows).to_csv(ledger, mode="a", header=not Path(ledger).exists(),
+                                  index=False)
+
+
 def score_finetuned(lso: Path, ledger) -> pd.DataFrame:
     """Per scored source of the joint build: the fine-tuned run F (and its two members, for
     information) against the build's head-only column H (LSO/<source>/versus/ours.csv) and
@@ -154,7 +177,6 @@ def score_finetuned(lso: Path, ledger) -> pd.DataFrame:
 
     from graphnorm.inference.panel_versus import measured_molecules
     from graphnorm.panel.versus import Match, versus
-    from graphnorm.provenance import git_sha
 
     left_out = json.loads((lso / "run" / "pretrain.json").read_text())["leave_out"]
     corpus, quantity_of = quantity_corpus()
@@ -179,21 +201,12 @@ def score_finetuned(lso: Path, ledger) -> pd.DataFrame:
             ours = pd.read_csv(path)[["prediction"]]
             them = versus(molecules, ours, peer, [Match(q, "prediction", ADMET_AI[q])])[0]
             mine = versus(molecules, ours, head, [Match(q, "prediction", f"quantity/{q}")])[0]
-            row.update({"molecules": them["molecules"], "H": mine["theirs"], arm: them["ours"],
-                        f"{arm} vs H": f"{mine['verdict']} [{mine['d_low']:+.3f}, "
-                                       f"{mine['d_high']:+.3f}]",
-                        "ADMET-AI": them["theirs"], f"{arm} vs ADMET-AI": them["verdict"]})
+            row.update(_cells(arm, them, mine))
             if arm == "F":
-                ledger_rows.append({
-                    "date_utc": stamp, "commit": git_sha(), "quantity": q,
-                    "panel": f"train --recipe admet from {lso}/run without {source} (F)",
-                    "molecules": them["molecules"], "graphnorm": them["ours"],
-                    "admet_ai": them["theirs"], "verdict": them["verdict"]})
+                ledger_rows.append(_ledger_row(
+                    stamp, f"train --recipe admet from {lso}/run without {source} (F)", q, them))
         rows.append(row)
-    if ledger:
-        pd.DataFrame(ledger_rows)[["date_utc", "commit", "panel", "quantity", "molecules",
-                                   "graphnorm", "admet_ai", "verdict"]].to_csv(
-            ledger, mode="a", header=not Path(ledger).exists(), index=False)
+    _append(ledger, ledger_rows)
     return pd.DataFrame(rows)
 
 
@@ -222,7 +235,6 @@ def score_blend(lso: Path, ledger) -> pd.DataFrame:
     from graphnorm.inference.panel_versus import measured_molecules
     from graphnorm.panel.boosters import booster_estimator
     from graphnorm.panel.versus import Match, versus
-    from graphnorm.provenance import git_sha
 
     featurizer = load_checkpoint(lso / "run" / "best.ckpt").featurizer
     left_out = json.loads((lso / "run" / "pretrain.json").read_text())["leave_out"]
@@ -250,21 +262,13 @@ def score_blend(lso: Path, ledger) -> pd.DataFrame:
         for arm in ("B", "G"):
             them = versus(molecules, arms, peer, [Match(q, arm, ADMET_AI[q])])[0]
             mine = versus(molecules, arms, arms, [Match(q, arm, "H")])[0]
-            row.update({"molecules": them["molecules"], "H": mine["theirs"], arm: them["ours"],
-                        f"{arm} vs H": f"{mine['verdict']} [{mine['d_low']:+.3f}, "
-                                       f"{mine['d_high']:+.3f}]",
-                        "ADMET-AI": them["theirs"], f"{arm} vs ADMET-AI": them["verdict"]})
+            row.update(_cells(arm, them, mine))
             if arm == "B":
-                ledger_rows.append({
-                    "date_utc": stamp, "commit": git_sha(), "quantity": q,
-                    "panel": f"head + Morgan booster / 2 from {lso}/run without {source} (B)",
-                    "molecules": them["molecules"], "graphnorm": them["ours"],
-                    "admet_ai": them["theirs"], "verdict": them["verdict"]})
+                ledger_rows.append(_ledger_row(
+                    stamp, f"head + Morgan booster / 2 from {lso}/run without {source} (B)", q,
+                    them))
         rows.append(row)
-    if ledger:
-        pd.DataFrame(ledger_rows)[["date_utc", "commit", "panel", "quantity", "molecules",
-                                   "graphnorm", "admet_ai", "verdict"]].to_csv(
-            ledger, mode="a", header=not Path(ledger).exists(), index=False)
+    _append(ledger, ledger_rows)
     return pd.DataFrame(rows)
 
 

@@ -52,3 +52,30 @@ def train_tiny_member(tmp_path: Path, run, seed: int) -> Path:
     _trained(dataclasses.replace(run.spec, seed=seed), tmp_path / "admet_corpus",
              tmp_path / "cache", out)
     return out
+
+
+def make_quantity_panel(tmp_path: Path, corpus: Path, monkeypatch, descriptors=None):
+    """(run folder with its panel built, the PretrainRun) of a ``--targets quantities`` run on
+    ``corpus``, every endpoint judged and shown (the panel's thresholds lowered through
+    ``monkeypatch`` for the test): what the steps after `panel build` start from."""
+    import torch
+
+    from graphnorm.panel import build as P
+    from graphnorm.pretrain import splits
+    from graphnorm.pretrain.fit import train
+    from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
+
+    monkeypatch.setattr(splits, "HELD_TASK_MIN", 100)
+    for name, value in (("MIN_SELECT", 1), ("MIN_REPORT", 1), ("MIN_R2", -1e9)):
+        monkeypatch.setattr(P, name, value)
+    torch.set_num_threads(1)
+    spec = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup_steps=3,
+                        exclude_tdc=False, val_percent=40, held_out_tasks=False,
+                        targets="quantities", descriptors=descriptors)
+    run = PretrainRun(spec, corpus, cache=tmp_path / "cache", progress=False)
+    out = tmp_path / "run"
+    out.mkdir()
+    run.write_records(out)
+    train(run, out, 600, max_steps=4, eval_every=2, progress=False)
+    P.build_panel(run, out, tmp_path).write(out)
+    return out, run

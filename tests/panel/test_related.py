@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from tiny_corpus import SMILES_A, SMILES_B, write_corpus
 
@@ -31,25 +30,9 @@ def _species_corpus(tmp_path):
 @pytest.fixture
 def species(tmp_path, monkeypatch):
     """(run folder with its panel built, the run): every endpoint judged and shown."""
-    from graphnorm.panel import build as P
-    from graphnorm.pretrain import splits
-    from graphnorm.pretrain.fit import train
-    from graphnorm.pretrain.setup import PretrainRun, PretrainSpec
+    from tiny_panel import make_quantity_panel
 
-    monkeypatch.setattr(splits, "HELD_TASK_MIN", 100)
-    for name, value in (("MIN_SELECT", 1), ("MIN_REPORT", 1), ("MIN_R2", -1e9)):
-        monkeypatch.setattr(P, name, value)
-    torch.set_num_threads(1)
-    spec = PretrainSpec(num_layers=1, hidden=16, ffn_hidden=16, batch_size=4, warmup_steps=3,
-                        exclude_tdc=False, val_percent=40, held_out_tasks=False,
-                        targets="quantities")
-    run = PretrainRun(spec, _species_corpus(tmp_path), cache=tmp_path / "cache", progress=False)
-    out = tmp_path / "run"
-    out.mkdir()
-    run.write_records(out)
-    train(run, out, 600, max_steps=4, eval_every=2, progress=False)
-    P.build_panel(run, out, tmp_path).write(out)
-    return out, run
+    return make_quantity_panel(tmp_path, _species_corpus(tmp_path), monkeypatch)
 
 
 def test_the_map_is_one_slope_and_an_intercept_per_source():
