@@ -6,6 +6,7 @@ The protocol is fixed in experiments/results/zero_shot/RULE.md ("Leave-source-ou
     python experiments/leave_source_out.py plan                       # the sources it would score
     python experiments/leave_source_out.py table --source S --out DIR  # DIR/measured.csv + commands
     python experiments/leave_source_out.py joint --out DIR             # all scored sources, one build
+    python experiments/leave_source_out.py one --source S --lso DIR --out DIR1 --max-time 55m
     python experiments/leave_source_out.py finetune --lso DIR          # one table per quantity + commands
     python experiments/leave_source_out.py score-finetuned --lso DIR [--ledger CSV]
     python experiments/leave_source_out.py score-blend --lso DIR [--ledger CSV]
@@ -82,9 +83,7 @@ def joint(corpus, quantity_of, out: Path) -> str:
     OUT/<source>/measured.csv, and the commands of the one build that leaves them all out."""
     scored = plan(corpus, quantity_of).query("scored")
     run = out / "run"
-    lines = [f"graphnorm pretrain --out {run} --leave-out {','.join(scored['source'])} "
-             "--keep-tdc --with-tdc-tables --targets quantities --descriptors fast "
-             "--train-every-task --val-percent 15 --max-steps 22000   # resumable",
+    lines = [" ".join(build_command(list(scored["source"]), run, "55m")) + "   # resumable",
              f"graphnorm panel build {run}"]
     for _, r in scored.iterrows():
         folder = out / _safe(r["source"])
@@ -95,6 +94,49 @@ def joint(corpus, quantity_of, out: Path) -> str:
                      f"--match {q}=quantity/{q}:{ADMET_AI[q]} --admet-ai-python PY "
                      f"--out {folder}/versus --ledger experiments/results/zero_shot/ledger.csv")
     return "\n".join(lines)
+
+
+STEPS = 22000  # every leave-source-out build's length (RULE.md)
+
+
+def build_command(sources: list, run: Path, max_time: str) -> list:
+    """The product recipe from scratch without ``sources`` (RULE.md), one call of at most
+    ``max_time``; the same command again goes on where the last call stopped."""
+    return ["graphnorm", "pretrain", "--out", str(run), "--leave-out", ",".join(sources),
+            "--keep-tdc", "--with-tdc-tables", "--targets", "quantities", "--descriptors",
+            "fast", "--train-every-task", "--val-percent", "15", "--max-steps", str(STEPS),
+            "--eval-every", "1000", "--max-time", max_time, "--threads", "2", "--workers", "2"]
+
+
+def steps_done(run: Path) -> int:
+    import json
+
+    record = run / "metrics.json"
+    return int(json.loads(record.read_text()).get("steps") or 0) if record.is_file() else 0
+
+
+def one(corpus, quantity_of, source: str, lso: Path, out: Path, max_time: str, ledger) -> str:
+    """The yardstick's full form for ``source`` (RULE.md): the build without it alone, one
+    call of ``max_time`` (call again until it has `STEPS`), then its head-only panel scored on
+    the source's zero-shot molecules (``lso``/<source>/measured.csv, from `joint`) against
+    ADMET-AI's predictions cached there; returns what it did."""
+    import subprocess
+
+    q = quantity_of[corpus.task_names.index(source)]
+    joint_folder, run = lso / _safe(source), out / _safe(source) / "run"
+    if steps_done(run) < STEPS:
+        run.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(build_command([source], run, max_time), check=False)
+        if steps_done(run) < STEPS:
+            return f"{source}: {steps_done(run):,} of {STEPS:,} steps; call again to go on"
+    if not (run / "panel.json").is_file():
+        subprocess.run(["graphnorm", "panel", "build", str(run), "--workers", "2"], check=True)
+    versus = ["graphnorm", "panel", "versus", str(joint_folder / "measured.csv"), "--model",
+              str(run), "--all", "--match", f"{q}=quantity/{q}:{ADMET_AI[q]}",
+              "--peer-predictions", str(joint_folder / "versus" / "peer.csv"),
+              "--out", str(run.parent / "versus")] + (["--ledger", str(ledger)] if ledger else [])
+    subprocess.run(versus, check=True)
+    return f"{source}: scored -> {run.parent / 'versus' / 'versus.md'}"
 
 
 def canonical(smiles: str):
@@ -277,6 +319,12 @@ def main() -> None:
     sub = p.add_subparsers(dest="step", required=True)
     sub.add_parser("plan")
     sub.add_parser("joint").add_argument("--out", type=Path, required=True)
+    o = sub.add_parser("one")
+    o.add_argument("--source", required=True)
+    o.add_argument("--lso", type=Path, required=True, help="the joint form's folder")
+    o.add_argument("--out", type=Path, required=True, help="where the one-source builds go")
+    o.add_argument("--max-time", default="55m", help="this call's share of the build")
+    o.add_argument("--ledger", help="append the scoring's row to this ledger")
     sub.add_parser("finetune").add_argument("--lso", type=Path, required=True)
     f = sub.add_parser("score-finetuned")
     f.add_argument("--lso", type=Path, required=True)
@@ -300,6 +348,10 @@ def main() -> None:
     if args.step == "joint":
         print(joint(corpus, quantity_of, args.out))
         return
+    if args.step == "one":
+        print(one(corpus, quantity_of, args.source, args.lso, args.out, args.max_time,
+                  args.ledger))
+        return
     if args.step == "finetune":
         print(finetune_tables(corpus, quantity_of, args.lso))
         return
@@ -309,9 +361,7 @@ def main() -> None:
     table.to_csv(args.out / "measured.csv", index=False)
     run = args.out / "run"
     print(f"{len(table)} molecules -> {args.out / 'measured.csv'}; then:\n"
-          f"graphnorm pretrain --out {run} --leave-out {args.source} --keep-tdc "
-          "--with-tdc-tables --targets quantities --descriptors fast --train-every-task "
-          "--val-percent 15   # the product recipe; a start that never saw the source\n"
+          + " ".join(build_command([args.source], run, "55m")) + "   # resumable\n"
           f"graphnorm panel build {run}\n"
           f"graphnorm panel versus {args.out / 'measured.csv'} --model {run} --all "
           f"--match {q}=quantity/{q}:{ADMET_AI[q]} --admet-ai-python PY --out {args.out}/versus "
