@@ -113,6 +113,11 @@ def related_panel(run, out, progress: bool = True) -> Panel:
 
     out = Path(out)
     panel = Panel.read(out)
+    blends = [e.task for e in panel.endpoints if e.by_blend]
+    if blends:  # its present predictor is the head or a booster (`CurrentPredictor`)
+        raise ValueError(f"{out / 'panel.json'}: {blends[:3]} are blends already; `panel "
+                         "related` comes before `panel blend` (run `panel readouts` again, "
+                         "then related, then blend)")
     by_task = {e.task: e for e in panel.endpoints}
     targets = [e for e in panel.endpoints if e.is_quantity and e.judged and not e.binary
                and any(PREFIX + r in by_task for r in related_quantities(e.task[len(PREFIX):]))]

@@ -121,6 +121,10 @@ def test_unknown_quantities_and_a_second_blend_are_refused(logd, monkeypatch):
     blend_panel(run, out, ["logd74"], progress=False)
     with pytest.raises(ValueError, match="blends already"):
         blend_panel(run, out, ["logd74"], progress=False)
+    from graphnorm.panel.related import related_panel
+
+    with pytest.raises(ValueError, match="comes before `panel blend`"):
+        related_panel(run, out, progress=False)
 
 
 def test_the_card_names_the_blended_columns_and_the_gbm_line_leaves_them_out():
