@@ -113,7 +113,7 @@ def _gbm_lines(shown: list, gbm: dict) -> list[str]:
     verdicts = [gbm[e.task]["verdict"] for e in judged]
     return [f"- Against one gbm per endpoint (MapLight features, fitted on that endpoint's "
             f"training molecules alone, scored on the same held-out half): of the "
-            f"{len(judged)} shown endpoints the network's head predicts (not a booster), "
+            f"{len(judged)} shown endpoints the network's head alone predicts, "
             f"the head is better on "
             f"{verdicts.count('backbone')}, gbm on {verdicts.count('single_table')}, tied on "
             f"{verdicts.count('tied')} (95 % paired bootstrap). Where gbm is better, a model "

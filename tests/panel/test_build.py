@@ -183,7 +183,7 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     assert main(["panel", "card", str(out), "--raw-dir", raw]) == 0
     card = (out / CARD_FILE).read_text()
     assert "| alpha/logS |" in card and "| 0.500 (better) |" in card
-    assert ("of the 1 shown endpoints the network's head predicts (not a booster), the head is "
+    assert ("of the 1 shown endpoints the network's head alone predicts, the head is "
             "better on 0, gbm on 1") in card
     (out / "versus_gbm.jsonl").unlink()
     (out / "panel.json").write_text(json.dumps(panel))
