@@ -65,6 +65,9 @@ def blend_panel(run, out, quantities=QUANTITIES, threads: int = 1, progress: boo
     from .related import CurrentPredictor
 
     out = Path(out)
+    if not getattr(run.spec, "descriptors", None):
+        raise ValueError(f"{out}: a blend's booster reads the backbone's descriptors, and this "
+                         "run has none (a --descriptors run's panel can take one)")
     panel = Panel.read(out)
     targets = blend_targets(panel, quantities)
     done = [e.task for e in targets if e.by_blend]

@@ -140,3 +140,14 @@ def test_the_card_names_the_blended_columns_and_the_gbm_line_leaves_them_out():
     lines = _blend_lines([blend, head])
     assert len(lines) == 1 and "1 quantity columns" in lines[0] and f"`{LOGD}`" in lines[0]
     assert "solubility" not in lines[0] and _blend_lines([head]) == []
+
+
+def test_a_run_without_descriptors_is_refused_by_name(tmp_path, monkeypatch):
+    from tiny_panel import make_quantity_panel
+
+    from graphnorm.panel.blend import blend_panel
+
+    out, run = make_quantity_panel(tmp_path, _logd_corpus(tmp_path), monkeypatch)
+    with pytest.raises(ValueError, match=f"{out}: a blend's booster reads the backbone's "
+                                         "descriptors, and this run has none"):
+        blend_panel(run, out, ["logd74"], progress=False)
