@@ -115,14 +115,14 @@ def steps_done(run: Path) -> int:
     return int(json.loads(record.read_text()).get("steps") or 0) if record.is_file() else 0
 
 
-def one(corpus, quantity_of, source: str, lso: Path, out: Path, max_time: str, ledger) -> str:
+def one(source: str, lso: Path, out: Path, max_time: str, ledger) -> str:
     """The yardstick's full form for ``source`` (RULE.md): the build without it alone, one
     call of ``max_time`` (call again until it has `STEPS`), then its head-only panel scored on
     the source's zero-shot molecules (``lso``/<source>/measured.csv, from `joint`) against
     ADMET-AI's predictions cached there; returns what it did."""
     import subprocess
 
-    q = quantity_of[corpus.task_names.index(source)]
+    q = quantity_of_source(source)
     joint_folder, run = lso / _safe(source), out / _safe(source) / "run"
     if steps_done(run) < STEPS:
         run.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +137,16 @@ def one(corpus, quantity_of, source: str, lso: Path, out: Path, max_time: str, l
               "--out", str(run.parent / "versus")] + (["--ledger", str(ledger)] if ledger else [])
     subprocess.run(versus, check=True)
     return f"{source}: scored -> {run.parent / 'versus' / 'versus.md'}"
+
+
+def quantity_of_source(source: str) -> str:
+    """The quantity the map says ``source`` measures (no corpus read for a lookup)."""
+    from graphnorm.quantities import SOURCES
+
+    found = [s.quantity for s in SOURCES if s.endpoint == source]
+    if not found:
+        raise ValueError(f"{source} measures no quantity of the map")
+    return found[0]
 
 
 def canonical(smiles: str):
@@ -221,11 +231,10 @@ def score_finetuned(lso: Path, ledger) -> pd.DataFrame:
     from graphnorm.panel.versus import Match, versus
 
     left_out = json.loads((lso / "run" / "pretrain.json").read_text())["leave_out"]
-    corpus, quantity_of = quantity_corpus()
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     rows, ledger_rows = [], []
     for source in left_out:
-        q = quantity_of[corpus.task_names.index(source)]
+        q = quantity_of_source(source)
         folder, run = lso / _safe(source), lso / "finetune" / "runs" / q
         molecules = measured_molecules([folder / "measured.csv"], [q])
         work = folder / "finetuned"
@@ -280,11 +289,10 @@ def score_blend(lso: Path, ledger) -> pd.DataFrame:
 
     featurizer = load_checkpoint(lso / "run" / "best.ckpt").featurizer
     left_out = json.loads((lso / "run" / "pretrain.json").read_text())["leave_out"]
-    corpus, quantity_of = quantity_corpus()
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     boosters, rows, ledger_rows = {}, [], []
     for source in left_out:
-        q = quantity_of[corpus.task_names.index(source)]
+        q = quantity_of_source(source)
         if q not in boosters:  # one booster per quantity, seed 0, the panel's settings
             table = pd.read_csv(lso / "finetune" / f"{q}.csv")
             x = readout_matrix(table["smiles"].tolist(), featurizer)
@@ -336,6 +344,9 @@ def main() -> None:
     t.add_argument("--source", required=True)
     t.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
+    if args.step == "one":
+        print(one(args.source, args.lso, args.out, args.max_time, args.ledger))
+        return
     if args.step in ("score-finetuned", "score-blend"):
         score = score_finetuned if args.step == "score-finetuned" else score_blend
         with pd.option_context("display.width", 250, "display.max_columns", 20):
@@ -347,10 +358,6 @@ def main() -> None:
         return
     if args.step == "joint":
         print(joint(corpus, quantity_of, args.out))
-        return
-    if args.step == "one":
-        print(one(corpus, quantity_of, args.source, args.lso, args.out, args.max_time,
-                  args.ledger))
         return
     if args.step == "finetune":
         print(finetune_tables(corpus, quantity_of, args.lso))

@@ -57,7 +57,7 @@ def blend_panel(run, out, quantities=QUANTITIES, threads: int = 1, progress: boo
     from graphnorm.data.build import stage
     from graphnorm.tasks import REGRESSION, target_transforms
 
-    from .boosters import MORGAN, booster_estimator, read_bundle, write_bundle
+    from .boosters import MORGAN, booster_estimator, write_bundle
     from .build import endpoint, held_out_predictions
     from .networks import load_networks
     from .readouts import CorpusFeatures, paired_scores, pooled_held, pooled_labels, \
@@ -79,23 +79,31 @@ def blend_panel(run, out, quantities=QUANTITIES, threads: int = 1, progress: boo
     held = held_out_predictions(run, model)
     sources = {e.task: quantity_sources(run, held, e) for e in targets}
     mol_of, labelled = training_labels(run, sources)
-    train_rows = {e.task: mol_of[np.concatenate([m for m, _ in labelled[e.task]])]
-                  for e in targets}
-    features = CorpusFeatures(run, np.concatenate([*train_rows.values(), held["rows"]]),
-                              progress, None, held)
+    # the panel's present predictors, its bundle read once, and the held-out molecules'
+    # features (computed here only when the panel has no booster to have needed them)
     current = CurrentPredictor(run, out, panel, held, model, held["rows"], progress)
-    bundle = read_bundle(out, panel, run.spec.descriptors) if panel.booster_tasks() else {}
+    bundle = current.boosters
+    features = current.features or CorpusFeatures(run, held["rows"], progress, None, held)
+
+    def reused(e) -> bool:  # the column's own Morgan booster is readouts' G itself
+        stored = bundle.get(e.task)
+        return stored is not None and e.by_booster and stored["features"] == MORGAN
+
+    train_rows = {e.task: mol_of[np.concatenate([m for m, _ in labelled[e.task]])]
+                  for e in targets if not reused(e)}
+    # the training molecules' features, only for the boosters fitted here
+    train_features = CorpusFeatures(run, np.concatenate(list(train_rows.values())),
+                                    progress) if train_rows else None
     index = {n: t for t, n in enumerate(run.corpus.task_names)}
     rows_out, chosen = [], {}
     for e in targets:
         t = index[e.output]
         y, _ = pooled_labels(run.corpus, labelled[e.task], False)
-        stored = bundle.get(e.task)
-        if stored is not None and e.by_booster and stored["features"] == MORGAN:
-            text, transform = stored["model"], stored["transform"]  # readouts' G itself
+        if reused(e):
+            text, transform = bundle[e.task]["model"], bundle[e.task]["transform"]
         else:
             transform = (target_transforms(REGRESSION, y[:, None]) or [None])[0]
-            x = features.of(train_rows[e.task], t, MORGAN)
+            x = train_features.of(train_rows[e.task], t, MORGAN)
             text = stored_text(booster_estimator(False, transform, threads).fit(x, y), x)
         g = booster_estimator(False, transform, model=decode(text))
 

@@ -258,7 +258,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         "fitted on that table (`train --data`, `--model gbm`) is usually more accurate: on "
         "held-out scaffolds one gbm per table beat the shipped backbone on most ADME endpoints "
         "(docs/pretraining.md).",
-        *_gbm_lines([e for e in shown if e.predictor == "head"], gbm),
+        *_gbm_lines([e for e in shown if e.by_head], gbm),
         *_readout_lines(shown),
         *_related_lines(shown),
         *_blend_lines(shown),
@@ -297,7 +297,7 @@ def model_card(run: Path, raw_dir=None) -> str:
     for e in sorted(shown, key=lambda e: e.task):
         extra = (_fmt(e.halfwidth) if e.kind == REGRESSION.stored else
                  f"{_fmt(e.ece_uncalibrated)} -> {_fmt(e.ece)}" if e.platt else _fmt(e.ece))
-        versus = _gbm_cell(gbm.get(e.task), e.predictor != "head") if gbm else ""
+        versus = _gbm_cell(gbm.get(e.task), not e.by_head) if gbm else ""
         predictor = f" {_predictor(e)} |" if hybrid else ""
         lines.append(f"| {e.task} | {e.kind} | {e.units or ''} | {e.metric} | "
                      f"{_fmt(e.score)} | {e.n} | {extra} |{predictor}{versus}")

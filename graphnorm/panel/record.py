@@ -78,6 +78,11 @@ class Endpoint:
         return self.readout == BOOSTER
 
     @property
+    def by_head(self) -> bool:
+        """Whether the network's head alone predicts it (no readout replaced or joined it)."""
+        return self.readout is None
+
+    @property
     def by_blend(self) -> bool:
         """Whether the mean of the head's value and a booster's predicts it (`panel.blend`)."""
         return self.readout == BLEND
