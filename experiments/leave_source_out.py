@@ -9,7 +9,7 @@ The protocol is fixed in experiments/results/zero_shot/RULE.md ("Leave-source-ou
     python experiments/leave_source_out.py one --source S --lso DIR --out DIR1 --max-time 55m
     python experiments/leave_source_out.py finetune --lso DIR          # one table per quantity + commands
     python experiments/leave_source_out.py score-finetuned --lso DIR [--ledger CSV]
-    python experiments/leave_source_out.py score-blend --lso DIR [--ledger CSV]
+    python experiments/leave_source_out.py score-blend --lso DIR [--wide] [--ledger CSV]
 
 A source's zero-shot molecules are those it measured that no other source of the quantity
 measured (else the build learned their value under another name); its values are read in
@@ -195,11 +195,13 @@ def finetune_tables(corpus, quantity_of, lso: Path) -> str:
     return "\n".join(lines)
 
 
-def _cells(arm: str, them: dict, mine: dict) -> dict:
-    """An arm's cells of a source's summary row: its rho, against the head-only column H
-    (``mine``) and against ADMET-AI (``them``), both `panel.versus` rows."""
-    return {"molecules": them["molecules"], "H": mine["theirs"], arm: them["ours"],
-            f"{arm} vs H": f"{mine['verdict']} [{mine['d_low']:+.3f}, {mine['d_high']:+.3f}]",
+def _cells(arm: str, them: dict, mine: dict, base: str = "H") -> dict:
+    """An arm's cells of a source's summary row: its rho, against the arm ``base`` (the
+    head-only column H unless said; ``mine``) and against ADMET-AI (``them``), both
+    `panel.versus` rows."""
+    return {"molecules": them["molecules"], base: mine["theirs"], arm: them["ours"],
+            f"{arm} vs {base}": f"{mine['verdict']} [{mine['d_low']:+.3f}, "
+                                f"{mine['d_high']:+.3f}]",
             "ADMET-AI": them["theirs"], f"{arm} vs ADMET-AI": them["verdict"]}
 
 
@@ -261,9 +263,10 @@ def score_finetuned(lso: Path, ledger) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def readout_matrix(smiles: list, featurizer) -> np.ndarray:
+def readout_matrix(smiles: list, featurizer, wide: bool = False) -> np.ndarray:
     """What the panel's readout boosters read of each molecule (Morgan counts and the build's
-    fast descriptors, `panel.boosters.readout_features`), NaN rows where it cannot."""
+    fast descriptors, `panel.boosters.readout_features`; with ``wide`` also `avalon_erg`),
+    NaN rows where it cannot."""
     from graphnorm.chem.featurize import DESCRIPTORS, featurize_many
     from graphnorm.panel.boosters import morgan_counts, readout_features
 
@@ -271,14 +274,34 @@ def readout_matrix(smiles: list, featurizer) -> np.ndarray:
     width = next(g[DESCRIPTORS].shape[-1] for g in done.graphs if g is not None)
     descriptors = np.stack([g[DESCRIPTORS].reshape(-1) if g is not None
                             else np.full(width, np.nan, np.float32) for g in done.graphs])
-    return readout_features(morgan_counts(smiles), descriptors)
+    base = readout_features(morgan_counts(smiles), descriptors)
+    return np.concatenate([base, avalon_erg(smiles)], 1) if wide else base
 
 
-def score_blend(lso: Path, ledger) -> pd.DataFrame:
+def avalon_erg(smiles: list) -> np.ndarray:
+    """float32 [N, 1024 + 315]: Avalon counts and the ErG fingerprint (RULE.md amendment W),
+    NaN rows for a SMILES RDKit cannot read."""
+    from rdkit import Chem, RDLogger
+    from rdkit.Chem import rdReducedGraphs
+
+    from graphnorm.chem.tabular import _avalon_counts
+
+    RDLogger.DisableLog("rdApp.*")
+    out = np.full((len(smiles), 1024 + 315), np.nan, np.float32)
+    for k, s in enumerate(smiles):
+        mol = Chem.MolFromSmiles(s)
+        if mol is not None:
+            out[k] = np.concatenate([_avalon_counts(mol),
+                                     np.asarray(rdReducedGraphs.GetErGFingerprint(mol))])
+    return out
+
+
+def score_blend(lso: Path, ledger, wide: bool = False) -> pd.DataFrame:
     """RULE.md "the head blended with a booster the panel can afford" (session 57): per scored
     source, B = (H + G) / 2, G the panel's readout booster fitted on F's table of the quantity
-    (LSO/finetune/<quantity>.csv), against H and ADMET-AI; B's rows against ADMET-AI appended
-    to ``ledger``."""
+    (LSO/finetune/<quantity>.csv), against H and ADMET-AI. With ``wide``, amendment W
+    (session 58): BW = (H + GW) / 2, GW reading `avalon_erg` too, against B and ADMET-AI.
+    The deciding arm's rows against ADMET-AI are appended to ``ledger``."""
     import datetime
     import json
 
@@ -290,33 +313,43 @@ def score_blend(lso: Path, ledger) -> pd.DataFrame:
     featurizer = load_checkpoint(lso / "run" / "best.ckpt").featurizer
     left_out = json.loads((lso / "run" / "pretrain.json").read_text())["leave_out"]
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    variants = {"G": False, "GW": True} if wide else {"G": False}
     boosters, rows, ledger_rows = {}, [], []
+
+    def booster_column(q: str, variant: str, smiles: list) -> np.ndarray:
+        if (q, variant) not in boosters:  # one booster per quantity, seed 0, panel settings
+            table = pd.read_csv(lso / "finetune" / f"{q}.csv")
+            x = readout_matrix(table["smiles"].tolist(), featurizer, variants[variant])
+            ok = np.isfinite(x).all(1)
+            boosters[q, variant] = booster_estimator(False, None, threads=2).fit(
+                x[ok], table[q].to_numpy()[ok])
+        x = readout_matrix(smiles, featurizer, variants[variant])
+        g = np.full(len(x), np.nan)
+        ok = np.isfinite(x).all(1)
+        g[ok] = boosters[q, variant].predict(x[ok])
+        return g
+
     for source in left_out:
         q = quantity_of_source(source)
-        if q not in boosters:  # one booster per quantity, seed 0, the panel's settings
-            table = pd.read_csv(lso / "finetune" / f"{q}.csv")
-            x = readout_matrix(table["smiles"].tolist(), featurizer)
-            ok = np.isfinite(x).all(1)
-            boosters[q] = booster_estimator(False, None, threads=2).fit(x[ok],
-                                                                        table[q].to_numpy()[ok])
         folder = lso / _safe(source)
         molecules = measured_molecules([folder / "measured.csv"], [q])
         head = pd.read_csv(folder / "versus" / "ours.csv")[f"quantity/{q}"].to_numpy()
-        x = readout_matrix(molecules["smiles"].tolist(), featurizer)
-        g = np.full(len(x), np.nan)
-        ok = np.isfinite(x).all(1)
-        g[ok] = boosters[q].predict(x[ok])
-        arms = pd.DataFrame({"B": (head + g) / 2, "G": g, "H": head})
+        arms = pd.DataFrame({"H": head})
+        for variant in variants:
+            arms[variant] = booster_column(q, variant, molecules["smiles"].tolist())
+            arms["B" + variant[1:]] = (head + arms[variant]) / 2
         peer = pd.read_csv(folder / "versus" / "peer.csv")
         row = {"source": source, "quantity": q}
-        for arm in ("B", "G"):
+        deciding, base = ("BW", "B") if wide else ("B", "H")
+        shown = (deciding, "GW") if wide else (deciding, "G")
+        for arm in shown:
             them = versus(molecules, arms, peer, [Match(q, arm, ADMET_AI[q])])[0]
-            mine = versus(molecules, arms, arms, [Match(q, arm, "H")])[0]
-            row.update(_cells(arm, them, mine))
-            if arm == "B":
+            mine = versus(molecules, arms, arms, [Match(q, arm, base)])[0]
+            row.update(_cells(arm, them, mine, base))
+            if arm == deciding:
+                what = "Morgan + Avalon + ErG booster (BW)" if wide else "Morgan booster (B)"
                 ledger_rows.append(_ledger_row(
-                    stamp, f"head + Morgan booster / 2 from {lso}/run without {source} (B)", q,
-                    them))
+                    stamp, f"head + {what} / 2 from {lso}/run without {source}", q, them))
         rows.append(row)
     _append(ledger, ledger_rows)
     return pd.DataFrame(rows)
@@ -340,6 +373,8 @@ def main() -> None:
     b = sub.add_parser("score-blend")
     b.add_argument("--lso", type=Path, required=True)
     b.add_argument("--ledger", help="append B's rows against ADMET-AI to this ledger")
+    b.add_argument("--wide", action="store_true",
+                   help="amendment W: BW (Avalon counts and ErG added) against B")
     t = sub.add_parser("table")
     t.add_argument("--source", required=True)
     t.add_argument("--out", type=Path, required=True)
@@ -348,9 +383,10 @@ def main() -> None:
         print(one(args.source, args.lso, args.out, args.max_time, args.ledger))
         return
     if args.step in ("score-finetuned", "score-blend"):
-        score = score_finetuned if args.step == "score-finetuned" else score_blend
+        table = (score_finetuned(args.lso, args.ledger) if args.step == "score-finetuned"
+                 else score_blend(args.lso, args.ledger, args.wide))
         with pd.option_context("display.width", 250, "display.max_columns", 20):
-            print(score(args.lso, args.ledger).round(3).to_string(index=False))
+            print(table.round(3).to_string(index=False))
         return
     corpus, quantity_of = quantity_corpus()
     if args.step == "plan":
