@@ -360,24 +360,19 @@ def main() -> None:
     sub = p.add_subparsers(dest="step", required=True)
     sub.add_parser("plan")
     sub.add_parser("joint").add_argument("--out", type=Path, required=True)
-    o = sub.add_parser("one")
-    o.add_argument("--source", required=True)
-    o.add_argument("--lso", type=Path, required=True, help="the joint form's folder")
-    o.add_argument("--out", type=Path, required=True, help="where the one-source builds go")
-    o.add_argument("--max-time", default="55m", help="this call's share of the build")
-    o.add_argument("--ledger", help="append the scoring's row to this ledger")
-    sub.add_parser("finetune").add_argument("--lso", type=Path, required=True)
-    f = sub.add_parser("score-finetuned")
-    f.add_argument("--lso", type=Path, required=True)
-    f.add_argument("--ledger", help="append F's rows against ADMET-AI to this ledger")
-    b = sub.add_parser("score-blend")
-    b.add_argument("--lso", type=Path, required=True)
-    b.add_argument("--ledger", help="append B's rows against ADMET-AI to this ledger")
-    b.add_argument("--wide", action="store_true",
-                   help="amendment W: BW (Avalon counts and ErG added) against B")
-    t = sub.add_parser("table")
-    t.add_argument("--source", required=True)
-    t.add_argument("--out", type=Path, required=True)
+    steps = {name: sub.add_parser(name) for name in ("one", "finetune", "score-finetuned",
+                                                     "score-blend", "table")}
+    for name, step in steps.items():
+        if name != "table":
+            step.add_argument("--lso", type=Path, required=True, help="the joint form's folder")
+        if name not in ("finetune", "table"):
+            step.add_argument("--ledger", help="append the scorings' rows to this ledger")
+    for name in ("one", "table"):
+        steps[name].add_argument("--source", required=True)
+        steps[name].add_argument("--out", type=Path, required=True)
+    steps["one"].add_argument("--max-time", default="55m", help="this call's share of a build")
+    steps["score-blend"].add_argument("--wide", action="store_true",
+                                      help="amendment W: BW (Avalon counts and ErG added)")
     args = p.parse_args()
     if args.step == "one":
         print(one(args.source, args.lso, args.out, args.max_time, args.ledger))
@@ -389,26 +384,15 @@ def main() -> None:
             print(table.round(3).to_string(index=False))
         return
     corpus, quantity_of = quantity_corpus()
-    if args.step == "plan":
-        print(plan(corpus, quantity_of).to_string(index=False))
+    if args.step in ("plan", "joint", "finetune"):
+        print(plan(corpus, quantity_of).to_string(index=False) if args.step == "plan" else
+              joint(corpus, quantity_of, args.out) if args.step == "joint" else
+              finetune_tables(corpus, quantity_of, args.lso))
         return
-    if args.step == "joint":
-        print(joint(corpus, quantity_of, args.out))
-        return
-    if args.step == "finetune":
-        print(finetune_tables(corpus, quantity_of, args.lso))
-        return
-    table = zero_shot(corpus, quantity_of, args.source)
-    q = table.columns[1]
+    # one source's zero-shot molecules alone (`joint` writes every scored source's)
     args.out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out / "measured.csv", index=False)
-    run = args.out / "run"
-    print(f"{len(table)} molecules -> {args.out / 'measured.csv'}; then:\n"
-          + " ".join(build_command([args.source], run, "55m")) + "   # resumable\n"
-          f"graphnorm panel build {run}\n"
-          f"graphnorm panel versus {args.out / 'measured.csv'} --model {run} --all "
-          f"--match {q}=quantity/{q}:{ADMET_AI[q]} --admet-ai-python PY --out {args.out}/versus "
-          "--ledger experiments/results/zero_shot/ledger.csv")
+    zero_shot(corpus, quantity_of, args.source).to_csv(args.out / "measured.csv", index=False)
+    print(f"-> {args.out / 'measured.csv'}; build and score it with `one`")
 
 
 if __name__ == "__main__":
