@@ -6,7 +6,7 @@ own flags.
     graphnorm panel build RUN          # panel.json: which endpoints hold up on held-out scaffolds
     graphnorm panel readouts RUN       # one-table boosters where they beat the head
     graphnorm panel related RUN        # a species' column read through another's, where better
-    graphnorm panel blend RUN          # quantity columns: head and booster, half each
+    graphnorm panel blend RUN          # head and booster, half each, where S allows
     graphnorm panel refit RUN REFIT    # carry RUN's panel to REFIT (same recipe, every row)
     graphnorm panel versus-gbm RUN     # each judged endpoint against one gbm per table
     graphnorm panel compare REF RUN... --out DIR   # backbones endpoint by endpoint
@@ -68,14 +68,17 @@ def add_parser(sub) -> argparse.ArgumentParser:
                          "readouts; rewrites RUN/panel.json, rows in RUN/related.jsonl")
     q.add_argument("run", metavar="RUN")
     _data_flags(q)
-    b = steps.add_parser("blend", help="predict quantity columns by the mean of the head and "
-                         "a one-table booster, kept unless the selection half says it is "
-                         "worse than the column's predictor; after readouts and related; "
-                         "rewrites RUN/panel.json and its bundle, rows in RUN/blend.jsonl")
+    b = steps.add_parser("blend", help="predict quantity columns, and the columns a "
+                         "one-table booster predicts, by the mean of the head and a booster: "
+                         "a quantity column keeps it unless the selection half says it is "
+                         "worse, a booster column where it scores at least as high there; "
+                         "after readouts and related; rewrites RUN/panel.json and its "
+                         "bundle, rows in RUN/blend.jsonl")
     b.add_argument("run", metavar="RUN")
     b.add_argument("--quantities", default=None, metavar="Q,Q,...", help="the quantity "
-                   "columns to blend (default: logd74, solubility, clint_microsomal_human, "
-                   "papp_caco2, where the leave-source-out yardstick measured it)")
+                   "columns to blend, a booster fitted where the head predicts them "
+                   "(default: logd74, solubility, clint_microsomal_human, papp_caco2, where "
+                   "the leave-source-out yardstick measured it)")
     b.add_argument("--threads", type=int, default=1)
     _data_flags(b)
     f = steps.add_parser("refit", help="carry a held-out build's panel (its choices, scores, "

@@ -179,9 +179,12 @@ class AdmetPanel:
                 raw, emb = self.loaded.model(batch, return_embeddings=True)
             if values is not None:
                 z = raw.float().numpy()[:, self.index]
-                # regression columns pass through too; np.where keeps their z
+                # regression columns pass through too; np.where keeps their z. A binary
+                # blend keeps its head's logit: `_boosted` averages it with the booster's
+                # before the Platt scaling
                 prob = platt_probability(z, self.platt_a, self.platt_b)
-                values[rows] = np.where(self.binary, prob, z * self.std + self.mean)
+                values[rows] = np.where(self.binary & ~self.blend, prob,
+                                        np.where(self.binary, z, z * self.std + self.mean))
             if distance is not None:
                 distance[rows] = nearest_distance(emb.vnode.float().numpy(), self.centroids)
             if self.by_booster:
@@ -189,15 +192,18 @@ class AdmetPanel:
         return view.done()
 
     def _boosted(self, values: np.ndarray, view) -> None:
-        """Put the boosters' predictions of the featurized rows into their columns: binary
-        Platt-scaled on S as the head's are (their own fit), regression as is; a blend's the
-        mean of the booster's and the head's value already there (`view` put it)."""
+        """Put the boosters' predictions of the featurized rows into their columns: a blend's
+        the mean of the booster's and the head's value already there (`view` put it; a
+        binary column's logits); then binary columns Platt-scaled on S as the head's are
+        (their own fit), regression as is."""
         predicted = self.boosters.predict(view)
         for j in self.by_booster:
             p = predicted[self.entries[j].task]
+            if self.blend[j]:
+                p = 0.5 * (values[view.rows, j] + p)
             if self.binary[j]:
                 p = platt_probability(p, self.platt_a[j], self.platt_b[j])
-            values[view.rows, j] = 0.5 * (values[view.rows, j] + p) if self.blend[j] else p
+            values[view.rows, j] = p
 
     def endpoint_position(self, endpoint: str) -> int:
         """Where a shown endpoint stands among ``self.entries``; a PanelError for one this

@@ -170,14 +170,23 @@ def _related_lines(shown: list) -> list[str]:
 
 
 def _blend_lines(shown: list) -> list[str]:
-    """The quantity columns the head and a booster predict half each (`graphnorm panel blend`)."""
-    blends = [e.task for e in shown if e.by_blend]
-    if not blends:
-        return []
-    return [f"- {len(blends)} quantity columns are the mean of the head and a one-table booster "
-            f"(`head + booster`): {', '.join(f'`{t}`' for t in blends)}. The mean was chosen "
-            "on public sources no part of the panel had read (experiments/results/zero_shot/); "
-            "the choosing half only checked that it is not worse than the column's predictor."]
+    """The columns the head and a booster predict half each (`graphnorm panel blend`)."""
+    quantities = [e.task for e in shown if e.by_blend and e.is_quantity]
+    others = [e.task for e in shown if e.by_blend and not e.is_quantity]
+    lines = []
+    if quantities:
+        lines.append(
+            f"- {len(quantities)} quantity columns are the mean of the head and a one-table "
+            f"booster (`head + booster`): {', '.join(f'`{t}`' for t in quantities)}. The mean "
+            "was chosen on public sources no part of the panel had read "
+            "(experiments/results/zero_shot/); the choosing half only checked that it is not "
+            "worse than the column's predictor.")
+    if others:
+        lines.append(
+            f"- {len(others)} more columns that a one-table booster predicted are the mean of "
+            "the head and that booster (binary ones on the logit scale, then calibrated), "
+            "where the mean scored at least as high as the booster on the choosing half.")
+    return lines
 
 
 def _predictor(e) -> str:

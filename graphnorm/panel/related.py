@@ -87,17 +87,19 @@ class CurrentPredictor:
 
     def __call__(self, e, t: int, have: np.ndarray, offset: float) -> np.ndarray:
         """Source ``t``'s labelled held-out molecules ``have``: the head's output ``t``, or the
-        booster's prediction (the reference's scale) moved by the source's ``offset``."""
+        booster's prediction (the reference's scale; a binary column's logit) moved by the
+        source's ``offset``."""
         if not e.by_booster:
             return self.held["pred"][have, t]
         from graphnorm.baselines.booster_store import decode
 
-        from .boosters import booster_estimator
+        from .boosters import booster_estimator, logit_of
 
         stored = self.boosters[e.task]
         x = self.features.of(self.held["rows"][have], stored["own"], stored["features"])
-        est = booster_estimator(False, stored["transform"], model=decode(stored["model"]))
-        return est.predict(x) + offset
+        p = booster_estimator(e.binary, stored["transform"],
+                              model=decode(stored["model"])).predict(x)
+        return (logit_of(p) if e.binary else p) + offset
 
 
 def related_panel(run, out, progress: bool = True) -> Panel:

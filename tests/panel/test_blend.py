@@ -131,15 +131,20 @@ def test_the_card_names_the_blended_columns_and_the_gbm_line_leaves_them_out():
     from graphnorm.panel import BLEND, Endpoint
     from graphnorm.panel.card import _blend_lines
 
-    def entry(task, readout=None):
+    def entry(task, readout=None, output=None):
         return Endpoint(task=task, kind="regression", units="", n_select=5, n=5, judged=True,
-                        metric="r2", score_select=0.5, score=0.5, shown=True, readout=readout)
+                        metric="r2", score_select=0.5, score=0.5, shown=True, readout=readout,
+                        output=output)
 
-    blend, head = entry(LOGD, BLEND), entry("quantity/solubility")
+    blend = entry(LOGD, BLEND, f"{PB}/logd_reg")
+    head = entry("quantity/solubility", output=f"{PB}/water_sol_reg")
+    source = entry(f"{NK}/CYP1A2", BLEND)
     assert blend.predictor == "head + booster" and head.predictor == "head"
     lines = _blend_lines([blend, head])
     assert len(lines) == 1 and "1 quantity columns" in lines[0] and f"`{LOGD}`" in lines[0]
     assert "solubility" not in lines[0] and _blend_lines([head]) == []
+    both = _blend_lines([blend, source, head])
+    assert len(both) == 2 and both[0] == lines[0] and both[1].startswith("- 1 more columns")
 
 
 def test_a_run_without_descriptors_is_refused_by_name(tmp_path, monkeypatch):
