@@ -1,6 +1,6 @@
-"""Training configuration: one dataclass, filled from YAML and command-line overrides. Each
-field is a `setting` (graphnorm/train/config_schema.py): its block and its help, from which the
-training flags (train/cli.py), the block views and config files nested by block follow."""
+"""Training configuration: one dataclass, filled from YAML and command-line overrides. Each field
+is a `setting` (train/config_schema.py): its block and help, from which the training flags
+(train/cli.py), the block views and config files nested by block follow."""
 from __future__ import annotations
 
 import dataclasses
@@ -22,8 +22,7 @@ from .config_schema import block_view, blocks_of, setting, unnest_blocks
 from .recipes import RECIPE_NAMES
 
 
-# frozen: a resolved config is never edited; the runs derived from it (ensemble members,
-# benchmark runs, hpopt trials, suite tasks) are planned as new configs in train/plan.py
+# frozen: a resolved config is never edited; runs derived from it are new configs (train/plan.py)
 @dataclass(frozen=True)
 class TrainConfig:
     dataset: str = setting("zinc-subset", "data", "a benchmark dataset (your own table: --data)",
@@ -34,8 +33,7 @@ class TrainConfig:
     featurizer: dict = setting(block="data", factory=dict, flag=False, help=(
         "featurizer settings other than the vocabulary, which follows the dataset: max_hops, "
         "max_dist, fingerprint_bits, descriptors; they key the data cache and size the model"))
-    limit_train: Optional[int] = setting(None, "data", "use the first N training graphs (smoke "
-                                         "tests)")
+    limit_train: Optional[int] = setting(None, "data", "use the first N training graphs")
     limit_eval: Optional[int] = setting(None, "data", "use the first N validation and test graphs")
     # own data (graphnorm/data/table_dataset.py): a table file replaces `dataset`
     data: Optional[str] = setting(None, "data", "table of molecules: .csv, .tsv, .smi, .sdf, "
@@ -223,11 +221,10 @@ class TrainConfig:
         "measured ADMET/drug-like molecules, or to compare); "
         "same model and featurizer settings. benchmark: {variant} in the path becomes each run's "
         "variant folder, e.g. pre/runs/{variant}/seed0")
-    panel_column: Optional[str] = setting(
-        None, "architecture", "the ADMET panel's quantity this run fits as a column of the panel "
-        "(e.g. logd74): then --init-from may name a product build of the panel, which read every "
-        "TDC table and which a plain fine-tuning run refuses; such a run is the panel's, never "
-        "a TDC entry (the suite refuses its start by the checkpoint's record)", flag=False)
+    panel_column: Optional[str] = setting(  # no flag: a panel build's step, not a user's
+        None, "architecture", "the ADMET panel's quantity (e.g. logd74) this run fits as a "
+        "panel column: it may start from a product build (which read every TDC table), never "
+        "a TDC entry", flag=False)
     uniformity_weight: float = setting(0.0, "optimization", "lambda of the uniformity term on "
                                        "[VNode] embeddings (seed paper Eq. 8)")
     uniformity_on_tokens: bool = setting(False, "optimization", "the uniformity term also on the "
