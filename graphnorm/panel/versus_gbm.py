@@ -106,12 +106,15 @@ def summarize(rows: list[dict], total: int, panel: Optional[dict] = None) -> str
     by_corpus = defaultdict(list)
     for r in rows:
         by_corpus[r["task"].split("/")[0]].append(r)
-    boosted = sum(r["task"] in panel and panel[r["task"]].by_booster for r in rows)
+    def count(kind) -> int:
+        return sum(r["task"] in panel and getattr(panel[r["task"]], kind) for r in rows)
+
     lines = [f"{len(rows)} of {total} judged endpoints done; scores on the report half R of "
              "the held-out scaffolds; verdict = 95 % paired bootstrap over R's molecules of "
              "the head against the gbm. \"panel\": the predictor the panel ships (a one-table "
-             f"booster for {boosted} of these endpoints, else the head), its R score against "
-             "the gbm's.", "",
+             f"booster for {count('by_booster')} of these endpoints, the mean of the head and "
+             f"a booster for {count('by_blend')}, a related column for {count('by_related')}, "
+             "else the head), its R score against the gbm's.", "",
              "| endpoints | n | head better | gbm better | tied | head higher | median "
              "head − gbm | panel higher | median panel − gbm |",
              "|---|---|---|---|---|---|---|---|---|",

@@ -91,7 +91,7 @@ def test_the_cli_runs_it_on_a_run_folder(judged_panel, tmp_path, monkeypatch, ca
 def test_the_summary_sets_the_predictor_the_panel_ships_against_the_gbm():
     """The verdict is the head's; the "panel" columns take a booster's R score where one
     predicts the endpoint, and which endpoints are shown comes from the panel as it stands."""
-    from graphnorm.panel import BOOSTER
+    from graphnorm.panel import BLEND, BOOSTER
     from graphnorm.panel.record import Endpoint
     from graphnorm.panel.versus_gbm import summarize
 
@@ -104,14 +104,15 @@ def test_the_summary_sets_the_predictor_the_panel_ships_against_the_gbm():
              "shown": False} for k in range(3)]
     panel = {"a/0": endpoint("a/0", 0.5, True, BOOSTER),  # a booster above the gbm
              "a/1": endpoint("a/1", 0.2, True),  # the head, below it
-             "a/2": endpoint("a/2", 0.2, False)}
+             "a/2": endpoint("a/2", 0.2, False, BLEND)}
     table = {line.split(" | ")[0]: line.split(" | ")[1:] for line in
              summarize(rows, 3, panel).splitlines() if line.startswith("| ")}
     n, head_better, gbm_better, tied, head_higher, _, panel_higher, median = table["| all done"]
     assert (n, gbm_better, head_higher, panel_higher) == ("3", "3", "0", "1")
     shown = table["| shown in the panel"]
     assert (shown[0], shown[6]) == ("2", "1")  # rows said not shown; the panel shows two
-    assert "a one-table booster for 1 of these" in summarize(rows, 3, panel)
+    assert "a one-table booster for 1 of these endpoints, the mean of the head and a booster " \
+           "for 1, a related column for 0, else the head" in summarize(rows, 3, panel)
     # without the panel: its columns are the head's, the rows' shown flags stand
     bare = {line.split(" | ")[0]: line.split(" | ")[1:] for line in
             summarize(rows, 3).splitlines() if line.startswith("| ")}
