@@ -79,3 +79,24 @@ def make_quantity_panel(tmp_path: Path, corpus: Path, monkeypatch, descriptors=N
     train(run, out, 600, max_steps=4, eval_every=2, progress=False)
     P.build_panel(run, out, tmp_path).write(out)
     return out, run
+
+
+def explained_as_halves(out: Path, endpoint: str):
+    """The atom attributions of the blended ``endpoint`` of the panel in ``out``, checked to
+    be half the network's and half its booster's, atom by atom; returned to check more."""
+    import numpy as np
+
+    from graphnorm.explain.panel_attributions import (booster_attributions, explain_endpoint,
+                                                      method_for)
+    from graphnorm.inference.admet_panel import AdmetPanel
+
+    panel = AdmetPanel.load(out, all_endpoints=True)
+    smiles = ["CCOC", "c1ccccc1CC"]
+    got = explain_endpoint(panel, smiles, endpoint)
+    network = explain_endpoint(panel, smiles, endpoint, head=True)
+    booster = booster_attributions(panel, panel.endpoint_position(endpoint), smiles)
+    assert got.method == method_for(panel, endpoint, None) == "occlusion+treeshap"
+    for s, a, b in zip(got.scores, network.scores, booster.scores):
+        assert np.allclose(s, 0.5 * (a + b))
+    assert np.allclose(got.atoms["score"], np.concatenate(got.scores))
+    return got, network

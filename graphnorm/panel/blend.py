@@ -70,7 +70,7 @@ def kept_on_select(e, select: dict) -> bool:
 
 
 def blend_panel(run, out, quantities=QUANTITIES, threads: int = 1, progress: bool = True) -> Panel:
-    """Score the blend of each column of ``quantities`` (module docstring), write
+    """Score the blend of each column `blend_targets` names (module docstring), write
     ``blend.jsonl``, the bundle and the panel with the blends kept; returns the panel."""
     from graphnorm.baselines.booster_store import decode
     from graphnorm.data.build import stage

@@ -91,23 +91,14 @@ def test_a_blend_worse_on_s_leaves_the_column_as_it_was(logd, monkeypatch):
 
 
 def test_a_blend_is_explained_by_half_the_network_and_half_the_booster(logd, monkeypatch):
-    from graphnorm.explain.panel_attributions import (booster_attributions, explain_endpoint,
-                                                      method_for)
-    from graphnorm.inference.admet_panel import AdmetPanel
+    from tiny_panel import explained_as_halves
+
     from graphnorm.panel.blend import blend_panel
 
     out, run = logd
     _guard_says(monkeypatch, 0.5)
     blend_panel(run, out, ["logd74"], progress=False)
-    panel = AdmetPanel.load(out, all_endpoints=True)
-    smiles = ["CCOC", "c1ccccc1CC"]
-    got = explain_endpoint(panel, smiles, LOGD)
-    network = explain_endpoint(panel, smiles, LOGD, head=True)
-    booster = booster_attributions(panel, panel.endpoint_position(LOGD), smiles)
-    assert got.method == method_for(panel, LOGD, None) == "occlusion+treeshap"
-    for s, a, b in zip(got.scores, network.scores, booster.scores):
-        assert np.allclose(s, 0.5 * (a + b))
-    assert np.allclose(got.atoms["score"], np.concatenate(got.scores))
+    explained_as_halves(out, LOGD)
 
 
 def test_unknown_quantities_and_a_second_blend_are_refused(logd, monkeypatch):

@@ -126,20 +126,12 @@ def test_a_quantity_column_is_guarded_and_any_other_column_chosen_on_s():
 
 
 def test_a_binary_blend_is_explained_by_half_of_each_in_calibrated_log_odds(hybrid, monkeypatch):
-    from graphnorm.explain.panel_attributions import (booster_attributions, explain_endpoint,
-                                                      method_for)
-    from graphnorm.inference.admet_panel import AdmetPanel
+    from tiny_panel import explained_as_halves
+
     from graphnorm.panel.blend import blend_panel
 
     out, run = hybrid
     _s_says(monkeypatch, 0.0)
     blend_panel(run, out, (), progress=False)
-    panel = AdmetPanel.load(out, all_endpoints=True)
-    smiles = ["CCOC", "c1ccccc1CC"]
-    got = explain_endpoint(panel, smiles, T1)
-    network = explain_endpoint(panel, smiles, T1, head=True)
-    booster = booster_attributions(panel, panel.endpoint_position(T1), smiles)
-    assert got.method == method_for(panel, T1, None) == "occlusion+treeshap"
+    got, network = explained_as_halves(out, T1)
     assert got.meaning == network.meaning == "change of the calibrated logit (log-odds)"
-    for s, a, b in zip(got.scores, network.scores, booster.scores):
-        assert np.allclose(s, 0.5 * (a + b))
