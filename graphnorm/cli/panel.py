@@ -16,8 +16,8 @@ own flags.
                                        # Spearman per quantity against a peer (ADMET-AI)
 
 The work is graphnorm/panel/'s (networks.py, build.py, readouts.py and hybrid.py, related.py,
-blend.py, refit.py, versus_gbm.py, compare.py, card.py, ship.py, versus.py; the file format: record.py,
-boosters.py), on a run that graphnorm/pretrain/ trained.
+blend.py, refit.py, versus_gbm.py, compare.py, card.py and rebuild.py, ship.py, versus.py; the
+file format: record.py, boosters.py), on a run that graphnorm/pretrain/ trained.
 """
 from __future__ import annotations
 
@@ -106,6 +106,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     d = steps.add_parser("card", help="RUN/MODEL_CARD.md from the run's records and panel")
     d.add_argument("run", metavar="RUN")
     d.add_argument("--raw-dir", help="folder holding admet_corpus/ (its corpora's licences)")
+    d.add_argument("--zero-shot", nargs="+", default=(), metavar="VERSUS_JSON",
+                   help="versus.json files of `panel versus --model RUN`: the card shows how "
+                   "this panel ranked molecules no training source measured, beside the peer")
     s = steps.add_parser("ship", help="install the run's best.ckpt, panel.json, boosters and "
                          "MODEL_CARD.md as the panel graphnorm ships (they must belong together)")
     s.add_argument("run", metavar="RUN")
@@ -132,6 +135,8 @@ def _versus_parser(steps) -> None:
     peer.add_argument("--admet-ai-python", metavar="PYTHON", help="the python of a virtualenv "
                       "with admet-ai installed (pip install torch==2.13.0 admet-ai==2.0.1): it "
                       "predicts the molecules there; never imported by graphnorm")
+    w.add_argument("--peer-name", help="what the peer is, as versus.json and a model card "
+                   "name it (default: ADMET-AI, or the --peer-predictions file)")
     w.add_argument("--model", help="the panel folder (default: the panel graphnorm ships)")
     w.add_argument("--all", action="store_true", help="match endpoints the panel does not show")
     w.add_argument("--out", required=True, help="where versus.md, versus.json and the "
@@ -168,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     if args.step == "card":
         from graphnorm.panel.card import write_model_card
 
-        print(f"[graphnorm panel] wrote {write_model_card(folder, args.raw_dir)}")
+        print(f"[graphnorm panel] wrote {write_model_card(folder, args.raw_dir, args.zero_shot)}")
         return 0
     if args.step == "ship":
         from graphnorm.panel.ship import ship

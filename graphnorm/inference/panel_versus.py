@@ -47,6 +47,18 @@ def peer_predictions(args, molecules: pd.DataFrame, out: Path) -> pd.DataFrame:
     return pd.read_csv(peer)
 
 
+def panel_file_sha256(folder=None) -> str:
+    """sha256 of the panel.json of ``folder`` (None: the shipped panel's): what a scoring
+    names as the panel it scored."""
+    import hashlib
+
+    from graphnorm.panel import PANEL_FILE
+    from graphnorm.pretrained import admet_panel_folder
+
+    folder = Path(folder) if folder is not None else admet_panel_folder()
+    return hashlib.sha256((folder / PANEL_FILE).read_bytes()).hexdigest()
+
+
 def run_versus(args) -> int:
     from .admet_panel import AdmetPanel
     from graphnorm.provenance import git_sha
@@ -62,11 +74,15 @@ def run_versus(args) -> int:
     name = f"graphnorm admet ({args.model or 'shipped'})"
     table = markdown(rows, "graphnorm", "peer")
     (out / "versus.md").write_text(table)
-    (out / "versus.json").write_text(json.dumps({"panel": name, "measured": args.measured,
-                                                 "rows": rows}, indent=1) + "\n")
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    # what was scored, so that a model card can name it and check it is its own panel
+    peer = args.peer_name or ("ADMET-AI" if args.admet_ai_python else args.peer_predictions)
+    (out / "versus.json").write_text(json.dumps(
+        {"panel": name, "panel_sha256": panel_file_sha256(args.model), "peer": peer,
+         "measured": args.measured, "date_utc": stamp, "commit": git_sha(), "rows": rows},
+        indent=1) + "\n")
     print(table)
     if args.ledger:
-        stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         ledger = Path(args.ledger)
         pd.DataFrame([{"date_utc": stamp, "commit": git_sha(), "panel": name,
                        "quantity": r["quantity"], "molecules": r["molecules"],

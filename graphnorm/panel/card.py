@@ -14,6 +14,8 @@ from graphnorm.tasks import REGRESSION
 
 from graphnorm.panel import Panel
 
+from .rebuild import rebuild_lines
+
 CARD_FILE = "MODEL_CARD.md"
 
 
@@ -76,33 +78,6 @@ def _device_lines(log: list[dict]) -> list[str]:
     return [f"- The evaluations from step {moved[0]['step']:,} on come from a run continued on "
             f"`{moved[0]['device']}` (a GPU), fed by loader processes whose CPU time is not in "
             "the CPU-hours above."]
-
-
-def rebuild_flags(spec: dict) -> str:
-    """The `graphnorm pretrain` flags that make a run of this spec: the size always, and
-    every other setting that differs from the default."""
-    from graphnorm.pretrain.spec import FLAG_FIELDS, PretrainSpec
-
-    default = PretrainSpec().to_dict()
-    always = ("norm", "num_layers", "hidden", "ffn_hidden", "val_percent")
-    flags = [f"--{k.replace('_', '-')} {spec[k]}" for k in FLAG_FIELDS
-             if k in spec and (k in always or spec[k] != default[k])]
-    if spec.get("descriptors"):
-        from graphnorm.chem.descriptors import DESCRIPTOR_SETS
-
-        flags.append("--descriptors " + next(name for name, value in DESCRIPTOR_SETS.items()
-                                             if value == spec["descriptors"]))
-    if spec.get("corpora"):
-        flags.append("--corpora " + ",".join(spec["corpora"]))
-    if not spec.get("held_out_tasks", True):
-        flags.append("--train-every-task")
-    if not spec.get("exclude_tdc", True):
-        flags.append("--keep-tdc")
-    if spec.get("tdc_tables"):
-        flags.append("--with-tdc-tables")
-    if spec.get("leave_out"):
-        flags.append("--leave-out " + ",".join(spec["leave_out"]))
-    return " ".join(flags)
 
 
 def _gbm_lines(shown: list, gbm: dict) -> list[str]:
@@ -227,8 +202,9 @@ def _training_lines(spec: dict, log: list, best: dict, panel) -> list[str]:
         f"molecule weighing one (`{spec['weighting']}` weighting){scores}"]
 
 
-def model_card(run: Path, raw_dir=None) -> str:
-    """The card's Markdown (raises FileNotFoundError naming what the run lacks)."""
+def model_card(run: Path, raw_dir=None, zero_shot=()) -> str:
+    """The card's Markdown (raises FileNotFoundError naming what the run lacks); with
+    ``zero_shot``, `panel versus` scorings of this panel (`_zero_shot_lines`)."""
     from .versus_gbm import read_rows
 
     run = Path(run)
@@ -248,7 +224,6 @@ def model_card(run: Path, raw_dir=None) -> str:
     shown = panel.shown_endpoints()
     gbm = {r["task"]: r for r in read_rows(run)}  # empty: `panel versus-gbm` was not run
     hybrid = panel.readouts_sha256 is not None  # some endpoints by boosters (`panel readouts`)
-    readouts = " backbone" if any(e.reads_network for e in panel.endpoints) else ""
     lines = [
         "# Model card: graphnorm's pre-trained ADMET Graphormer", "",
         "## Model", "",
@@ -274,6 +249,7 @@ def model_card(run: Path, raw_dir=None) -> str:
         *_quantity_lines(panel),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
+        *_zero_shot_lines(run, zero_shot),
         "## Data", "",
         _data_line(spec, data.get("sizes", {})), "",
         "| corpus | source @ commit | licence as stated there | molecules | tasks |",
@@ -310,21 +286,41 @@ def model_card(run: Path, raw_dir=None) -> str:
         predictor = f" {_predictor(e)} |" if hybrid else ""
         lines.append(f"| {e.task} | {e.kind} | {e.units or ''} | {e.metric} | "
                      f"{_fmt(e.score)} | {e.n} | {extra} |{predictor}{versus}")
-    lines += ["", "## Rebuild", "", "```bash",
-              f"graphnorm pretrain --out RUN {rebuild_flags(spec)} --max-steps "
-              f"{best.get('step', 0)}",
-              "graphnorm panel build RUN",
-              *([f"graphnorm panel readouts RUN{' --backbone' if readouts else ''}"]
-                if hybrid else []),
-              *([f"graphnorm pretrain --out REFIT {rebuild_flags(spec)} --max-steps "
-                 f"{log[-1].get('step', 0) if log else 0}",
-                 "graphnorm panel refit RUN REFIT"] if panel.refit_of else []),
-              f"graphnorm panel card {'REFIT' if panel.refit_of else 'RUN'}",
-              "```", ""]
+    lines += ["", *rebuild_lines(run, spec, log, best, panel)]
     return "\n".join(lines)
 
 
-def write_model_card(run: Path, raw_dir=None) -> Path:
+def write_model_card(run: Path, raw_dir=None, zero_shot=()) -> Path:
     path = Path(run) / CARD_FILE
-    path.write_text(model_card(run, raw_dir))
+    path.write_text(model_card(run, raw_dir, zero_shot))
     return path
+
+
+def _zero_shot_lines(run: Path, scorings) -> list[str]:
+    """The card's section on a new program's molecules: one table per
+    `panel versus` scoring (its versus.json) of this very panel; another panel's is refused."""
+    import hashlib
+
+    if not scorings:
+        return []
+    mine = hashlib.sha256((run / "panel.json").read_bytes()).hexdigest()
+    lines = ["## Ranking a new program's molecules", "",
+             "Spearman ρ of a column against the measured values on molecules of a program "
+             "none of the training sources comes from, beside the peer's column on the same "
+             "molecules; the verdict is a 95 % paired bootstrap of the difference (`graphnorm "
+             "panel versus`). The held-out scaffolds below come from the training sources; "
+             "these molecules do not, so they say more about a chemist's own new compounds."]
+    for path in map(Path, scorings):
+        done = json.loads(path.read_text())
+        if done.get("panel_sha256") != mine:
+            raise ValueError(f"{path} scored another panel than {run / 'panel.json'} (or was "
+                             "written before scorings named their panel): score this one with "
+                             f"`graphnorm panel versus --model {run}`")
+        measured = ", ".join(f"`{Path(m).parent.name}/{Path(m).name}`" for m in done["measured"])
+        lines += ["", f"{measured} against {done['peer']}, {done['date_utc'][:10]}:", "",
+                  "| measured (molecules) | column | ρ | peer's column | peer's ρ | "
+                  "95 % (ρ − peer's) | this panel is |", "|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['quantity']} ({r['molecules']}) | {r['ours_column']} | {_fmt(r['ours'])}"
+                  f" | {r['theirs_column']} | {_fmt(r['theirs'])} | [{r['d_low']:+.3f}, "
+                  f"{r['d_high']:+.3f}] | {r['verdict']} |" for r in done["rows"]]
+    return lines + [""]

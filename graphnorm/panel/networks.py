@@ -161,8 +161,13 @@ def assemble(out, runs, half: bool = False) -> Path:
             strip_checkpoint(run / BEST_FILE, member_file(out, k), half=True)
         else:
             shutil.copyfile(run / BEST_FILE, member_file(out, k))
-    record = [{"run": str(run), "seed": seed, "sha256": sha}
-              for run, seed, sha in zip(runs, seeds, digests(out))]
+    from .rebuild import best_step
+
+    # each member's best step: what its rebuild trains to (`rebuild.rebuild_lines`)
+    steps = [best_step([json.loads(x) for x in (run / LOG_FILE).read_text().splitlines() if x])
+             if (run / LOG_FILE).is_file() else None for run in runs]
+    record = [{"run": str(run), "seed": seed, "sha256": sha, "step": step}
+              for run, seed, sha, step in zip(runs, seeds, digests(out), steps)]
     (out / MEMBERS_FILE).write_text(json.dumps({"members": record, "float16": half},
                                                indent=2) + "\n")
     return out

@@ -233,7 +233,7 @@ def test_the_rebuild_flags_make_the_same_spec():
     import argparse
 
     from graphnorm.pretrain.cli import add_pretrain_args, spec_from_args
-    from graphnorm.panel.card import rebuild_flags
+    from graphnorm.panel.rebuild import rebuild_flags
     from graphnorm.pretrain.spec import PretrainSpec
 
     p = argparse.ArgumentParser()
@@ -246,6 +246,13 @@ def test_the_rebuild_flags_make_the_same_spec():
                               leave_out=("a/logd", "tdc/lipophilicity_astrazeneca"))):
         flags = rebuild_flags(spec.to_dict()).split()
         assert spec_from_args(p.parse_args(["--out", "x", *flags])) == spec, flags
+    # a warm start (the product build's): the flag, and the schedule goes on from its steps
+    from graphnorm.pretrain.cli import _steps_trained
+
+    warm = PretrainSpec(exclude_tdc=False, init_from="admet",
+                        schedule_offset=_steps_trained("admet"))
+    flags = rebuild_flags(warm.to_dict()).split()
+    assert "--init-from" in flags and spec_from_args(p.parse_args(["--out", "x", *flags])) == warm
 
 
 def test_without_a_model_the_shipped_panel_is_read_or_its_absence_named(panel_folder, monkeypatch):

@@ -63,6 +63,11 @@ def test_an_ensembles_panel_predicts_the_members_mean(members, ensemble, tmp_pat
     recorded = json.loads((ensemble / "members.json").read_text())["members"]
     assert [m["seed"] for m in recorded] == [0, 1]
     assert [m["sha256"] for m in recorded] == panel.member_sha256
+    from graphnorm.panel.rebuild import best_step
+
+    for m, folder in zip(recorded, (first, second)):  # the step its best.ckpt was written at
+        log = [json.loads(x) for x in (folder / "log.jsonl").read_text().splitlines() if x]
+        assert m["step"] == best_step(log) is not None
     build_panel(run, second, tmp_path).write(second)  # the second member's own panel
     ours = AdmetPanel.load(ensemble, all_endpoints=True).predict(SMILES)
     alone = [AdmetPanel.load(f, all_endpoints=True).predict(SMILES) for f in (first, second)]
@@ -186,3 +191,19 @@ def test_one_network_loads_as_itself(members):
     loaded = load_networks(first)
     assert not isinstance(loaded.model, NetworkMean)
     assert loaded.path == load_checkpoint(first / "best.ckpt").path
+
+
+def test_an_ensembles_card_rebuilds_each_member_then_assembles_them(members, ensemble):
+    from graphnorm.panel.card import model_card
+
+    first, second, _ = members
+    recorded = json.loads((ensemble / "members.json").read_text())["members"]
+    card = model_card(ensemble)
+    rebuild = card[card.index("## Rebuild"):].splitlines()
+    builds = [line for line in rebuild if line.startswith("graphnorm pretrain")]
+    assert builds[0].startswith("graphnorm pretrain --out RUN_0 ") and "--seed" not in builds[0]
+    assert builds[1].startswith("graphnorm pretrain --out RUN_1 ") and " --seed 1 " in builds[1]
+    assert [b.split("--max-steps ")[1] for b in builds] == [str(m["step"]) for m in recorded]
+    steps = [line.split()[2] for line in rebuild if line.startswith("graphnorm panel")]
+    assert steps == ["ensemble", "build", "card"]  # no readouts, related or blend were run
+    assert "graphnorm panel ensemble RUN RUN_0 RUN_1" in rebuild

@@ -1,5 +1,6 @@
 """A panel against a peer on measured molecules (graphnorm/panel/versus.py, ``graphnorm panel
 versus``)."""
+import hashlib
 import json
 
 import numpy as np
@@ -60,5 +61,38 @@ def test_the_cli_scores_a_panel_against_given_peer_predictions(tmp_path, capsys)
     row = record["rows"][0]
     assert row["molecules"] == 6 and row["theirs"] == pytest.approx(-1.0)  # repeats averaged
     assert len(pd.read_csv(tmp_path / "ledger.csv")) == 1
+    # the scoring names what it scored: the panel file, the peer
+    assert record["panel_sha256"] == hashlib.sha256((out / "panel.json").read_bytes()).hexdigest()
+    assert record["peer"] == str(tmp_path / "peer.csv")
     assert main(args[:2] + [str(tmp_path / "nothing.csv")] + args[3:]) == 2
     assert "no such measured table" in capsys.readouterr().err
+
+
+def test_a_card_shows_its_own_panels_zero_shot_scoring_and_refuses_anothers(tmp_path):
+    from graphnorm.cli import main
+    from graphnorm.panel.card import model_card
+    from tiny_panel import make_tiny_panel
+
+    out, _, _ = make_tiny_panel(tmp_path)
+    smiles = ["CCO", "CCN", "CCCl", "c1ccccc1O", "CC(=O)O", "CCCC"]
+    pd.DataFrame({"smiles": smiles, "Q": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]}).to_csv(
+        tmp_path / "m.csv", index=False)
+    pd.DataFrame({"col": [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]}).to_csv(tmp_path / "peer.csv",
+                                                                index=False)
+    assert main(["panel", "versus", str(tmp_path / "m.csv"), "--match", "Q=alpha/logS:col",
+                 "--peer-predictions", str(tmp_path / "peer.csv"), "--peer-name",
+                 "ADMET-AI 2.0.1", "--model", str(out), "--all", "--out",
+                 str(tmp_path / "v")]) == 0
+    scoring = tmp_path / "v" / "versus.json"
+    row = json.loads(scoring.read_text())["rows"][0]
+    assert "## Ranking a new program's molecules" not in model_card(out)
+    assert main(["panel", "card", str(out), "--zero-shot", str(scoring)]) == 0
+    card = (out / "MODEL_CARD.md").read_text()
+    section = card[card.index("## Ranking a new program's molecules"):
+                   card.index("## Data")]
+    assert "`" + tmp_path.name + "/m.csv` against ADMET-AI 2.0.1" in section
+    assert (f"| Q (6) | alpha/logS | {row['ours']:.3f} | col | {row['theirs']:.3f} | "
+            f"[{row['d_low']:+.3f}, {row['d_high']:+.3f}] | {row['verdict']} |") in section
+    (out / "panel.json").write_text((out / "panel.json").read_text() + "\n")  # another panel
+    with pytest.raises(ValueError, match="scored another panel than .*panel.json"):
+        model_card(out, zero_shot=[scoring])
