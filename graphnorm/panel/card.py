@@ -205,6 +205,8 @@ def _training_lines(spec: dict, log: list, best: dict, panel) -> list[str]:
 def model_card(run: Path, raw_dir=None, zero_shot=()) -> str:
     """The card's Markdown (raises FileNotFoundError naming what the run lacks); with
     ``zero_shot``, `panel versus` scorings of this panel (`_zero_shot_lines`)."""
+    from graphnorm.pretrain.folder import best_evaluation, read_log
+
     from .versus_gbm import read_rows
 
     run = Path(run)
@@ -215,11 +217,9 @@ def model_card(run: Path, raw_dir=None, zero_shot=()) -> str:
                                 " (train the run, then `graphnorm panel build RUN`)")
     spec = json.loads(needed["pretrain.json"].read_text())
     data = json.loads(needed["data.json"].read_text())
-    log = [json.loads(line) for line in needed["log.jsonl"].read_text().splitlines() if line]
+    log = read_log(run)
     panel = Panel.read(needed["panel.json"])
-    # best.ckpt is the evaluation of the lowest held-out loss (held_out.py), not the last one
-    scored = [r for r in log if r.get("val_loss") is not None]
-    best = min(scored, key=lambda r: r["val_loss"]) if scored else {}
+    best = best_evaluation(log)
     corpora = sorted(data.get("sources", {}))
     shown = panel.shown_endpoints()
     gbm = {r["task"]: r for r in read_rows(run)}  # empty: `panel versus-gbm` was not run

@@ -130,7 +130,8 @@ def assemble(out, runs, half: bool = False) -> Path:
     member's weights stored in float16 (`graphnorm.checkpoints.strip_checkpoint`), so that
     several fit the wheel; the panel is then built on exactly what is stored."""
     from graphnorm.checkpoints import strip_checkpoint
-    from graphnorm.pretrain.folder import BEST_FILE, DATA_FILE, LOG_FILE, SPEC_FILE, check_trained
+    from graphnorm.pretrain.folder import (BEST_FILE, DATA_FILE, LOG_FILE, SPEC_FILE,
+                                           best_evaluation, check_trained, read_log)
     from graphnorm.run_folder import METRICS_FILE
 
     runs, out = [Path(r) for r in runs], Path(out)
@@ -161,11 +162,8 @@ def assemble(out, runs, half: bool = False) -> Path:
             strip_checkpoint(run / BEST_FILE, member_file(out, k), half=True)
         else:
             shutil.copyfile(run / BEST_FILE, member_file(out, k))
-    from .rebuild import best_step
-
     # each member's best step: what its rebuild trains to (`rebuild.rebuild_lines`)
-    steps = [best_step([json.loads(x) for x in (run / LOG_FILE).read_text().splitlines() if x])
-             if (run / LOG_FILE).is_file() else None for run in runs]
+    steps = [best_evaluation(read_log(run)).get("step") for run in runs]
     record = [{"run": str(run), "seed": seed, "sha256": sha, "step": step}
               for run, seed, sha, step in zip(runs, seeds, digests(out), steps)]
     (out / MEMBERS_FILE).write_text(json.dumps({"members": record, "float16": half},

@@ -37,28 +37,20 @@ def rebuild_flags(spec: dict) -> str:
     return " ".join(flags)
 
 
-def best_step(log: list[dict]):
-    """The step of a run's lowest held-out loss (its best.ckpt), None without one."""
-    scored = [r for r in log if r.get("val_loss") is not None]
-    return min(scored, key=lambda r: r["val_loss"])["step"] if scored else None
-
-
 def member_builds(run: Path) -> tuple[list, bool]:
     """([(seed, best step or None)] of an assembled ensemble's members, whether stored in
     float16); ([], False) for one network. The step is members.json's, else read from the
     member's own run folder where it still is."""
+    from graphnorm.pretrain.folder import best_evaluation, read_log
+
     from .networks import MEMBERS_FILE
 
     path = run / MEMBERS_FILE
     if not path.is_file():
         return [], False
     record = json.loads(path.read_text())
-    builds = []
-    for m in record["members"]:
-        step, log = m.get("step"), Path(m["run"]) / "log.jsonl"
-        if step is None and log.is_file():
-            step = best_step([json.loads(x) for x in log.read_text().splitlines() if x])
-        builds.append((m["seed"], step))
+    builds = [(m["seed"], m.get("step") or best_evaluation(read_log(m["run"])).get("step"))
+              for m in record["members"]]
     return builds, bool(record.get("float16"))
 
 

@@ -9,6 +9,7 @@
 - ``log.jsonl``: one record per evaluation, the cost curve (held-out scores against CPU-hours);
 - ``metrics.json``: the run record every training run writes (`graphnorm.run_folder`).
 """
+import json
 from pathlib import Path
 
 from graphnorm.run_folder import LAST_CHECKPOINT
@@ -28,3 +29,17 @@ def check_trained(folder) -> Path:
             raise FileNotFoundError(f"{folder}: not a trained pre-training run (no {name}; "
                                     "`graphnorm pretrain --out RUN` trains one)")
     return folder
+
+
+def read_log(folder) -> list[dict]:
+    """The evaluations in ``folder``'s log.jsonl, in order ([] without one)."""
+    path = Path(folder) / LOG_FILE
+    return [json.loads(line) for line in path.read_text().splitlines() if line] \
+        if path.is_file() else []
+
+
+def best_evaluation(log: list[dict]) -> dict:
+    """The evaluation of the lowest held-out loss, the one best.ckpt holds (`held_out.py`),
+    not the last; {} when none was scored."""
+    scored = [r for r in log if r.get("val_loss") is not None]
+    return min(scored, key=lambda r: r["val_loss"]) if scored else {}

@@ -63,11 +63,12 @@ def test_an_ensembles_panel_predicts_the_members_mean(members, ensemble, tmp_pat
     recorded = json.loads((ensemble / "members.json").read_text())["members"]
     assert [m["seed"] for m in recorded] == [0, 1]
     assert [m["sha256"] for m in recorded] == panel.member_sha256
-    from graphnorm.panel.rebuild import best_step
+    from graphnorm.pretrain.folder import best_evaluation, read_log
 
     for m, folder in zip(recorded, (first, second)):  # the step its best.ckpt was written at
-        log = [json.loads(x) for x in (folder / "log.jsonl").read_text().splitlines() if x]
-        assert m["step"] == best_step(log) is not None
+        log = read_log(folder)
+        assert m["step"] == min(log, key=lambda r: r["val_loss"])["step"]
+        assert best_evaluation(log)["step"] == m["step"] and best_evaluation([]) == {}
     build_panel(run, second, tmp_path).write(second)  # the second member's own panel
     ours = AdmetPanel.load(ensemble, all_endpoints=True).predict(SMILES)
     alone = [AdmetPanel.load(f, all_endpoints=True).predict(SMILES) for f in (first, second)]
