@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from graphnorm.tasks import REGRESSION
@@ -30,12 +31,17 @@ def _corpus_meta(raw_dir, corpora) -> list[dict]:
     from graphnorm.pretrain.corpus import TDC_CORPUS
 
     root = Path(raw_dir or os.environ.get("GRAPHNORM_RAW_DIR", ".")) / "admet_corpus"
-    out = []
+    out, unknown = [], []
     for name in corpora:
         path = root / name / "meta.json"
         meta = json.loads(path.read_text()) if path.is_file() else \
             dict(TDC_META) if name == TDC_CORPUS else {}
+        unknown += [name] if not meta else []
         out.append({"corpus": name, **meta})
+    if unknown:  # the card still gets written, but a licence must not go missing unnoticed
+        print(f"graphnorm panel card: warning: no meta.json under {root} for {len(unknown)} "
+              f"corpora ({', '.join(unknown[:3])}, ...): their source and licence read "
+              "'unknown' (--raw-dir names the folder holding admet_corpus/)", file=sys.stderr)
     return out
 
 

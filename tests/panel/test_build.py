@@ -159,7 +159,7 @@ def test_a_panel_of_another_checkpoint_is_refused(panel_folder):
         AdmetPanel.load(out)
 
 
-def test_the_model_card_is_written_from_the_run_records(panel_folder):
+def test_the_model_card_is_written_from_the_run_records(panel_folder, capsys):
     from graphnorm.cli import main
     from graphnorm.panel.card import CARD_FILE
 
@@ -170,6 +170,7 @@ def test_the_model_card_is_written_from_the_run_records(panel_folder):
     assert main(["panel", "card", str(out), "--raw-dir", raw]) == 0
     card = (out / CARD_FILE).read_text()
     assert "| alpha |" in card and "| beta |" in card  # one row per corpus, licence unknown
+    assert "warning: no meta.json under" in capsys.readouterr().err  # and the user is told
     assert f"0 of {len(panel['endpoints'])} trained endpoints held up" in card
     rebuild = next(line for line in card.splitlines() if line.startswith("graphnorm pretrain --out RUN --norm"))
     assert rebuild.endswith("--max-steps 4") and "--batch-size 4" in rebuild
