@@ -364,9 +364,15 @@ def test_the_loader_computes_the_random_walk_pe_the_model_would(make_run):
     run = make_run()
     steps = run.model_config["rwpe_steps"]
     assert steps > 0  # the shipped backbone's shape: the PE is part of it
-    batch, labels = CorpusDataModule(run).collate([run.train_set[i] for i in range(6)])
+    module = CorpusDataModule(run)
+    batch, labels = module.collate([run.train_set[i] for i in range(6)])
     assert batch.rwpe is not None and labels.shape[0] == 6
     torch.testing.assert_close(batch.rwpe, random_walk_pe(batch, steps))
+    # every training molecule's PE is kept for the next epochs, however large the corpus
+    assert module._collate_graphs.max_graphs == len(run.train_set)
+    everyone = [run.train_set[i] for i in range(len(run.train_set))]
+    module.collate(everyone)
+    assert len(module._collate_graphs.memo) == len({g.smiles for g in everyone})
 
 
 def test_the_corpus_line_says_whether_tdc_molecules_were_kept(tiny_corpus, tmp_path, capsys,
