@@ -49,7 +49,8 @@ class CorpusDataModule(L.LightningDataModule):
         # the model's random-walk PE per molecule, in the loader processes, as train's loaders
         # compute it: done by the model per padded batch it was ~11 % of a pre-training step.
         # Kept for every training molecule (~2 kB each, ~0.6 GB for the corpus): with train's
-        # 50,000 most of the corpus was computed again every epoch, ~9 % of a step (py-spy)
+        # 50,000 most of the corpus was computed again every epoch (17 of a batch's 30 ms of
+        # collation; 9 % of a build's samples by py-spy)
         steps = int(run.model_config.get("rwpe_steps") or 0)
         self._collate_graphs = RandomWalkCollate(steps, max_graphs=len(run.train_set)) \
             if steps else collate_graphs
