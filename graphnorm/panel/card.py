@@ -317,7 +317,14 @@ def _zero_shot_lines(run: Path, scorings) -> list[str]:
              "panel versus`). The held-out scaffolds below come from the training sources; "
              "these molecules do not, so they say more about a chemist's own new compounds."]
     for path in map(Path, scorings):
-        done = json.loads(path.read_text())
+        try:
+            done = json.loads(path.read_text())
+            rows = [{k: r[k] for k in ("quantity", "molecules", "ours_column", "ours",
+                                       "theirs_column", "theirs", "d_low", "d_high", "verdict")}
+                    for r in done["rows"]]
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{path}: not a versus.json of `graphnorm panel versus` "
+                             f"({type(err).__name__}: {err})") from err
         if done.get("panel_sha256") != mine:
             raise ValueError(f"{path} scored another panel than {run / 'panel.json'} (or was "
                              "written before scorings named their panel): score this one with "
@@ -328,5 +335,5 @@ def _zero_shot_lines(run: Path, scorings) -> list[str]:
                   "95 % (ρ − peer's) | this panel is |", "|---|---|---|---|---|---|---|"]
         lines += [f"| {r['quantity']} ({r['molecules']}) | {r['ours_column']} | {_fmt(r['ours'])}"
                   f" | {r['theirs_column']} | {_fmt(r['theirs'])} | [{r['d_low']:+.3f}, "
-                  f"{r['d_high']:+.3f}] | {r['verdict']} |" for r in done["rows"]]
+                  f"{r['d_high']:+.3f}] | {r['verdict']} |" for r in rows]
     return lines + [""]

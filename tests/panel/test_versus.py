@@ -93,6 +93,10 @@ def test_a_card_shows_its_own_panels_zero_shot_scoring_and_refuses_anothers(tmp_
     assert "`" + tmp_path.name + "/m.csv` against ADMET-AI 2.0.1" in section
     assert (f"| Q (6) | alpha/logS | {row['ours']:.3f} | col | {row['theirs']:.3f} | "
             f"[{row['d_low']:+.3f}, {row['d_high']:+.3f}] | {row['verdict']} |") in section
+    for bad in ("{not json", '{"rows": [{"quantity": "Q"}]}'):  # damaged: named, not a KeyError
+        (tmp_path / "bad.json").write_text(bad)
+        with pytest.raises(ValueError, match="bad.json: not a versus.json of `graphnorm panel"):
+            model_card(out, zero_shot=[tmp_path / "bad.json"])
     (out / "panel.json").write_text((out / "panel.json").read_text() + "\n")  # another panel
     with pytest.raises(ValueError, match="scored another panel than .*panel.json"):
         model_card(out, zero_shot=[scoring])
