@@ -47,20 +47,10 @@ def peer_predictions(args, molecules: pd.DataFrame, out: Path) -> pd.DataFrame:
     return pd.read_csv(peer)
 
 
-def panel_file_sha256(folder=None) -> str:
-    """sha256 of the panel.json of ``folder`` (None: the shipped panel's): what a scoring
-    names as the panel it scored."""
-    import hashlib
-
-    from graphnorm.panel import PANEL_FILE
-    from graphnorm.pretrained import admet_panel_folder
-
-    folder = Path(folder) if folder is not None else admet_panel_folder()
-    return hashlib.sha256((folder / PANEL_FILE).read_bytes()).hexdigest()
-
-
 def run_versus(args) -> int:
     from .admet_panel import AdmetPanel
+    from graphnorm.panel.record import panel_file_sha256
+    from graphnorm.pretrained import admet_panel_folder
     from graphnorm.provenance import git_sha
 
     matches = parse_matches(args.match)
@@ -78,7 +68,8 @@ def run_versus(args) -> int:
     # what was scored, so that a model card can name it and check it is its own panel
     peer = args.peer_name or ("ADMET-AI" if args.admet_ai_python else args.peer_predictions)
     (out / "versus.json").write_text(json.dumps(
-        {"panel": name, "panel_sha256": panel_file_sha256(args.model), "peer": peer,
+        {"panel": name, "panel_sha256": panel_file_sha256(args.model or admet_panel_folder()),
+         "peer": peer,
          "measured": args.measured, "date_utc": stamp, "commit": git_sha(), "rows": rows},
         indent=1) + "\n")
     print(table)

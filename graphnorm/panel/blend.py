@@ -126,13 +126,18 @@ def blend_panel(run, out, quantities=QUANTITIES, threads: int = 1, progress: boo
             text = stored_text(booster_estimator(False, transform, threads).fit(x, y), x)
         g = booster_estimator(e.binary, transform, model=decode(text))
 
-        def blended(u, have, d, g=g, t=t, binary=e.binary):
+        def booster_values(u, have, d, g=g, t=t, binary=e.binary):
             p = g.predict(features.of(held["rows"][have], t, MORGAN))
-            return 0.5 * held["pred"][have, u] + 0.5 * ((logit_of(p) if binary else p) + d)
+            return (logit_of(p) if binary else p) + d
 
-        y_h, blend_h, select = pooled_held(held, sources[e.task], blended)
-        _, cur_h, _ = pooled_held(held, sources[e.task],
-                                  lambda u, have, d, e=e: current(e, u, have, d))
+        y_h, head_h, select = pooled_held(held, sources[e.task],
+                                          lambda u, have, d: held["pred"][have, u])
+        _, g_h, _ = pooled_held(held, sources[e.task], booster_values)
+        blend_h = 0.5 * head_h + 0.5 * g_h
+        # the present predictor: G itself where it is the column's booster, the head, or
+        # another booster (`CurrentPredictor`); G's predictions are not made twice
+        cur_h = g_h if reused(e) else head_h if e.by_head else pooled_held(
+            held, sources[e.task], lambda u, have, d, e=e: current(e, u, have, d))[1]
         row = {"task": e.task, "present": e.predictor, "n_train": int(len(y)),
                "select": paired_scores(e.binary, y_h[select], blend_h[select], cur_h[select]),
                "report": paired_scores(e.binary, y_h[~select], blend_h[~select],

@@ -305,11 +305,11 @@ def write_model_card(run: Path, raw_dir=None, zero_shot=()) -> Path:
 def _zero_shot_lines(run: Path, scorings) -> list[str]:
     """The card's section on a new program's molecules: one table per
     `panel versus` scoring (its versus.json) of this very panel; another panel's is refused."""
-    import hashlib
+    from .record import panel_file_sha256
 
     if not scorings:
         return []
-    mine = hashlib.sha256((run / "panel.json").read_bytes()).hexdigest()
+    mine = panel_file_sha256(run)
     lines = ["## Ranking a new program's molecules", "",
              "Spearman ρ of a column against the measured values on molecules of a program "
              "none of the training sources comes from, beside the peer's column on the same "

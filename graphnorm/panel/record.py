@@ -164,6 +164,14 @@ class Domain:
         return nearest_distance(embeddings, self.array())
 
 
+def panel_file_sha256(folder) -> str:
+    """sha256 of ``folder``'s panel.json: what a scoring names as the panel it scored and a
+    model card checks a scoring against."""
+    import hashlib
+
+    return hashlib.sha256((Path(folder) / PANEL_FILE).read_bytes()).hexdigest()
+
+
 def platt_probability(z, a=1.0, b=0.0) -> np.ndarray:
     """The probability an endpoint with Platt scale (a, b) shows for head logits ``z``:
     sigmoid(a z + b); (1, 0) is the raw sigmoid. expit, so a saturated logit of either sign
