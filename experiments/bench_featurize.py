@@ -149,7 +149,7 @@ def main() -> None:
         g = [(d.edge_index.numpy(), d.num_nodes)]
         _, w, c = timed(shortest_paths, *g[0], HOPS, DIST, repeat=5)
         _, wn, _ = timed(networkx_reference, g)
-        row(f"  paths alone / networkx ref", f"{w * 1e3:.1f} / {wn * 1e3:.1f} ms",
+        row("  paths alone / networkx ref", f"{w * 1e3:.1f} / {wn * 1e3:.1f} ms",
             f"{c * 1e3:.1f} ms")
 
     width = max(len(r[0]) for r in rows)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 from functools import cached_property
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 

@@ -175,7 +175,7 @@ class EdgeEncoding(nn.Module):
 
     def forward(self, edge_attr: Tensor, path: Tensor, spd: Tensor) -> Tensor:
         """edge_attr [E, F], path [B, N, N, K'] (-1 none), spd [B, N, N] -> [B, N, N, H]."""
-        K, H = self.hops(path), self.heads
+        K = self.hops(path)
         e = self.edge_embedding(edge_attr)  # [E, H]   e_k of every edge
         per_hop = torch.matmul(e.unsqueeze(0), self.hop_weight[:K])  # [K, E, H]
         per_hop = F.pad(per_hop, (0, 0, 0, 1))  # row E of each hop: zeros for "no edge"

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:  # annotations only: numpy loads where a score is computed
+    import numpy as np
 
 
 def _regression_error(metric: str, p, t) -> float:

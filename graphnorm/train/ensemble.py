@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from graphnorm.run_folder import (ENSEMBLE_FILE, LAST_CHECKPOINT, SPLITS_FILE, RunRecord, hold_run,
-                                  is_finished, json_safe, member_dir, predictions_file, read_metrics)
+                                  is_finished, json_safe, predictions_file, read_metrics)
 from graphnorm.train.processes import die_with_parent, train_run
 
 RUN_FILES = (SPLITS_FILE, "skipped_rows.csv", "data_report.json")

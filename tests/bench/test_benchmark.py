@@ -209,7 +209,6 @@ def test_models_share_one_table_and_predict(real_bench, tmp_path):
     the baseline's checkpoint serves predict and analyze like a Graphormer's."""
     import dataclasses
 
-    from graphnorm.analysis.analyze import analyze
     from graphnorm.inference.predict import load_predictor
 
     _, cfg, _ = real_bench

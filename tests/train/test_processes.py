@@ -1,5 +1,4 @@
 """Worker processes of `benchmark --jobs` / `train --ensemble --jobs` end with their parent."""
-import os
 import subprocess
 import sys
 import textwrap
