@@ -81,21 +81,29 @@ class NetworkMean(torch.nn.Module):
                                      torch.cat([e.tokens for e in embs], -1), embs[0].node_mask)
 
 
-def built_for(panel, folder) -> bool:
-    """Whether ``panel`` was built from exactly the networks in ``folder`` (each member's
-    sha256, in order)."""
-    return panel.checkpoints == digests(folder)
-
-
 def check_built_for(panel, folder) -> None:
     """A PanelFileError naming the panel file when ``panel`` was not built from exactly the
-    networks in ``folder`` (every reader that trusts the panel's choices checks this first)."""
+    networks in ``folder`` (every reader that trusts the panel's choices checks this first);
+    it names the member file that is missing, extra or not the one the panel was built on."""
     from .record import PANEL_FILE
 
-    if not built_for(panel, folder):
-        raise PanelFileError(f"{Path(folder) / PANEL_FILE} was built from another checkpoint than "
-                             f"the networks {folder} holds now (best.ckpt and its members): "
-                             "build it again (graphnorm panel build RUN)")
+    files, now = member_files(folder), digests(folder)
+    if panel.checkpoints == now:
+        return
+    built = list(panel.checkpoints)
+    if len(built) > len(now):
+        why = (f"it was built on {len(built)} networks; "
+               f"{', '.join(member_file(folder, k).name for k in range(len(now), len(built)))} missing")
+    elif len(built) < len(now):
+        why = (f"it was built on {len(built)} networks; "
+               f"{', '.join(p.name for p in files[len(built):])} not among them")
+    else:
+        k = next(i for i, (a, b) in enumerate(zip(built, now)) if a != b)
+        why = (f"{files[k].name} is not the file it was built on (sha256 {now[k][:12]}, built on "
+               f"{built[k][:12]}): replaced, or damaged in a copy")
+    raise PanelFileError(f"{Path(folder) / PANEL_FILE} does not match the networks {folder} "
+                         f"holds now: {why}; restore that file, or build the panel again "
+                         "(graphnorm panel build RUN)")
 
 
 def load_networks(folder):

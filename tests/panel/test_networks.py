@@ -85,10 +85,24 @@ def test_a_member_swapped_or_lost_is_refused_by_name(members, ensemble):
     from graphnorm.inference.admet_panel import AdmetPanel, PanelError
 
     first, _, _ = members
+    kept = ensemble.parent / "member_1.kept"
+    shutil.copyfile(ensemble / "member_1.ckpt", kept)
     shutil.copyfile(first / "best.ckpt", ensemble / "member_1.ckpt")  # member 0 twice
-    with pytest.raises(PanelError, match="another checkpoint"):
+    with pytest.raises(PanelError, match=r"member_1\.ckpt is not the file it was built on"):
         AdmetPanel.load(ensemble)
-    (ensemble / "member_1.ckpt").rename(ensemble / "member_2.ckpt")  # member 1 lost
+    (ensemble / "member_1.ckpt").unlink()  # the last member gone: no gap, one network short
+    with pytest.raises(PanelError, match=r"built on 2 networks; member_1\.ckpt missing"):
+        AdmetPanel.load(ensemble)
+    shutil.copyfile(kept, ensemble / "member_1.ckpt")
+    shutil.copyfile(kept, ensemble / "member_2.ckpt")  # one more than it was built on
+    with pytest.raises(PanelError, match=r"built on 2 networks; member_2\.ckpt not among them"):
+        AdmetPanel.load(ensemble)
+    (ensemble / "member_2.ckpt").unlink()
+    from graphnorm.panel.networks import check_built_for
+    from graphnorm.panel.record import Panel
+
+    check_built_for(Panel.read(ensemble / "panel.json"), ensemble)  # restored: it matches again
+    (ensemble / "member_1.ckpt").rename(ensemble / "member_2.ckpt")  # member 1 lost, 2 left
     with pytest.raises(PanelError, match=r"members \[2\] are not numbered 1 to 1"):
         AdmetPanel.load(ensemble)
 
