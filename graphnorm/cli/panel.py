@@ -91,7 +91,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     _data_flags(f)
     v = steps.add_parser("versus-gbm", help="each judged endpoint against one --model gbm "
                          "(MapLight features, that endpoint's training molecules alone); "
-                         "resumable; RUN/versus_gbm.jsonl and .md")
+                         "resumable; RUN/versus_gbm.jsonl, .md and .png")
     v.add_argument("run", metavar="RUN")
     v.add_argument("--endpoints", type=int, help="the first N judged endpoints only (a dry run)")
     v.add_argument("--threads", type=int, default=1)
@@ -122,7 +122,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def _versus_parser(steps) -> None:
     w = steps.add_parser("versus", help="a panel against a peer's (ADMET-AI) on molecules with "
                          "measured values: Spearman per quantity, paired bootstrap verdict; "
-                         "versus.md and versus.json in --out (graphnorm/panel/versus.py)")
+                         "versus.md, its picture versus.png and versus.json in --out "
+                         "(graphnorm/panel/versus.py)")
     w.add_argument("measured", metavar="MEASURED.csv", nargs="+", help="tables with a smiles "
                    "column and one column per measured quantity, read as one (rows repeating "
                    "a SMILES are averaged)")
@@ -139,8 +140,8 @@ def _versus_parser(steps) -> None:
                    "name it (default: ADMET-AI, or the --peer-predictions file)")
     w.add_argument("--model", help="the panel folder (default: the panel graphnorm ships)")
     w.add_argument("--all", action="store_true", help="match endpoints the panel does not show")
-    w.add_argument("--out", required=True, help="where versus.md, versus.json and the "
-                   "predictions go")
+    w.add_argument("--out", required=True, help="where versus.md, versus.png, versus.json "
+                   "and the predictions go")
     w.add_argument("--ledger", metavar="CSV", help="append one row per quantity to this ledger")
     w.add_argument("--threads", type=int, default=1)
 

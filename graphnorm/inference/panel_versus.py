@@ -1,5 +1,5 @@
-"""``graphnorm panel versus``: the molecules, both sides' predictions, the table and the
-ledger row (the statistics are `versus`'s)."""
+"""``graphnorm panel versus``: the molecules, both sides' predictions, the table, its picture
+and the ledger row (the statistics are `versus`'s)."""
 from __future__ import annotations
 
 import datetime
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from graphnorm.panel.plots import plot_versus
 from graphnorm.panel.versus import ADMET_AI_SCRIPT, markdown, parse_matches, versus
 
 
@@ -64,6 +65,7 @@ def run_versus(args) -> int:
     name = f"graphnorm admet ({args.model or 'shipped'})"
     table = markdown(rows, "graphnorm", "peer")
     (out / "versus.md").write_text(table)
+    plot_versus(rows, out / "versus.png", "graphnorm", args.peer_name or "peer")
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     # what was scored, so that a model card can name it and check it is its own panel
     peer = args.peer_name or ("ADMET-AI" if args.admet_ai_python else args.peer_predictions)

@@ -14,7 +14,7 @@ bootstrap over R's molecules (`bootstrap.paired_interval`) gives the verdict:
 
 The answer for each endpoint lands in ``RUN/versus_gbm.jsonl`` as it finishes (a rerun skips
 those: resumable); ``RUN/versus_gbm.md`` counts the verdicts, over all endpoints, the shown
-ones and by corpus, and how often the predictor the panel ships (the head, or the one-table
+ones and by corpus (``versus_gbm.png`` draws the shown ones), and how often the predictor the panel ships (the head, or the one-table
 booster `panel readouts` chose) scores above the gbm (a rerun after ``panel readouts``
 counts the hybrid panel and fits nothing). MapLight features of the corpus molecules are
 cached by chunk under the cache root (`graphnorm.data.cache`), since they cost more than the
@@ -32,7 +32,7 @@ from typing import Optional
 
 import numpy as np
 
-ROWS_FILE, SUMMARY_FILE = "versus_gbm.jsonl", "versus_gbm.md"
+ROWS_FILE, SUMMARY_FILE, PLOT_FILE = "versus_gbm.jsonl", "versus_gbm.md", "versus_gbm.png"
 CHUNK, SEED = 5000, 0
 
 
@@ -223,6 +223,10 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
                 f.write(json.dumps(row) + "\n")
             stage(progress, f"versus gbm: {k}/{len(todo)} {e.task}: backbone "
                             f"{s_ours:.3f}, gbm {s_gbm:.3f} ({row['verdict']})")
-    path = out / SUMMARY_FILE
-    path.write_text(summarize(read_rows(out), len(judged), {e.task: e for e in judged}))
+    from .plots import plot_versus_gbm
+
+    path, rows, now = out / SUMMARY_FILE, read_rows(out), {e.task: e for e in judged}
+    path.write_text(summarize(rows, len(judged), now))
+    if any(e.shown for e in judged):
+        plot_versus_gbm(rows, now, out / PLOT_FILE)
     return path

@@ -61,6 +61,7 @@ def test_the_cli_scores_a_panel_against_given_peer_predictions(tmp_path, capsys)
     row = record["rows"][0]
     assert row["molecules"] == 6 and row["theirs"] == pytest.approx(-1.0)  # repeats averaged
     assert len(pd.read_csv(tmp_path / "ledger.csv")) == 1
+    assert (tmp_path / "v" / "versus.png").read_bytes()[:4] == b"\x89PNG"  # the table's picture
     # the scoring names what it scored: the panel file, the peer
     assert record["panel_sha256"] == hashlib.sha256((out / "panel.json").read_bytes()).hexdigest()
     assert record["peer"] == str(tmp_path / "peer.csv")
