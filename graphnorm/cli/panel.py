@@ -1,5 +1,5 @@
 """``graphnorm panel ensemble | build | readouts | related | blend | refit | versus-gbm | compare |
-card | ship | versus``: the ADMET panel of a trained pre-training run, one command per step, each with its
+reference | card | ship | versus``: the ADMET panel of a trained pre-training run, one command per step, each with its
 own flags.
 
     graphnorm panel ensemble OUT RUN RUN...   # one recipe's runs (by seed), averaged, in OUT
@@ -10,14 +10,15 @@ own flags.
     graphnorm panel refit RUN REFIT    # carry RUN's panel to REFIT (same recipe, every row)
     graphnorm panel versus-gbm RUN     # each judged endpoint against one gbm per table
     graphnorm panel compare REF RUN... --out DIR   # backbones endpoint by endpoint
+    graphnorm panel reference RUN      # percentiles among approved drugs (admet's *_percentile)
     graphnorm panel card RUN           # MODEL_CARD.md from the run's records
     graphnorm panel ship RUN           # install it as the panel graphnorm ships
     graphnorm panel versus MEASURED.csv --match asap-admet-ai --admet-ai-python PY --out DIR
                                        # Spearman per quantity against a peer (ADMET-AI)
 
 The work is graphnorm/panel/'s (networks.py, build.py, readouts.py and hybrid.py, related.py,
-blend.py, refit.py, versus_gbm.py, compare.py, card.py and rebuild.py, ship.py, versus.py; the
-file format: record.py, boosters.py), on a run that graphnorm/pretrain/ trained.
+blend.py, refit.py, versus_gbm.py, compare.py, reference.py, card.py and rebuild.py, ship.py,
+versus.py; the file format: record.py, boosters.py), on a run that graphnorm/pretrain/ trained.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import argparse
 from pathlib import Path
 
 STEPS = ("ensemble", "build", "readouts", "related", "blend", "refit", "versus-gbm", "compare",
-         "card", "ship", "versus")
+         "reference", "card", "ship", "versus")
 
 
 def _data_flags(p: argparse.ArgumentParser) -> None:
@@ -114,6 +115,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     s.add_argument("run", metavar="RUN")
     s.add_argument("--to", metavar="FOLDER", help="install there instead of "
                    "graphnorm/pretrained/admet (read it with graphnorm admet --model FOLDER)")
+    _reference_parser(steps)
     _versus_parser(steps)
     m.set_defaults(func=run)
     return m
@@ -146,10 +148,30 @@ def _versus_parser(steps) -> None:
     w.add_argument("--threads", type=int, default=1)
 
 
+def _reference_parser(steps) -> None:
+    f = steps.add_parser("reference", help="predict a reference set of molecules (default: the "
+                         "FDA-approved drugs of the corpus's ClinTox table) and keep each shown "
+                         "endpoint's percentiles in RUN/reference.json: graphnorm admet then "
+                         "adds <endpoint>_percentile, where a value stands among them "
+                         "(graphnorm/panel/reference.py)")
+    f.add_argument("run", metavar="RUN", help="the panel folder (after build, readouts, "
+                   "related and blend: a panel rebuilt later makes it stale)")
+    f.add_argument("--molecules", metavar="FILE", help="the reference molecules instead: "
+                   ".smi, .csv/.tsv (a 'smiles' column, or --smiles-column), .sdf, .parquet")
+    f.add_argument("--smiles-column", help="the SMILES column of --molecules")
+    f.add_argument("--name", help="what the molecules are, as --list and the card say it")
+    f.add_argument("--raw-dir", help="folder holding admet_corpus/ (default: $GRAPHNORM_RAW_DIR)")
+    f.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def run(args: argparse.Namespace) -> int:
     import torch
 
     torch.set_num_threads(max(1, getattr(args, "threads", 1)))
+    if args.step == "reference":
+        from graphnorm.inference.panel_reference import run_reference
+
+        return run_reference(args)
     if args.step == "versus":
         from graphnorm.inference.panel_versus import run_versus
 

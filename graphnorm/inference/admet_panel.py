@@ -15,7 +15,9 @@ checkpoints is refused.
 Per shown endpoint ``<corpus>/<task>``: the value (regression, in the units of
 ``panel.endpoints()``) or the probability (binary, Platt-scaled on the panel's selection
 half); regression also ``<task>_lo``/``_hi``, the
-90 % split-conformal interval. ``far_from_training`` is True when the molecule's [VNode]
+90 % split-conformal interval. With a reference beside the panel (`graphnorm.panel.reference`; the shipped panel's: FDA-approved
+drugs), ``<task>_percentile`` says where the value stands among the reference's predictions (0-100).
+``far_from_training`` is True when the molecule's [VNode]
 embedding lies farther from the training molecules' centroids than 95 % of held-out ones;
 ``error`` names what went wrong with a row (its other columns are then empty).
 
@@ -41,12 +43,14 @@ class PanelError(ValueError):
 
 class AdmetPanel:
     def __init__(self, loaded, panel: Panel, all_endpoints: bool = False, batch_size: int = 128,
-                 boosters=None):
+                 boosters=None, reference=None):
         """``boosters``: the `PanelBoosters` of the panel's booster entries (None: it has
-        none; `load` reads them)."""
+        none; `load` reads them); ``reference``: the `Reference` whose percentiles the rows
+        get (None: no percentile columns)."""
         from graphnorm.inference.predict import Predictor
 
         self.loaded, self.panel, self.boosters = loaded, panel, boosters
+        self.reference = reference
         names = list(loaded.targets)
         chosen = [e for e in panel.endpoints if all_endpoints or e.shown]
         if not chosen:
@@ -82,9 +86,11 @@ class AdmetPanel:
         loaded.model.eval()
 
     @classmethod
-    def load(cls, folder=None, all_endpoints: bool = False, batch_size: int = 128) -> "AdmetPanel":
+    def load(cls, folder=None, all_endpoints: bool = False, batch_size: int = 128,
+             reference: bool = True) -> "AdmetPanel":
         """The model and panel of a folder (``best.ckpt`` + ``panel.json``); None: the one
-        shipped with graphnorm (`graphnorm.pretrained.admet_panel_folder`)."""
+        shipped with graphnorm (`graphnorm.pretrained.admet_panel_folder`). ``reference``:
+        read the folder's percentiles (`graphnorm.panel.reference`) when it has them."""
         from graphnorm.pretrained import PretrainedError, admet_panel_folder
 
         try:
@@ -112,7 +118,13 @@ class AdmetPanel:
 
         descriptors = getattr(loaded.featurizer, "descriptors", None)
         boosters = PanelBoosters.load(folder, panel, descriptors or None, PanelError)
-        return cls(loaded, panel, all_endpoints, batch_size, boosters)
+        from graphnorm.panel.reference import read_reference
+
+        try:
+            known = read_reference(folder) if reference else None
+        except PanelFileError as err:
+            raise PanelError(str(err)) from err
+        return cls(loaded, panel, all_endpoints, batch_size, boosters, known)
 
     def endpoints(self) -> pd.DataFrame:
         """One row per endpoint predicted: task, kind, units, held-out metric, score, n,
@@ -158,6 +170,8 @@ class AdmetPanel:
                 width = np.inf if e.halfwidth is None else float(e.halfwidth)
                 data[f"{e.task}_lo"] = values[:, j] - width
                 data[f"{e.task}_hi"] = values[:, j] + width
+            if self.reference is not None and e.task in self.reference.quantiles:
+                data[f"{e.task}_percentile"] = np.round(self.reference.percentile(e.task, values[:, j]), 1)
         ok = ~np.isnan(distance)
         data["domain_distance"] = distance
         data["far_from_training"] = np.where(ok, distance > self.threshold, None)

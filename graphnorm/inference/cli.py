@@ -69,7 +69,8 @@ def add_admet_args(p: argparse.ArgumentParser) -> None:
     add_molecule_inputs(p)
     p.add_argument("--output", help="CSV: per endpoint its value (units: --list) or "
                    "probability, <endpoint>_lo/_hi (90 %% interval, regression), "
-                   "domain_distance, far_from_training, error (default: stdout)")
+                   "<endpoint>_percentile (where the value stands among approved drugs: --list "
+                   "names them), domain_distance, far_from_training, error (default: stdout)")
     p.add_argument("--list", action="store_true", help="print the endpoints, their units and "
                    "held-out scores, and stop")
     p.add_argument("--all", action="store_true", help="also the endpoints that did not hold "
@@ -85,6 +86,10 @@ def run_admet(args: argparse.Namespace) -> int:
     panel = AdmetPanel.load(args.model, all_endpoints=args.all, batch_size=args.batch_size)
     if args.list:
         print(panel.endpoints().to_string(index=False))
+        if panel.reference is not None:
+            ref = panel.reference
+            print(f"\n<endpoint>_percentile: where a value stands among the panel's predictions "
+                  f"for {ref.molecules} {ref.name}")
         return 0
     from graphnorm.inference.predict import row_errors
 

@@ -175,6 +175,19 @@ def _predictor(e) -> str:
     return e.predictor + ("+network" if e.reads_network else "")
 
 
+def _reference_lines(run: Path) -> list[str]:
+    """A line on ``<endpoint>_percentile`` when the run has a reference (`panel reference`)."""
+    from .reference import read_reference
+
+    ref = read_reference(run)
+    if ref is None:
+        return []
+    return [f"- `<endpoint>_percentile`: where a value stands (0-100) among this panel's "
+            f"predictions for {ref.molecules:,} {ref.name} (`graphnorm panel reference`), as "
+            "ADMET-AI gives DrugBank percentiles: context for a value, not a measurement of "
+            "those drugs."]
+
+
 def _member_lines(panel) -> list[str]:
     """An ensemble's line (`graphnorm.panel.networks`): how many networks, and which."""
     shas = panel.checkpoints
@@ -253,6 +266,7 @@ def model_card(run: Path, raw_dir=None, zero_shot=()) -> str:
         *_related_lines(shown),
         *_blend_lines(shown),
         *_quantity_lines(panel),
+        *_reference_lines(run),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
         *_zero_shot_lines(run, zero_shot),

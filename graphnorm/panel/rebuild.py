@@ -56,6 +56,8 @@ def member_builds(run: Path) -> tuple[list, bool]:
 
 def rebuild_lines(run: Path, spec: dict, log: list, best: dict, panel) -> list[str]:
     """The commands that make this panel again, step by step as it was made."""
+    from .reference import read_reference
+
     members, half = member_builds(run)
     flags = rebuild_flags({**spec, "seed": 0})  # a member's seed is its own line's
     lines = ["## Rebuild", "", "```bash"]
@@ -79,5 +81,9 @@ def rebuild_lines(run: Path, spec: dict, log: list, best: dict, panel) -> list[s
     if panel.refit_of:
         lines += [f"graphnorm pretrain --out REFIT {rebuild_flags(spec)} --max-steps "
                   f"{log[-1].get('step', 0) if log else 0}", "graphnorm panel refit RUN REFIT"]
-    lines += [f"graphnorm panel card {'REFIT' if panel.refit_of else 'RUN'}", "```", ""]
+    final = "REFIT" if panel.refit_of else "RUN"
+    reference = read_reference(run)
+    if reference is not None:
+        lines.append(f"graphnorm panel reference {final}   # percentiles among {reference.name}")
+    lines += [f"graphnorm panel card {final}", "```", ""]
     return lines

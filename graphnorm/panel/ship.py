@@ -21,6 +21,7 @@ from .card import CARD_FILE
 from graphnorm.panel import PANEL_FILE, Panel, PanelFileError
 from graphnorm.panel.boosters import BUNDLE_FILE
 from graphnorm.panel.networks import check_built_for, load_networks, member_file
+from graphnorm.panel.reference import REFERENCE_FILE, read_reference
 
 SHIPPED_FILES = (BEST_FILE, PANEL_FILE, CARD_FILE)
 # issues 58 and 68: all package data (every shipped model, this panel and the rest of
@@ -73,7 +74,11 @@ def check_shippable(run: Path, beside: int = 0) -> dict:
         load_networks(run)
     except (CheckpointError, PanelFileError) as err:
         raise ShipError(f"{run}: a network does not load: {err}") from err
-    size = sum((run / name).stat().st_size for name in shipped_files(panel))
+    try:
+        read_reference(run)  # percentiles of this very panel.json, or none
+    except PanelFileError as err:
+        raise ShipError(str(err)) from err
+    size = sum((run / name).stat().st_size for name in shipped_files(panel, run))
     if size + beside > MAX_SHIPPED_BYTES:
         where = f" beside {beside / 2 ** 20:.1f} MB of other package data" if beside else ""
         raise ShipError(f"{run}: {size / 2 ** 20:.1f} MB to ship{where}, more than the wheel's "
@@ -88,11 +93,13 @@ def check_shippable(run: Path, beside: int = 0) -> dict:
             "spec": spec}
 
 
-def shipped_files(panel: Panel) -> tuple:
-    """The files a run ships: the boosters' bundle too when its panel is hybrid, and every
-    member's checkpoint when it averages several networks."""
+def shipped_files(panel: Panel, run: Path) -> tuple:
+    """The files a run ships: the boosters' bundle too when its panel is hybrid, every
+    member's checkpoint when it averages several networks, and its percentiles when it has
+    them (`panel reference`)."""
     members = tuple(member_file(".", k).name for k in range(1, len(panel.checkpoints)))
-    return SHIPPED_FILES + members + ((BUNDLE_FILE,) if panel.readouts_sha256 is not None else ())
+    return SHIPPED_FILES + members + ((BUNDLE_FILE,) if panel.readouts_sha256 is not None else ()) \
+        + ((REFERENCE_FILE,) if (Path(run) / REFERENCE_FILE).is_file() else ())
 
 
 def package_data_beside(dest: Path) -> int:
@@ -119,7 +126,7 @@ def ship(run: Path, dest: Optional[Path] = None) -> Path:
         raise ShipError(f"cannot write beside {dest} ({err.strerror}): ship into a folder "
                         "of yours with `graphnorm panel ship RUN --to FOLDER`, and read it with graphnorm admet "
                         "--model FOLDER") from err
-    for name in shipped_files(Panel.read(Path(run) / PANEL_FILE)):
+    for name in shipped_files(Panel.read(Path(run) / PANEL_FILE), run):
         shutil.copyfile(Path(run) / name, fresh / name)
     (fresh / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n")
     if dest.exists():

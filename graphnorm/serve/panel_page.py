@@ -1,7 +1,8 @@
 """The ADMET panel's page (``GET /admet`` of ``graphnorm serve --admet``): plain HTML and a
 little vanilla JavaScript, calling the app's own ``/admet/endpoints``, ``/admet/predict`` and
 ``/admet/draw``. One row per endpoint (its units and held-out score), one column per molecule
-(the value, or the probability, and the 90 % interval); molecules far from the training data
+(the value, or the probability, the 90 % interval and the percentile among approved drugs);
+molecules far from the training data
 are marked. Clicking a value draws that molecule's atom attributions for that endpoint.
 User text goes into the page as text (``textContent``), never as markup."""
 
@@ -35,7 +36,8 @@ PANEL_HTML = r"""<!doctype html>
 <div id="info">loading the panel...</div>
 <p class="note">Every endpoint shown held up on held-out molecules (whole scaffolds the model
 never saw); its score there is listed beside it. Regression: value [90 % interval], in the
-endpoint's units. Binary: probability. A molecule marked <span class="far">far from
+endpoint's units. Binary: probability. "pct 80": the value is higher than the panel predicts
+for 80 % of approved drugs (when the panel has that reference). A molecule marked <span class="far">far from
 training</span> lies outside what the model learned from: trust it less. Click a value to
 draw that molecule's atom attributions for the endpoint: """ + COLOUR_NOTE + r"""; a score is
 the change the atom makes to the value (in the endpoint's units) or to the calibrated
@@ -83,8 +85,10 @@ function render(result) {
     cell(tr, `${e.metric} ${fmt(e.score)} (${e.n})`, "meta");
     for (const m of mols) {
       const v = m[e.task];
-      const text = v === null || v === undefined ? "" : e.kind === "binary" ? fmt(v) :
-        `${fmt(v)} [${fmt(m[e.task + "_lo"])}, ${fmt(m[e.task + "_hi"])}]`;
+      const p = m[e.task + "_percentile"];  // where it stands among approved drugs, if known
+      const text = v === null || v === undefined ? "" : (e.kind === "binary" ? fmt(v) :
+        `${fmt(v)} [${fmt(m[e.task + "_lo"])}, ${fmt(m[e.task + "_hi"])}]`) +
+        (p === null || p === undefined ? "" : ` · pct ${Math.round(p)}`);
       const td = cell(tr, text, "num");
       if (!m.error) {
         td.className = "num pick";
