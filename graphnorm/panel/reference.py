@@ -32,6 +32,26 @@ from .record import PanelFileError, panel_file_sha256
 REFERENCE_FILE, REFERENCE_FORMAT = "reference.json", 1
 GRID = np.linspace(0.0, 100.0, 101)  # the percentiles each endpoint keeps
 MIN_MOLECULES = 20  # fewer predictions than this give no percentile worth showing
+APPROVED_TABLE = ("molnet_clintox", "FDA_APPROVED")  # corpus folder, its 0/1 column
+APPROVED_NAME = "FDA-approved drugs (ClinTox, MoleculeNet; MIT)"
+
+
+def approved_drugs(raw_dir=None) -> tuple[list[str], str]:
+    """(SMILES, where from) of the corpus's ClinTox rows with FDA_APPROVED = 1."""
+    from graphnorm.pretrain.corpus import corpus_root
+
+    folder, column = APPROVED_TABLE
+    path = corpus_root(raw_dir) / folder / "data.csv.gz"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such table (the approved drugs are read from the "
+                                "corpus's ClinTox copy; or give --molecules FILE)")
+    import pandas as pd
+
+    table = pd.read_csv(path)
+    if column not in table.columns or "smiles" not in table.columns:
+        raise ValueError(f"{path}: no smiles and {column} columns")
+    approved = pd.to_numeric(table[column], errors="coerce") == 1
+    return table.loc[approved, "smiles"].astype(str).tolist(), f"{path} ({column} = 1)"
 
 
 @dataclass(frozen=True)
