@@ -1,6 +1,6 @@
 """``graphnorm panel ensemble | build | readouts | related | blend | refit | versus-gbm | compare |
-reference | card | ship | versus``: the ADMET panel of a trained pre-training run, one command per step, each with its
-own flags.
+reference | card | ship | versus``: the ADMET panel of a trained pre-training run, one command
+per step, each with its own flags.
 
     graphnorm panel ensemble OUT RUN RUN...   # one recipe's runs (by seed), averaged, in OUT
     graphnorm panel build RUN          # panel.json: which endpoints hold up on held-out scaffolds

@@ -14,11 +14,11 @@ checkpoints is refused.
 
 Per shown endpoint ``<corpus>/<task>``: the value (regression, in the units of
 ``panel.endpoints()``) or the probability (binary, Platt-scaled on the panel's selection
-half); regression also ``<task>_lo``/``_hi``, the
-90 % split-conformal interval. With a reference beside the panel (`graphnorm.panel.reference`; the shipped panel's: FDA-approved
-drugs), ``<task>_percentile`` says where the value stands among the reference's predictions (0-100).
-``far_from_training`` is True when the molecule's [VNode]
-embedding lies farther from the training molecules' centroids than 95 % of held-out ones;
+half); regression also ``<task>_lo``/``_hi``, the 90 % split-conformal interval. With a
+reference beside the panel (`graphnorm.panel.reference`; the shipped panel's: FDA-approved
+drugs), ``<task>_percentile`` says where the value stands among the reference's predictions
+(0-100). ``far_from_training`` is True when the molecule's [VNode] embedding lies farther
+from the training molecules' centroids than 95 % of held-out ones;
 ``error`` names what went wrong with a row (its other columns are then empty).
 
 Atom scores of one shown endpoint: ``graphnorm.explain.panel_attributions.explain_endpoint``.
@@ -171,7 +171,8 @@ class AdmetPanel:
                 data[f"{e.task}_lo"] = values[:, j] - width
                 data[f"{e.task}_hi"] = values[:, j] + width
             if self.reference is not None and e.task in self.reference.quantiles:
-                data[f"{e.task}_percentile"] = np.round(self.reference.percentile(e.task, values[:, j]), 1)
+                where = self.reference.percentile(e.task, values[:, j])
+                data[f"{e.task}_percentile"] = np.round(where, 1)
         ok = ~np.isnan(distance)
         data["domain_distance"] = distance
         data["far_from_training"] = np.where(ok, distance > self.threshold, None)

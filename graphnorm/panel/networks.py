@@ -92,8 +92,8 @@ def check_built_for(panel, folder) -> None:
         return
     built = list(panel.checkpoints)
     if len(built) > len(now):
-        why = (f"it was built on {len(built)} networks; "
-               f"{', '.join(member_file(folder, k).name for k in range(len(now), len(built)))} missing")
+        gone = [member_file(folder, k).name for k in range(len(now), len(built))]
+        why = f"it was built on {len(built)} networks; {', '.join(gone)} missing"
     elif len(built) < len(now):
         why = (f"it was built on {len(built)} networks; "
                f"{', '.join(p.name for p in files[len(built):])} not among them")

@@ -17,7 +17,8 @@ def _row(quantity, ours, theirs, lo, hi, verdict):
 
 
 def test_versus_draws_each_quantitys_interval_in_its_verdicts_colour(tmp_path):
-    rows = [_row("LogD", 0.7, 0.6, 0.02, 0.18, "better"), _row("KSOL", 0.4, 0.45, -0.1, 0.0, "tied"),
+    rows = [_row("LogD", 0.7, 0.6, 0.02, 0.18, "better"),
+            _row("KSOL", 0.4, 0.45, -0.1, 0.0, "tied"),
             _row("MLM", 0.3, 0.55, -0.33, -0.13, "worse")]
     fig = plot_versus(rows, tmp_path / "v.png", "graphnorm", "ADMET-AI")
     assert (tmp_path / "v.png").read_bytes()[:4] == PNG
