@@ -175,11 +175,8 @@ def _predictor(e) -> str:
     return e.predictor + ("+network" if e.reads_network else "")
 
 
-def _reference_lines(run: Path) -> list[str]:
+def _reference_lines(ref) -> list[str]:
     """A line on ``<endpoint>_percentile`` when the run has a reference (`panel reference`)."""
-    from .reference import read_reference
-
-    ref = read_reference(run)
     if ref is None:
         return []
     return [f"- `<endpoint>_percentile`: where a value stands (0-100) among this panel's "
@@ -226,6 +223,7 @@ def model_card(run: Path, raw_dir=None, zero_shot=()) -> str:
     ``zero_shot``, `panel versus` scorings of this panel (`_zero_shot_lines`)."""
     from graphnorm.pretrain.folder import best_evaluation, read_log
 
+    from .reference import read_reference
     from .versus_gbm import read_rows
 
     run = Path(run)
@@ -243,6 +241,7 @@ def model_card(run: Path, raw_dir=None, zero_shot=()) -> str:
     shown = panel.shown_endpoints()
     gbm = {r["task"]: r for r in read_rows(run)}  # empty: `panel versus-gbm` was not run
     hybrid = panel.readouts_sha256 is not None  # some endpoints by boosters (`panel readouts`)
+    reference = read_reference(run)  # percentiles beside the panel (`panel reference`), or None
     lines = [
         "# Model card: graphnorm's pre-trained ADMET Graphormer", "",
         "## Model", "",
@@ -266,7 +265,7 @@ def model_card(run: Path, raw_dir=None, zero_shot=()) -> str:
         *_related_lines(shown),
         *_blend_lines(shown),
         *_quantity_lines(panel),
-        *_reference_lines(run),
+        *_reference_lines(reference),
         "- Not for: regulatory decisions, molecules far from the training data "
         "(`far_from_training`), peptides, inorganics, or endpoints not listed below.", "",
         *_zero_shot_lines(run, zero_shot),
@@ -306,7 +305,7 @@ def model_card(run: Path, raw_dir=None, zero_shot=()) -> str:
         predictor = f" {_predictor(e)} |" if hybrid else ""
         lines.append(f"| {e.task} | {e.kind} | {e.units or ''} | {e.metric} | "
                      f"{_fmt(e.score)} | {e.n} | {extra} |{predictor}{versus}")
-    lines += ["", *rebuild_lines(run, spec, log, best, panel)]
+    lines += ["", *rebuild_lines(run, spec, log, best, panel, reference)]
     return "\n".join(lines)
 
 

@@ -61,6 +61,13 @@ def plot_versus(rows: list[dict], path, ours: str = "graphnorm", theirs: str = "
     return fig
 
 
+def shipped_score(row: dict, panel: dict) -> float:
+    """The R score of what the panel ships for ``row``'s endpoint (``panel``: task -> its
+    `Endpoint`): its own score where it has one (a booster, a blend, ...), else the head's."""
+    e = panel.get(row["task"])
+    return row["backbone"] if e is None or e.score is None else e.score
+
+
 def plot_versus_gbm(rows: list[dict], endpoints: dict, path, target: float = 0.6):
     """``rows`` of `versus_gbm` and ``endpoints`` (task -> its `Endpoint` in the panel as it
     stands) -> the sorted panel − gbm differences of the shown endpoints at ``path``, the head's
@@ -69,14 +76,9 @@ def plot_versus_gbm(rows: list[dict], endpoints: dict, path, target: float = 0.6
     if not shown:
         raise ValueError("no shown endpoint with a gbm row to draw")
     plt = _pyplot()
-
-    def panel_score(r):
-        score = endpoints[r["task"]].score
-        return r["backbone"] if score is None else score
-
-    shown.sort(key=lambda r: panel_score(r) - r["single_table"])
+    shown.sort(key=lambda r: shipped_score(r, endpoints) - r["single_table"])
     x = np.arange(len(shown))
-    diff = np.array([panel_score(r) - r["single_table"] for r in shown])
+    diff = np.array([shipped_score(r, endpoints) - r["single_table"] for r in shown])
     kinds = [endpoints[r["task"]].predictor.split(":")[0] for r in shown]
     fig, ax = plt.subplots(figsize=(min(16, 3 + 0.06 * len(shown)), 4.2))
     ax.vlines(x, [r["diff_lo"] for r in shown], [r["diff_hi"] for r in shown],

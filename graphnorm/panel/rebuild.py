@@ -54,10 +54,10 @@ def member_builds(run: Path) -> tuple[list, bool]:
     return builds, bool(record.get("float16"))
 
 
-def rebuild_lines(run: Path, spec: dict, log: list, best: dict, panel) -> list[str]:
-    """The commands that make this panel again, step by step as it was made."""
-    from .reference import read_reference
-
+def rebuild_lines(run: Path, spec: dict, log: list, best: dict, panel,
+                  reference=None) -> list[str]:
+    """The commands that make this panel again, step by step as it was made; ``reference``:
+    its percentiles' `Reference`, when it has one."""
     members, half = member_builds(run)
     flags = rebuild_flags({**spec, "seed": 0})  # a member's seed is its own line's
     lines = ["## Rebuild", "", "```bash"]
@@ -82,7 +82,6 @@ def rebuild_lines(run: Path, spec: dict, log: list, best: dict, panel) -> list[s
         lines += [f"graphnorm pretrain --out REFIT {rebuild_flags(spec)} --max-steps "
                   f"{log[-1].get('step', 0) if log else 0}", "graphnorm panel refit RUN REFIT"]
     final = "REFIT" if panel.refit_of else "RUN"
-    reference = read_reference(run)
     if reference is not None:
         lines.append(f"graphnorm panel reference {final}   # percentiles among {reference.name}")
     lines += [f"graphnorm panel card {final}", "```", ""]

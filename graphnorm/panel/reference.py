@@ -20,6 +20,7 @@ middle of their range, and a value outside the range 0 or 100.
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,13 +63,22 @@ class Reference:
     panel_sha256: str  # the panel file the quantiles were computed with
     quantiles: dict  # endpoint -> 101 predicted values at GRID's percentiles
 
+    @functools.cached_property
+    def _steps(self) -> dict:
+        """Per endpoint (distinct quantile values, the percentile each stands for): a run of
+        equal quantiles stands for its middle. Computed once; `percentile` runs per slice."""
+        steps = {}
+        for task, quantiles in self.quantiles.items():
+            q = np.asarray(quantiles, dtype=float)
+            levels, first = np.unique(q, return_index=True)
+            last = len(q) - 1 - np.unique(q[::-1], return_index=True)[1]
+            steps[task] = (levels, (GRID[first] + GRID[last]) / 2)
+        return steps
+
     def percentile(self, task: str, values) -> np.ndarray:
         """The percentile (0-100) of each value among the reference's predictions of
         ``task``; NaN where a value is NaN."""
-        q = np.asarray(self.quantiles[task], dtype=float)
-        levels, first = np.unique(q, return_index=True)
-        last = len(q) - 1 - np.unique(q[::-1], return_index=True)[1]
-        middle = (GRID[first] + GRID[last]) / 2  # a run of equal quantiles: its middle
+        levels, middle = self._steps[task]
         values = np.asarray(values, dtype=float)
         out = np.interp(values, levels, middle, left=0.0, right=100.0)
         return np.where(np.isnan(values), np.nan, out)

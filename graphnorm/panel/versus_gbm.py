@@ -32,6 +32,8 @@ from typing import Optional
 
 import numpy as np
 
+from .plots import plot_versus_gbm, shipped_score  # one rule for the table and the picture
+
 ROWS_FILE, SUMMARY_FILE, PLOT_FILE = "versus_gbm.jsonl", "versus_gbm.md", "versus_gbm.png"
 CHUNK, SEED = 5000, 0
 
@@ -88,7 +90,6 @@ def summarize(rows: list[dict], total: int, panel: Optional[dict] = None) -> str
     same R molecules -- a comparison of means (the boosters' per-molecule predictions are not
     kept), and which endpoints are shown now, not when the row was written."""
     panel = panel or {}
-    panel_score = {t: e.score for t, e in panel.items() if e.score is not None}
     shown = {r["task"]: panel[r["task"]].shown if r["task"] in panel else r["shown"]
              for r in rows}
 
@@ -98,7 +99,7 @@ def summarize(rows: list[dict], total: int, panel: Optional[dict] = None) -> str
         v = [r["verdict"] for r in part]
         diff = np.median([r["backbone"] - r["single_table"] for r in part])
         higher = sum(r["backbone"] > r["single_table"] for r in part)
-        ours = [(panel_score.get(r["task"], r["backbone"]), r["single_table"]) for r in part]
+        ours = [(shipped_score(r, panel), r["single_table"]) for r in part]
         return (f"| {name} | {len(part)} | {v.count('backbone')} | {v.count('single_table')} | "
                 f"{v.count('tied')} | {higher} | {diff:+.3f} | {sum(a > b for a, b in ours)} | "
                 f"{np.median([a - b for a, b in ours]):+.3f} |")
@@ -223,8 +224,6 @@ def versus_gbm(run, out: Path, raw_dir=None, endpoints: Optional[int] = None, th
                 f.write(json.dumps(row) + "\n")
             stage(progress, f"versus gbm: {k}/{len(todo)} {e.task}: backbone "
                             f"{s_ours:.3f}, gbm {s_gbm:.3f} ({row['verdict']})")
-    from .plots import plot_versus_gbm
-
     path, rows, now = out / SUMMARY_FILE, read_rows(out), {e.task: e for e in judged}
     path.write_text(summarize(rows, len(judged), now))
     if any(e.shown for e in judged):
