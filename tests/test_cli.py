@@ -103,6 +103,24 @@ def test_a_named_command_builds_only_its_own_parser(capsys):
         assert "predict" in text.out + text.err and "panel" in text.out + text.err
 
 
+def test_a_stray_argument_is_refused_by_its_command_naming_a_files_flag(tmp_path, capsys):
+    from graphnorm.cli import main
+
+    table = tmp_path / "mols.csv"
+    table.write_text("smiles\nCCO\n")
+    with pytest.raises(SystemExit) as stop:
+        main(["admet", str(table)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2
+    assert "usage: graphnorm admet" in err and "{admet}" not in err
+    assert f"unrecognized arguments: {table} (a file is given as --input {table})" in err
+    with pytest.raises(SystemExit):  # not a file: no guess
+        main(["admet", "--smiles", "CCO", "--bogus"])
+    err = capsys.readouterr().err
+    assert "graphnorm admet: error: unrecognized arguments: --bogus" in err
+    assert "--input" not in err.splitlines()[-1]
+
+
 def _choices(command: str, dest: str):
     sub = build_parser()._subparsers._group_actions[0].choices[command]
     return next(a for a in sub._actions if a.dest == dest).choices

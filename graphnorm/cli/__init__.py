@@ -48,7 +48,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # when another process shares the cores (README: how long training takes).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _refuse_unrecognized(parser, args.command, extra)
     _plain_warnings(args.command)
     try:
         return args.func(args)
@@ -57,6 +60,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise
         print(f"graphnorm {args.command}: error: {err}", file=sys.stderr)
         return 2
+
+
+def _refuse_unrecognized(parser: argparse.ArgumentParser, command: str, extra: list) -> None:
+    """Arguments no flag took, refused by the command's own parser (its usage, not the
+    top-level one's), with the flag a file was probably meant for: ``graphnorm admet
+    mols.csv`` names ``--input`` (argparse alone prints ``usage: graphnorm [-h] {admet}``)."""
+    own = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    own = own.choices[command]
+    files = [e for e in extra if not e.startswith("-") and os.path.exists(e)]
+    flag = next((f for f in ("--input", "--data") if f in own._option_string_actions), None)
+    hint = f" (a file is given as {flag} {files[0]})" if files and flag else ""
+    own.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
 
 
 def _plain_warnings(command: str) -> None:
