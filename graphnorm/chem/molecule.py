@@ -72,7 +72,7 @@ def mol_from_smiles(smiles: str, sanitize: str = "strict") -> Chem.Mol:
         if mol is None:
             mol = (_mol_without_valence_check(smiles) if sanitize == "benchmark"
                    else _sanitize_failure(smiles))
-    if mol.GetNumAtoms() == 0:
+    if mol.GetNumHeavyAtoms() == 0:  # [H][H] or [H+] keep their H atoms: still none
         raise FeaturizationError(f"SMILES {smiles!r} has no heavy atoms")
     return mol
 

@@ -19,7 +19,9 @@ reference beside the panel (`graphnorm.panel.reference`; the shipped panel's: FD
 drugs), ``<task>_percentile`` says where the value stands among the reference's predictions
 (0-100). ``far_from_training`` is True when the molecule's [VNode] embedding lies farther
 from the training molecules' centroids than 95 % of held-out ones;
-``error`` names what went wrong with a row (its other columns are then empty).
+``warning`` says why a predicted row is an extrapolation (larger than any training molecule,
+a wildcard atom: `predict.extrapolation_flag`; "" when none), ``error`` names
+what went wrong with a row (its other columns are then empty).
 
 Atom scores of one shown endpoint: ``graphnorm.explain.panel_attributions.explain_endpoint``.
 """
@@ -35,6 +37,9 @@ from graphnorm.panel import (PANEL_FILE, Panel, PanelFileError, nearest_distance
                              platt_probability)
 
 MODEL_FILE = "best.ckpt"
+# the largest molecule a pre-training corpus kept before checkpoints recorded it (their
+# train_domain counts what it left out as "too_large"): the shipped panel's networks
+CORPUS_MAX_ATOMS = 100
 
 
 class PanelError(ValueError):
@@ -83,6 +88,9 @@ class AdmetPanel:
         self.centroids = panel.domain.array()
         self.threshold = panel.domain.threshold
         self.predictor = Predictor(loaded, batch_size=batch_size)
+        domain = loaded.meta.get("train_domain", {})
+        self.max_atoms = domain.get("max_atoms",
+                                    CORPUS_MAX_ATOMS if "too_large" in domain else None)
         loaded.model.eval()
 
     @classmethod
@@ -145,16 +153,22 @@ class AdmetPanel:
 
         from graphnorm.data.build import bar_enabled, stage
 
+        from .predict import extrapolation_flag
+
         smiles = list(smiles)
         errors = list(errors) if errors is not None else [""] * len(smiles)
         n, k, step = len(smiles), len(self.entries), self.predictor.rows_per_pass
         values = np.full((n, k), np.nan)
         distance = np.full(n, np.nan)
+        # its corpus holds one wildcard molecule in ~340,000: a `*` is outside what it learned
+        flags, wildcards = [""] * n, self.predictor.featurizer.vocab == "ogb"
         bar_on, lines = bar_enabled(progress), progress and n > step
         bar = tqdm(total=n, desc="admet panel", unit="mol", disable=not bar_on)
         for start in range(0, n, step):
             part = slice(start, min(n, start + step))
             graphs, errors[part] = self.predictor.featurize(smiles[part], errors[part])
+            for i, g in graphs:
+                flags[start + i] = extrapolation_flag(g, self.max_atoms, wildcards)
             # numpy slices are views: the pass writes into this slice's rows of the whole
             view = self.view(graphs, smiles[part], distance=distance[part], values=values[part])
             if self.by_booster and view.rows:
@@ -176,6 +190,7 @@ class AdmetPanel:
         ok = ~np.isnan(distance)
         data["domain_distance"] = distance
         data["far_from_training"] = np.where(ok, distance > self.threshold, None)
+        data["warning"] = flags
         data["error"] = errors
         return pd.DataFrame(data)
 

@@ -70,7 +70,8 @@ def add_admet_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", help="CSV: per endpoint its value (units: --list) or "
                    "probability, <endpoint>_lo/_hi (90 %% interval, regression), "
                    "<endpoint>_percentile (where the value stands among approved drugs: --list "
-                   "names them), domain_distance, far_from_training, error (default: stdout)")
+                   "names them), domain_distance, far_from_training, warning (why a row is an "
+                   "extrapolation), error (default: stdout)")
     p.add_argument("--list", action="store_true", help="print the endpoints, their units and "
                    "held-out scores, and stop")
     p.add_argument("--all", action="store_true", help="also the endpoints that did not hold "
@@ -91,10 +92,11 @@ def run_admet(args: argparse.Namespace) -> int:
             print(f"\n<endpoint>_percentile: where a value stands among the panel's predictions "
                   f"for {ref.molecules} {ref.name}")
         return 0
-    from graphnorm.inference.predict import row_errors
+    from graphnorm.inference.predict import extrapolation_message, row_errors
 
-    frames = []
-    for table, smiles, _ in _inputs(args):
+    frames, labels = [], []
+    for table, smiles, rows in _inputs(args):
+        labels += list(rows)
         errors = row_errors(table.bad_rows, len(smiles)) if table is not None else None
         frame = panel.predict(smiles, errors, progress=True)
         if table is not None:
@@ -103,6 +105,11 @@ def run_admet(args: argparse.Namespace) -> int:
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     failed = int((out["error"] != "").sum())
+    warned = [k for k, w in enumerate(out["warning"]) if w]
+    if warned:  # the rows are predicted; the flag says how far to trust them
+        shown = [(labels[k], out["smiles"][k], out["warning"][k]) for k in warned[:3]]
+        print(f"graphnorm admet: warning: {extrapolation_message(shown, len(warned))} "
+              "(the warning column)", file=sys.stderr)
     if args.output:
         out.to_csv(args.output, index=False)
         print(f"[graphnorm] wrote {len(out)} rows x {len(panel.entries)} endpoints ({failed} "

@@ -148,9 +148,7 @@ class Predictor:
                 if not m.kind.tree:
                     per_member[k, rows] = m.predict_batch(batch).float()
             for i, g in chunk:
-                if max_atoms is not None and int(g.num_nodes) > max_atoms:
-                    flags[i] = (f"{int(g.num_nodes)} atoms, more than any training "
-                                f"molecule ({max_atoms}): the prediction is an extrapolation")
+                flags[i] = extrapolation_flag(g, max_atoms)
         done = [i for i, _ in graphs]
         for k, m in enumerate(self.members):
             if m.kind.tree and done:  # one call per slice: trees vectorize
@@ -289,6 +287,27 @@ def row_errors(bad_rows: dict[int, str], n: int) -> list[str]:
     for k, why in bad_rows.items():
         errors[k] = f"UnicodeDecodeError: {why}" if "UTF-8" in why else why
     return errors
+
+
+# OGB's atom vocabulary ends in "misc": where an atomic number outside 1-118 lands (a
+# wildcard `*`: an attachment point or a polymer end)
+OGB_MISC_ELEMENT = 118
+
+
+def extrapolation_flag(graph, max_atoms: Optional[int], wildcards: bool = False) -> str:
+    """Why a featurized molecule lies outside what a model learned ("" when it does not):
+    more atoms than ``max_atoms`` (the largest training molecule), or, with ``wildcards``
+    (a model whose training molecules had practically none, e.g. the ADMET panel's; an OGB
+    featurizer), an atom outside the elements. Own tables of polymer units train on `*`, so
+    `predict` does not flag it. The row is still predicted; the flag travels with it."""
+    n = int(graph.num_nodes)
+    if max_atoms is not None and n > max_atoms:
+        return (f"{n} atoms, more than any training molecule ({max_atoms}): the prediction is "
+                "an extrapolation")
+    if wildcards and bool((graph.x[:, 0] == OGB_MISC_ELEMENT).any()):
+        return ("an atom outside the elements (a wildcard *, or beyond atomic number 118): "
+                "the prediction is an extrapolation")
+    return ""
 
 
 def extrapolation_message(shown: Sequence[tuple[str, str, str]], total: int) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from .corpus import load_corpus
+from .data import MAX_ATOMS
 from .spec import PretrainSpec
 
 
@@ -292,7 +293,8 @@ class PretrainRun:
             task["quantities"] = self._quantity_map()
         block = graphnorm_block(self.model_config, task, {"pretrain": self.spec.to_dict()},
                                 self.scaling.mean, self.scaling.std, self.featurizer,
-                                {"corpus": self.corpus.checksum(), **self.sizes})
+                                {"corpus": self.corpus.checksum(), **self.sizes,
+                                 "max_atoms": MAX_ATOMS})  # what `admet` flags beyond
         state = {f"model.{k}": v for k, v in exported_state(self.model).items()}
         return {"state_dict": state, "graphnorm": block, "epoch": step}
 

@@ -73,7 +73,7 @@ function render(result) {
   for (const m of mols) {
     const th = cell(head, m.smiles, null, "th");
     if (m.error) { th.appendChild(document.createElement("br")); th.appendChild(Object.assign(document.createElement("span"), {className: "err", textContent: m.error})); }
-    else if (m.far_from_training) { th.appendChild(document.createElement("br")); th.appendChild(Object.assign(document.createElement("span"), {className: "far", textContent: "far from training"})); }
+    else if (m.warning || m.far_from_training) { th.appendChild(document.createElement("br")); th.appendChild(Object.assign(document.createElement("span"), {className: "far", textContent: m.warning || "far from training"})); }
   }
   $("panel").tHead.replaceChildren(head);
   const body = $("panel").tBodies[0];

@@ -57,6 +57,22 @@ def test_prediction_beyond_training_sizes_is_flagged(tiny_run, zinc_subset):
     assert list(df.attrs["warnings"]) == [1] and "extrapolation" in df.attrs["warnings"][1]
 
 
+def test_the_extrapolation_flag_names_a_size_or_an_atom_outside_the_elements():
+    from graphnorm.chem import FeaturizerConfig, featurize_smiles, graph_data
+    from graphnorm.inference.predict import extrapolation_flag
+
+    def graph(smiles):
+        return graph_data(featurize_smiles(smiles, FeaturizerConfig()), smiles)
+
+    assert extrapolation_flag(graph("CCO"), 3) == ""
+    assert extrapolation_flag(graph("CCCC"), 3).startswith("4 atoms, more than any training "
+                                                           "molecule (3)")
+    assert extrapolation_flag(graph("CCCC"), None) == ""
+    assert "wildcard" in extrapolation_flag(graph("[*]CC"), None, wildcards=True)
+    assert extrapolation_flag(graph("CC[U]"), 10, wildcards=True) == ""  # uranium: an element
+    assert extrapolation_flag(graph("[*]CC"), None) == ""  # own tables of polymer units train on *
+
+
 def test_prediction_alone_equals_prediction_in_batch(tiny_run):
     out, _ = tiny_run
     predictor = load_predictor(out / "best.ckpt")

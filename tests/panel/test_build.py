@@ -115,6 +115,31 @@ def test_the_panel_predicts_every_endpoint_in_units_with_errors_per_row(panel_fo
     assert frame["far_from_training"][1] is None and frame["far_from_training"][0] in (True, False)
 
 
+def test_a_molecule_outside_what_the_panel_learned_is_predicted_with_a_warning(panel_folder):
+    from graphnorm.checkpoints import load_checkpoint
+    from graphnorm.inference.admet_panel import AdmetPanel
+    from graphnorm.pretrain.data import MAX_ATOMS
+
+    out, _, _ = panel_folder
+    # a pre-training checkpoint records the largest molecule its corpus kept
+    assert load_checkpoint(out / "best.ckpt").meta["train_domain"]["max_atoms"] == MAX_ATOMS
+    frame = AdmetPanel.load(out, all_endpoints=True).predict(
+        ["CCO", "[*]CC", "C" * (MAX_ATOMS + 1), "[H][H]"])
+    assert frame["warning"][0] == "" and frame["error"][0] == ""
+    assert "wildcard" in frame["warning"][1] and not np.isnan(frame.loc[1, "alpha/logS"])
+    assert frame["warning"][2].startswith(f"{MAX_ATOMS + 1} atoms, more than any training "
+                                          f"molecule ({MAX_ATOMS})")
+    assert "no heavy atoms" in frame["error"][3] and frame["warning"][3] == ""
+
+
+def test_the_shipped_panel_flags_molecules_larger_than_its_corpus_kept():
+    from graphnorm.inference.admet_panel import CORPUS_MAX_ATOMS, AdmetPanel
+
+    panel = AdmetPanel.load()  # its checkpoints predate the record: the corpus's limit then
+    assert "max_atoms" not in panel.loaded.meta["train_domain"]
+    assert panel.max_atoms == CORPUS_MAX_ATOMS == 100
+
+
 def test_the_panel_shows_the_platt_scaled_probability(panel_folder):
     from graphnorm.inference.admet_panel import AdmetPanel
 
